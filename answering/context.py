@@ -1,0 +1,112 @@
+"""Deterministic context assembly: ranked hits -> numbered source blocks within a token budget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from localrag_site.tokens import count_tokens, decode, encode
+from retrieval.types import SearchHit
+
+BLOCK_SEPARATOR = "\n\n"
+TRUNCATION_MARKER = "[truncated]"
+
+
+@dataclass(frozen=True)
+class Citation:
+    """The source behind one numbered block; block n is `citations[n - 1]`."""
+
+    source: str
+    heading: str
+    heading_path: list[str]
+    score: float
+    chunk_index: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """The API shape of a citation."""
+        return {
+            "source": self.source,
+            "heading": self.heading,
+            "heading_path": list(self.heading_path),
+            "score": self.score,
+            "chunk_index": self.chunk_index,
+        }
+
+
+@dataclass(frozen=True)
+class Context:
+    """The joined blocks sent to the model and the citations in block order."""
+
+    text: str
+    citations: list[Citation]
+
+    @property
+    def blocks(self) -> int:
+        return len(self.citations)
+
+
+def build_context(*, hits: Sequence[SearchHit], token_budget: int) -> Context:
+    """Sort, dedupe, number and pack hits into blocks whose joined text fits `token_budget`."""
+    blocks: list[str] = []
+    citations: list[Citation] = []
+    for position, hit in enumerate(_ranked_unique(hits)):
+        number = len(blocks) + 1
+        block = _block_text(hit=hit, number=number, content=hit.content)
+        # Count the joined text, not block by block: tokens can merge across the separator.
+        if count_tokens(BLOCK_SEPARATOR.join([*blocks, block])) > token_budget:
+            if position > 0:
+                continue
+            truncated = _truncated_block(hit=hit, number=number, token_budget=token_budget)
+            if truncated is None:
+                continue
+            block = truncated
+        blocks.append(block)
+        citations.append(Citation(source=hit.source, heading=hit.heading,
+                                  heading_path=list(hit.heading_path), score=hit.score,
+                                  chunk_index=hit.chunk_index))
+    return Context(text=BLOCK_SEPARATOR.join(blocks), citations=citations)
+
+
+def _ranked_unique(hits: Sequence[SearchHit]) -> list[SearchHit]:
+    ranked = sorted(hits, key=lambda hit: (-hit.score, hit.source, tuple(hit.heading_path),
+                                           hit.chunk_index))
+    seen: set[tuple[str, tuple[str, ...], str]] = set()
+    unique = []
+    for hit in ranked:
+        # A hit without a content hash is keyed by its content so distinct chunks never collapse.
+        key = (hit.source, tuple(hit.heading_path), hit.content_hash or hit.content)
+        if key not in seen:
+            seen.add(key)
+            unique.append(hit)
+    return unique
+
+
+def _block_text(*, hit: SearchHit, number: int, content: str) -> str:
+    return (f"[{number}] source: {hit.source}\n"
+            f"heading: {hit.heading}\n"
+            f"score: {hit.score:.4f}\n"
+            f"content:\n{content}")
+
+
+def _truncated_block(*, hit: SearchHit, number: int, token_budget: int) -> str | None:
+    """The longest token prefix of the content that fits with the marker; None if nothing fits."""
+
+    def candidate(kept: int) -> str:
+        # A prefix can end inside a multi-byte character; drop the replacement char it decodes to.
+        content = decode(tokens[:kept]).rstrip("\ufffd").rstrip()
+        return _block_text(hit=hit, number=number, content=f"{content}\n{TRUNCATION_MARKER}")
+
+    tokens = encode(hit.content)
+    low, high = 0, len(tokens)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if count_tokens(candidate(middle)) <= token_budget:
+            low = middle
+        else:
+            high = middle - 1
+    # Decoding a prefix can re-tokenise differently, so the search is not strictly monotonic:
+    # re-count and shrink until the block really fits.
+    while low >= 0 and count_tokens(candidate(low)) > token_budget:
+        low -= 1
+    return candidate(low) if low >= 0 else None

@@ -1,0 +1,91 @@
+"""Read-only admin over what was indexed: documents, chunks, embeddings and ingest runs."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.db.models import Count
+from django.urls import reverse
+from django.utils.html import format_html
+
+from knowledge.models import Chunk, Document, Embedding, IngestRun
+
+
+class ReadOnlyAdminMixin:
+    """The index is written by `rag ingest` only; the admin looks, it never edits."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+def _link(model_name: str, pk: int, label: str) -> str:
+    url = reverse(f"admin:knowledge_{model_name}_change", args=[pk])
+    return format_html('<a href="{}">{}</a>', url, label)
+
+
+@admin.register(Document)
+class DocumentAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("relative_path", "vault_path", "size_bytes", "chunk_count", "updated_at")
+    list_filter = ("vault_path",)
+    search_fields = ("relative_path", "file_path")
+    readonly_fields = ("chunks_link",)
+
+    def get_queryset(self, request):
+
+        return super().get_queryset(request).annotate(_chunk_count=Count("chunks"))
+
+    @admin.display(description="chunks", ordering="_chunk_count")
+    def chunk_count(self, obj: Document) -> int:
+        return obj._chunk_count
+
+    @admin.display(description="chunks")
+    def chunks_link(self, obj: Document) -> str:
+        url = reverse("admin:knowledge_chunk_changelist") + f"?document__id__exact={obj.pk}"
+        return format_html('<a href="{}">view the chunks of this document</a>', url)
+
+
+@admin.register(Chunk)
+class ChunkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("relative_path", "chunk_index", "heading", "token_count", "document_link")
+    list_select_related = ("document",)
+    list_filter = ("document__vault_path",)
+    search_fields = ("relative_path", "heading_path", "content")
+    exclude = ("document",)
+    readonly_fields = ("document_link",)
+
+    @admin.display(description="heading")
+    def heading(self, obj: Chunk) -> str:
+        return " › ".join(obj.heading_path)
+
+    @admin.display(description="document")
+    def document_link(self, obj: Chunk) -> str:
+        return _link("document", obj.document_id, obj.document.relative_path)
+
+
+@admin.register(Embedding)
+class EmbeddingAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("id", "embedding_provider", "embedding_model", "embedding_dim", "chunk_link",
+                    "created_at")
+    list_select_related = ("chunk",)
+    list_filter = ("embedding_provider", "embedding_model")
+    search_fields = ("chunk__relative_path",)
+    exclude = ("chunk",)
+    readonly_fields = ("chunk_link",)
+
+    @admin.display(description="chunk")
+    def chunk_link(self, obj: Embedding) -> str:
+        return _link("chunk", obj.chunk_id, str(obj.chunk))
+
+
+@admin.register(IngestRun)
+class IngestRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("id", "status", "vault_path", "embedding_provider", "started_at", "finished_at",
+                    "documents_added", "documents_updated", "documents_deleted",
+                    "documents_skipped", "chunks_written", "embeddings_written")
+    list_filter = ("status", "embedding_provider", "vault_path")
+    search_fields = ("vault_path", "error_summary")

@@ -1,0 +1,15 @@
+"""`GET /health`: database, schema, pgvector, embedding config and retrieval readiness."""
+
+from __future__ import annotations
+
+from ninja import Router
+
+from knowledge.selectors import health_report
+from localrag_site.config import get_config
+
+router = Router(tags=["health"])
+
+
+@router.get("/health", summary="Readiness of the database, schema, pgvector and embeddings")
+def health(request):
+    return health_report(config=get_config())

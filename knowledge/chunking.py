@@ -1,0 +1,233 @@
+"""Heading-aware chunking of a parsed note.
+
+Every chunk belongs to exactly one section, so its heading_path is exact. A section over the target
+is cut into units (top-level Markdown blocks, then sentences, then token-sized windows), and the
+units are packed greedily; each continuation chunk repeats the tail of the one before it. Chunks
+are always exact slices of the section source, which lets wikilinks be read from the code-masked
+copy of the same slice. Text is tokenised once per unit and once per finished chunk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass
+
+from knowledge.markdown import ParsedNote, Section, wikilinks_extract
+from localrag_site.tokens import count_tokens
+
+TARGET_TOKENS = 800
+MAX_TOKENS = 1200
+OVERLAP_TOKENS = 80
+# A trailing chunk below this takes units from the chunk before it, when that keeps the order.
+MIN_TOKENS = 400
+
+_SENTENCE_END = re.compile(r"[.!?]+\s+|[。！？]+\s*")
+_LEADING_BLANK_LINES = re.compile(r"(?:[ \t]*\n)*")
+# Where a window or an overlap may start: after a line break, other whitespace, or CJK punctuation.
+_BREAK = re.compile(r"\s|[。！？；，、]")
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkDraft:
+    """One chunk ready to embed and store; `content` is an exact slice of the note's Markdown."""
+
+    chunk_index: int
+    content: str
+    heading_path: list[str]
+    token_count: int
+    content_hash: str
+    wikilinks: list[str]
+    wikilink_aliases: dict[str, list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    start: int
+    end: int
+    tokens: int
+
+
+def chunk_note(*, note: ParsedNote) -> list[ChunkDraft]:
+    """Cut a parsed note into chunks of at most MAX_TOKENS, in document order."""
+    drafts: list[ChunkDraft] = []
+    for section in note.sections:
+        for start, end, tokens in _section_spans(section):
+            content = section.source[start:end]
+            links = wikilinks_extract(text=section.code_masked[start:end], mask_code=False)
+            drafts.append(ChunkDraft(
+                chunk_index=len(drafts), content=content, heading_path=list(section.heading_path),
+                token_count=tokens, content_hash=hashlib.sha256(content.encode("utf-8")).hexdigest(),
+                wikilinks=links.targets, wikilink_aliases=links.aliases))
+    return drafts
+
+
+def _section_spans(section: Section) -> list[tuple[int, int, int]]:
+    """(start, end, token count) of each chunk of one section, as offsets into its source."""
+    source = section.source
+    # A heading with no body of its own yields no chunk.
+    if not section.body.strip():
+        return []
+    start, end = _trim(source, 0, len(source))
+    tokens = count_tokens(source[start:end])
+    if tokens <= TARGET_TOKENS:
+        return [(start, end, tokens)]
+    units = _units(source, (0, *section.block_offsets, len(source)))
+    groups = _rebalance(units, _pack(units))
+    spans = []
+    previous_start = 0
+    for number, (first, last) in enumerate(groups):
+        own_start = units[first].start
+        chunk_start = (own_start if number == 0
+                       else _overlap_start(source, units, previous_start, first))
+        previous_start = chunk_start
+        end = units[last - 1].end
+        # A unit of nothing but whitespace would make a chunk that only repeats the overlap.
+        if not source[own_start:end].strip():
+            continue
+        spans.extend(_bounded(source, *_trim(source, chunk_start, end)))
+    return spans
+
+
+def _units(source: str, bounds: tuple[int, ...]) -> list[_Unit]:
+    """Tile the source with units of at most TARGET_TOKENS: blocks, else sentences, else windows."""
+    units = []
+    for start, end in zip(bounds, bounds[1:]):
+        if start >= end:
+            continue
+        tokens = count_tokens(source[start:end])
+        if tokens <= TARGET_TOKENS:
+            units.append(_Unit(start, end, tokens))
+            continue
+        for sentence_start, sentence_end in _sentences(source, start, end):
+            tokens = count_tokens(source[sentence_start:sentence_end])
+            if tokens <= TARGET_TOKENS:
+                units.append(_Unit(sentence_start, sentence_end, tokens))
+            else:
+                units.extend(_windows(source, sentence_start, sentence_end, tokens))
+    return units
+
+
+def _sentences(source: str, start: int, end: int) -> list[tuple[int, int]]:
+    spans = []
+    position = start
+    for match in _SENTENCE_END.finditer(source, start, end):
+        spans.append((position, match.end()))
+        position = match.end()
+    if position < end:
+        spans.append((position, end))
+    return spans
+
+
+def _windows(source: str, start: int, end: int, tokens: int) -> list[_Unit]:
+    """Cut text without usable sentence breaks into windows of about equal token counts."""
+    # Equal windows that leave room for the overlap avoid a tiny last window.
+    size = math.ceil(tokens / math.ceil(tokens / (TARGET_TOKENS - OVERLAP_TOKENS)))
+    chars_per_token = (end - start) / tokens
+    units = []
+    position = start
+    while position < end:
+        cut = min(end, position + max(1, int(size * chars_per_token)))
+        if cut < end:
+            cut = _break_before(source, position + (cut - position) // 2, cut)
+        count = count_tokens(source[position:cut])
+        # The character estimate is an average; dense stretches (emoji, CJK) need a shorter cut.
+        while count > TARGET_TOKENS:
+            cut = position + max(1, (cut - position) * size // count)
+            count = count_tokens(source[position:cut])
+        units.append(_Unit(position, cut, count))
+        position = cut
+    return units
+
+
+def _break_before(source: str, low: int, cut: int) -> int:
+    """The last break position in (low, cut], else `cut` itself."""
+    newline = source.rfind("\n", low, cut)
+    if newline != -1:
+        return newline + 1
+    for position in range(cut - 1, low - 1, -1):
+        if _BREAK.match(source, position):
+            return position + 1
+    return cut
+
+
+def _pack(units: list[_Unit]) -> list[tuple[int, int]]:
+    """Greedy groups [first, last) of units; every group holds at least one unit."""
+    groups = []
+    first = 0
+    while first < len(units):
+        # Continuation chunks start with the overlap, so they pack that much less.
+        budget = TARGET_TOKENS - (OVERLAP_TOKENS if groups else 0)
+        last, total = first + 1, units[first].tokens
+        while last < len(units) and total + units[last].tokens <= budget:
+            total += units[last].tokens
+            last += 1
+        groups.append((first, last))
+        first = last
+    return groups
+
+
+def _rebalance(units: list[_Unit], groups: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Move units from the second-to-last group into a small last group while it stays smaller."""
+    while len(groups) >= 2:
+        (first, middle), (_, last) = groups[-2], groups[-1]
+        if middle - first < 2:
+            break
+        tail = sum(unit.tokens for unit in units[middle:last])
+        head = sum(unit.tokens for unit in units[first:middle])
+        moved = units[middle - 1].tokens
+        if tail >= MIN_TOKENS or tail + moved > head - moved:
+            break
+        groups[-2:] = [(first, middle - 1), (middle - 1, last)]
+    return groups
+
+
+def _overlap_start(source: str, units: list[_Unit], floor: int, first: int) -> int:
+    """Where the chunk starting at units[first] begins: about OVERLAP_TOKENS before that unit."""
+    position, taken = units[first].start, 0
+    index = first - 1
+    # Whole units first, so the overlap starts on a block or sentence boundary when it can.
+    while index >= 0 and units[index].start >= floor:
+        unit = units[index]
+        if taken + unit.tokens > OVERLAP_TOKENS:
+            break
+        position, taken = unit.start, taken + unit.tokens
+        index -= 1
+    if taken >= OVERLAP_TOKENS // 2 or index < 0 or units[index].start < floor:
+        return position
+    # Otherwise take the tail of the unit before, cut by its average characters per token.
+    unit = units[index]
+    need = OVERLAP_TOKENS - taken
+    length = unit.end - unit.start
+    cut = unit.end - min(length, math.ceil(length * need / max(1, unit.tokens)))
+    cut = _break_after(source, cut, cut + (unit.end - cut) // 2)
+    count = count_tokens(source[cut:unit.end])
+    if count > need * 3 // 2:
+        cut = unit.end - (unit.end - cut) * need // count
+    return cut
+
+
+def _break_after(source: str, cut: int, high: int) -> int:
+    """The first position after a break in [cut, high), else `cut` itself."""
+    match = _BREAK.search(source, cut, high)
+    return match.end() if match else cut
+
+
+def _trim(source: str, start: int, end: int) -> tuple[int, int]:
+    """Drop leading blank lines and trailing whitespace; indentation of the first line stays."""
+    start = _LEADING_BLANK_LINES.match(source, start, end).end()
+    while end > start and source[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _bounded(source: str, start: int, end: int) -> list[tuple[int, int, int]]:
+    """The final token count, and a split into windows in the rare case it passes MAX_TOKENS."""
+    tokens = count_tokens(source[start:end])
+    if tokens <= MAX_TOKENS:
+        return [(start, end, tokens)]
+    spans = []
+    for unit in _windows(source, start, end, tokens):
+        spans.extend(_bounded(source, *_trim(source, unit.start, unit.end)))
+    return [span for span in spans if span[0] < span[1]]

@@ -1,0 +1,29 @@
+"""`rag config [--json]` — the resolved configuration, never the API key's value."""
+
+from __future__ import annotations
+
+from localrag_site.commands import RagCommand
+from localrag_site.config import get_config
+
+
+class Command(RagCommand):
+    help = "Print the resolved configuration: NAME = value (source)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--json", action="store_true", help="print as JSON")
+
+    def handle(self, *args, **options) -> None:
+        config = get_config()
+        items = config.display_items()
+        if options["json"]:
+            self.write_json({
+                "variables": {name: {"value": value, "source": source}
+                              for name, value, source in items},
+                "resolved_threshold": {"value": config.threshold,
+                                       "origin": config.threshold_origin},
+                "env_file": str(config.env_file) if config.env_file else None,
+            })
+            return
+        for name, value, source in items:
+            self.stdout.write(f"{name} = {value}  ({source})")
+        self.stdout.write(f"resolved threshold = {config.threshold:.2f} ({config.threshold_origin})")

@@ -1,0 +1,27 @@
+"""`rag serve [--host 127.0.0.1] [--port 8000]` — gunicorn (gthread) serving the API and admin."""
+
+from __future__ import annotations
+
+import os
+
+from localrag_site.commands import RagCommand
+from localrag_site.site_services import gunicorn_argv
+
+
+class Command(RagCommand):
+    help = "Serve the API and admin with gunicorn; binds to loopback unless told otherwise."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--workers", type=int, default=2)
+        parser.add_argument("--threads", type=int, default=8)
+
+    def handle(self, *args, host: str, port: int, workers: int, threads: int, **options) -> None:
+        base = f"http://{host}:{port}"
+        self.stdout.write(f"serving local-rag on {base}\n  API docs: {base}/docs\n"
+                          f"  health:   {base}/health\n  admin:    {base}/admin/")
+        self.stdout.flush()
+        argv = gunicorn_argv(host=host, port=port, workers=workers, threads=threads)
+        # Replace this process: signals (Ctrl-C, SIGTERM) then reach gunicorn directly.
+        os.execv(argv[0], argv)

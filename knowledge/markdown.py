@@ -1,0 +1,307 @@
+"""Obsidian note parsing: YAML frontmatter, heading sections, tags and wikilinks.
+
+Pure functions over already-decoded text. Reading files, hashing, size limits and paths belong to
+ingest. Headings and code blocks come from the markdown-it-py token stream (block level only, which
+is all that is needed and several times faster than a full parse); code is then blanked out of a
+same-length copy of the text so that tags and wikilinks inside code are never seen.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import yaml
+from frontmatter.default_handlers import YAMLHandler
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+# A YAML alias bomb expands to billions of values while staying a few hundred bytes long.
+FRONTMATTER_VALUE_LIMIT = 10_000
+
+_YAML = YAMLHandler()
+_NEWLINE = re.compile(r"\r\n?")
+_WIKILINK = re.compile(r"!?\[\[([^\[\]\n]*)\]\]")
+# A code span: a backtick run, then anything without a blank line, then a run of the same length.
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(?:(?!\n[ \t]*\n)[\s\S])+?(?<!`)\1(?!`)")
+# Wikilinks (`[[#Heading]]`) and link destinations (`](#anchor)`) hold `#` that are not tags.
+_TAG_NOISE = re.compile(r"!?\[\[[^\[\]\n]*\]\]|\]\([^()\n]*\)")
+# Obsidian only starts a tag at the start of a line or after whitespace or an opening bracket,
+# which keeps URL fragments (`page#section`) and entities (`&#123;`) out.
+_INLINE_TAG = re.compile(r"(?<![^\s(\[{])#([\w/-]+)")
+_TAG = re.compile(r"[\w/-]+")
+_TAG_SEPARATORS = re.compile(r"[,\s]+")
+_NOT_BLANK = re.compile(r"\S")
+_CODE_TOKENS = frozenset({"fence", "code_block"})
+
+
+@dataclass(frozen=True, slots=True)
+class Wikilinks:
+    """Link targets in order of first appearance, and the aliases written for each target."""
+
+    targets: list[str]
+    aliases: dict[str, list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One heading and its own body, up to the next heading of any level."""
+
+    heading_path: list[str]
+    level: int  # 1-6, or 0 for the text before the first heading
+    line: int  # 1-based line of the section's first line in the note text
+    source: str  # Markdown source: the heading line(s) followed by the body
+    heading_source: str  # the raw heading line(s), "" before the first heading
+    block_offsets: tuple[int, ...]  # offsets in `source` where each top-level body block starts
+    code_masked: str  # `source` with code blanked to spaces (same length, newlines kept)
+
+    @property
+    def body(self) -> str:
+        return self.source[len(self.heading_source):]
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedNote:
+    """Everything the ingest needs from one note's text."""
+
+    frontmatter: dict[str, Any]
+    tags: list[str]
+    wikilinks: list[str]
+    wikilink_aliases: dict[str, list[str]]
+    sections: list[Section]
+    warnings: list[str]
+
+
+class _FrontmatterTooLarge(Exception):
+    pass
+
+
+def parse_note(*, text: str) -> ParsedNote:
+    """Parse one note's text into frontmatter, tags, wikilinks and heading sections."""
+    # markdown-it counts lines after the same newline normalisation; slices must agree with it.
+    text = _NEWLINE.sub("\n", text.removeprefix("\ufeff"))
+    warnings: list[str] = []
+    frontmatter, body, line_offset = _frontmatter_split(text=text, warnings=warnings)
+    tokens = _markdown().parse(body)
+    line_starts = _line_starts(body)
+    masked = _code_mask(text=body, tokens=tokens, line_starts=line_starts)
+    sections = _sections_build(body=body, masked=masked, tokens=tokens,
+                               line_starts=line_starts, line_offset=line_offset)
+    tags = _tags_dedupe([*_frontmatter_tags(frontmatter=frontmatter, warnings=warnings),
+                         *tags_extract(text=masked, mask_code=False)])
+    links = wikilinks_extract(text=masked, mask_code=False)
+    return ParsedNote(frontmatter=frontmatter, tags=tags, wikilinks=links.targets,
+                      wikilink_aliases=links.aliases, sections=sections, warnings=warnings)
+
+
+def wikilinks_extract(*, text: str, mask_code: bool = True) -> Wikilinks:
+    """Wikilinks and embeds in a Markdown fragment; `mask_code=False` when code is already blanked."""
+    if mask_code:
+        text = code_mask(text=text)
+    targets: dict[str, None] = {}
+    aliases: dict[str, list[str]] = {}
+    for match in _WIKILINK.finditer(text):
+        link, _, alias = match.group(1).partition("|")
+        # Inside tables the pipe is written `\|`, which leaves a backslash on the target.
+        target = link.removesuffix("\\").partition("#")[0].strip()
+        if not target:
+            continue
+        targets.setdefault(target)
+        alias = alias.strip()
+        if alias and alias not in aliases.setdefault(target, []):
+            aliases[target].append(alias)
+    return Wikilinks(targets=list(targets),
+                     aliases={target: names for target, names in aliases.items() if names})
+
+
+def tags_extract(*, text: str, mask_code: bool = True) -> list[str]:
+    """Inline `#tags` of a Markdown fragment, without `#`, deduplicated case-insensitively."""
+    if mask_code:
+        text = code_mask(text=text)
+    text = _TAG_NOISE.sub(_blank, text)
+    return _tags_dedupe([match.group(1) for match in _INLINE_TAG.finditer(text)
+                         if _tag_is_valid(match.group(1))])
+
+
+def code_mask(*, text: str) -> str:
+    """`text` with fenced/indented code blocks and code spans replaced by spaces (same length)."""
+    text = _NEWLINE.sub("\n", text)
+    return _code_mask(text=text, tokens=_markdown().parse(text), line_starts=_line_starts(text))
+
+
+@lru_cache(maxsize=1)
+def _markdown() -> MarkdownIt:
+    # Block rules only: inline tokens would cost most of the parse and nothing here reads them.
+    return MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
+
+
+def _frontmatter_split(*, text: str, warnings: list[str]) -> tuple[dict[str, Any], str, int]:
+    """(frontmatter, body, number of lines before the body). Broken frontmatter only warns."""
+    if not _YAML.detect(text):
+        return {}, text, 0
+    try:
+        raw, body = _YAML.split(text)
+    except ValueError:  # an opening `---` without a closing one: a thematic break, not frontmatter
+        return {}, text, 0
+    line_offset = text.count("\n", 0, len(text) - len(body))
+    try:
+        loaded = _YAML.load(raw)
+    except (yaml.YAMLError, ValueError, RecursionError) as exc:
+        reason = str(getattr(exc, "problem", None) or exc).strip().splitlines()[0][:200]
+        warnings.append(f"invalid YAML frontmatter: {reason}")
+        return {}, body, line_offset
+    if loaded is None:
+        return {}, body, line_offset
+    if not isinstance(loaded, dict):
+        warnings.append(f"frontmatter is not a mapping (got {type(loaded).__name__}); ignored")
+        return {}, body, line_offset
+    try:
+        return _json_safe(loaded, budget=[FRONTMATTER_VALUE_LIMIT]), body, line_offset
+    except _FrontmatterTooLarge:
+        warnings.append(f"frontmatter has more than {FRONTMATTER_VALUE_LIMIT} values; ignored")
+        return {}, body, line_offset
+
+
+def _json_safe(value: Any, *, budget: list[int]) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _FrontmatterTooLarge
+    if isinstance(value, dict):
+        return {key if isinstance(key, str) else str(_json_safe(key, budget=budget)):
+                _json_safe(item, budget=budget) for key, item in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return [_json_safe(item, budget=budget) for item in sorted(value, key=str)]
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(item, budget=budget) for item in value]
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    return str(value)
+
+
+def _frontmatter_tags(*, frontmatter: dict[str, Any], warnings: list[str]) -> list[str]:
+    tags = []
+    for key in ("tags", "tag"):
+        value = frontmatter.get(key)
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            if item is None or isinstance(item, (dict, list)):
+                continue
+            for word in _TAG_SEPARATORS.split(str(item)):
+                tag = word.lstrip("#")
+                if _tag_is_valid(tag):
+                    tags.append(tag)
+                elif tag:
+                    warnings.append(f"ignored invalid frontmatter tag {word!r}")
+    return tags
+
+
+def _tag_is_valid(tag: str) -> bool:
+    # Obsidian rejects purely numeric tags such as #2024.
+    return _TAG.fullmatch(tag) is not None and not all(char.isdigit() for char in tag)
+
+
+def _tags_dedupe(tags: list[str]) -> list[str]:
+    seen: dict[str, str] = {}
+    for tag in tags:
+        seen.setdefault(tag.casefold(), tag)
+    return list(seen.values())
+
+
+def _line_starts(text: str) -> list[int]:
+    """Offset of every line start, plus len(text) as a sentinel for block ends at the last line."""
+    starts = [0]
+    position = text.find("\n")
+    while position != -1:
+        starts.append(position + 1)
+        position = text.find("\n", position + 1)
+    starts.append(len(text))
+    return starts
+
+
+def _offset(line_starts: list[int], line: int) -> int:
+    return line_starts[min(line, len(line_starts) - 1)]
+
+
+def _blank(match: re.Match[str]) -> str:
+    return re.sub(r"[^\n]", " ", match.group(0))
+
+
+def _code_mask(*, text: str, tokens: list[Token], line_starts: list[int]) -> str:
+    pieces = []
+    position = 0
+    for token in tokens:
+        # Nested code (in lists and quotes) counts too; its map still gives whole lines.
+        if token.type in _CODE_TOKENS and token.map:
+            start = max(_offset(line_starts, token.map[0]), position)
+            end = _offset(line_starts, token.map[1])
+            pieces.append(text[position:start])
+            pieces.append(re.sub(r"[^\n]", " ", text[start:end]))
+            position = max(position, end)
+    pieces.append(text[position:])
+    blanked = "".join(pieces)
+    # Code spans never cross a block boundary, so they are looked for one top-level block at a time.
+    pieces = []
+    position = 0
+    for token in tokens:
+        if token.level == 0 and token.map and token.type not in _CODE_TOKENS:
+            start = _offset(line_starts, token.map[0])
+            end = _offset(line_starts, token.map[1])
+            pieces.append(blanked[position:start])
+            pieces.append(_CODE_SPAN.sub(_blank, blanked[start:end]))
+            position = end
+    pieces.append(blanked[position:])
+    return "".join(pieces)
+
+
+def _sections_build(*, body: str, masked: str, tokens: list[Token], line_starts: list[int],
+                    line_offset: int) -> list[Section]:
+    # Only top-level headings open sections: one inside a quote or list belongs to that block.
+    blocks = [(index, token) for index, token in enumerate(tokens)
+              if token.level == 0 and token.map]
+    headings = [position for position, (_, token) in enumerate(blocks)
+                if token.type == "heading_open"]
+    starts = [_offset(line_starts, token.map[0]) for _, token in blocks] + [len(body)]
+    sections = []
+    first_text = _NOT_BLANK.search(body)
+    preamble_end = starts[headings[0]] if headings else len(body)
+    if first_text is not None and first_text.start() < preamble_end:
+        first_line = body.count("\n", 0, first_text.start())
+        start = _offset(line_starts, first_line)
+        sections.append(_section(
+            body=body, masked=masked, starts=starts, line=line_offset + first_line + 1,
+            heading_path=[], level=0, span=(start, start, preamble_end),
+            blocks=range(headings[0] if headings else len(blocks))))
+    stack: list[tuple[int, str]] = []
+    for number, position in enumerate(headings):
+        index, token = blocks[position]
+        level = int(token.tag[1])
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        # A setext heading may span several lines; a path element is one line of text.
+        stack.append((level, " ".join(tokens[index + 1].content.split("\n"))))
+        following = headings[number + 1] if number + 1 < len(headings) else len(blocks)
+        sections.append(_section(
+            body=body, masked=masked, starts=starts, line=line_offset + token.map[0] + 1,
+            heading_path=[text for _, text in stack], level=level,
+            span=(starts[position], _offset(line_starts, token.map[1]), starts[following]),
+            blocks=range(position + 1, following)))
+    return sections
+
+
+def _section(*, body: str, masked: str, starts: list[int], line: int,
+             heading_path: list[str], level: int, span: tuple[int, int, int],
+             blocks: range) -> Section:
+    start, body_start, end = span
+    return Section(
+        heading_path=heading_path, level=level, line=line,
+        source=body[start:end], heading_source=body[start:body_start],
+        block_offsets=tuple(starts[block] - start for block in blocks),
+        code_masked=masked[start:end])

@@ -1,0 +1,67 @@
+"""Read-only questions about the index: readiness and counts (used by /health and the CLI)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import connection
+
+from knowledge import sql
+from knowledge.db import PgvectorUnavailable, schema_state, translate_db_errors
+from localrag_site.config import Config
+from localrag_site.errors import DatabaseUnavailable, SchemaNotInitialized
+
+
+@dataclass(frozen=True)
+class IndexCounts:
+    documents: int
+    chunks: int
+    embeddings_current_config: int
+
+
+def index_counts(*, config: Config) -> IndexCounts:
+    """How much is indexed, counting only vectors of the current provider/model/dim."""
+    with translate_db_errors(), connection.cursor() as cursor:
+        cursor.execute(sql.INDEX_COUNTS, [config.embedding_provider, config.embedding_model,
+                                          config.embedding_dim])
+        documents, chunks, embeddings = cursor.fetchone()
+    return IndexCounts(documents, chunks, embeddings)
+
+
+def health_report(*, config: Config) -> dict:
+    """The /health body; raises the 503 domain errors (with the checks as details) when the
+    database, the schema or pgvector is not there."""
+    from knowledge.embeddings import embedder_status
+
+    state = schema_state()
+    checks = {
+        "app": "ok",
+        "database": "ok" if state["database"] else "unavailable",
+        "schema": "ok" if state["schema"] else "missing",
+        "pgvector": "ok" if state["pgvector"] else "missing",
+        "embedding_config": embedder_status(config=config),
+        "retrieval_ready": "not_ready",
+    }
+    if not state["database"]:
+        raise DatabaseUnavailable("database unreachable; start it with `rag pg start` and check "
+                                  "DATABASE_URL", details={"checks": checks})
+    if not state["pgvector"]:
+        raise PgvectorUnavailable("the pgvector extension is not installed; run `rag db init`",
+                                  details={"checks": checks})
+    if not state["schema"]:
+        raise SchemaNotInitialized("the local-rag schema is missing; run `rag db init`",
+                                   details={"checks": checks})
+    counts = index_counts(config=config)
+    checks["retrieval_ready"] = "ready" if counts.embeddings_current_config else "not_ready"
+    healthy = checks["embedding_config"] == "ok" and checks["retrieval_ready"] == "ready"
+    return {
+        "status": "ok" if healthy else "degraded",
+        "checks": checks,
+        "details": {
+            "embedding_provider": config.embedding_provider,
+            "embedding_model": config.embedding_model,
+            "documents": counts.documents,
+            "chunks": counts.chunks,
+            "embeddings_current_config": counts.embeddings_current_config,
+        },
+    }

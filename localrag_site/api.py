@@ -1,0 +1,72 @@
+"""The one NinjaAPI: mounts each app's router and maps every error to the unified body."""
+
+from __future__ import annotations
+
+import logging
+
+from django.core.exceptions import RequestDataTooBig
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError
+from ninja.errors import ValidationError as NinjaValidationError
+
+from answering.api import router as answering_router
+from knowledge.api import router as knowledge_router
+from localrag_site.errors import LocalRagError, error_body
+from retrieval.api import router as retrieval_router
+
+logger = logging.getLogger("localrag.api")
+
+api = NinjaAPI(
+    title="local-rag",
+    version="0.1.0",
+    description="Answers from a local Markdown / Obsidian knowledge base, with citations.",
+    docs_url="/docs",
+    openapi_url="/openapi.json",
+)
+api.add_router("", knowledge_router)
+api.add_router("", retrieval_router)
+api.add_router("", answering_router)
+
+
+@api.exception_handler(LocalRagError)
+def on_domain_error(request, exc: LocalRagError):
+    return api.create_response(request, exc.as_body(), status=exc.http_status)
+
+
+@api.exception_handler(NinjaValidationError)
+def on_validation_error(request, exc: NinjaValidationError):
+    problems = [
+        {"loc": [str(part) for part in error.get("loc", ())], "msg": error.get("msg", "invalid"),
+         "type": error.get("type", "invalid")}
+        for error in exc.errors
+    ]
+    summary = "; ".join(f"{'.'.join(p['loc'][1:]) or 'body'}: {p['msg']}" for p in problems)
+    return api.create_response(
+        request, error_body("invalid_request", f"invalid request: {summary}", {"errors": problems}),
+        status=422)
+
+
+@api.exception_handler(RequestDataTooBig)
+def on_too_large(request, exc: RequestDataTooBig):
+    return api.create_response(
+        request, error_body("payload_too_large", "request body is larger than 1 MB"), status=413)
+
+
+@api.exception_handler(HttpError)
+def on_http_error(request, exc: HttpError):
+    code = "invalid_request" if exc.status_code < 500 else "internal_error"
+    return api.create_response(request, error_body(code, str(exc)), status=exc.status_code)
+
+
+@api.exception_handler(AuthenticationError)
+def on_auth_error(request, exc: AuthenticationError):
+    return api.create_response(request, error_body("unauthorized", "authentication required"),
+                               status=401)
+
+
+@api.exception_handler(Exception)
+def on_unhandled(request, exc: Exception):
+    logger.exception("unhandled error on %s %s", request.method, request.path)
+    return api.create_response(
+        request, error_body("internal_error", "internal server error; see the server log"),
+        status=500)

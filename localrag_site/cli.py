@@ -1,0 +1,58 @@
+"""The `rag` console script (and manage.py): global options, config errors, then Django."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from localrag_site.config import get_config, use_env_file
+from localrag_site.errors import EXIT_BAD_INPUT, ConfigError
+
+USAGE = """usage: rag [--env-file PATH] <command> [options]
+
+commands:
+  pg start|stop|status     embedded PostgreSQL + pgvector (no Docker needed)
+  db init                  apply knowledge/schema.sql and Django's migrations (idempotent)
+  config [--json]          print the resolved configuration and where each value came from
+  ingest [PATH] [--json]   index a Markdown / Obsidian vault (default: VAULT_PATH)
+  search "..." [--top-k N] [--json]
+  ask "..." [--top-k N] [--fallback] [--json]
+  eval [--questions FILE] [--top-k N] [--json]
+  embeddings warmup        load (and on first use download) the local embedding model
+  serve [--host H] [--port P]
+
+Every Django management command works too (e.g. `rag createsuperuser`).
+Exit codes: 0 ok, 2 bad input, 3 not ready (database, schema, embeddings, model), 4 LLM error.
+"""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of `rag` and manage.py."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--env-file"] or (args and args[0].startswith("--env-file=")):
+        if args[0] == "--env-file":
+            if len(args) < 2:
+                _fail("--env-file needs a PATH")
+            path, args = args[1], args[2:]
+        else:
+            path, args = args[0].split("=", 1)[1], args[1:]
+        if not Path(path).expanduser().is_file():
+            _fail(f"env file not found: {path}")
+        use_env_file(Path(path))
+    if not args or args[0] in ("-h", "--help", "help"):
+        sys.stdout.write(USAGE)
+        return
+    try:
+        get_config()
+    except ConfigError as exc:
+        _fail(f"[{exc.code}] {exc.message}")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "localrag_site.settings")
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(["rag", *args])
+
+
+def _fail(message: str) -> None:
+    sys.stderr.write(f"error: {message}\n")
+    raise SystemExit(EXIT_BAD_INPUT)

@@ -1,0 +1,293 @@
+"""The one typed, frozen configuration object, loaded once per process.
+
+Precedence is fixed: OS environment > `.env` > code defaults. An empty value counts as unset
+wherever it appears, so an empty OS variable never hides a value from `.env`. This module is the
+only place in the project that reads `os.environ`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from dotenv import dotenv_values
+
+from localrag_site.errors import ConfigError
+
+EMBEDDING_DIM = 1024
+
+# Provider -> its fixed model name. `None` means the provider takes a model path/package instead.
+EMBEDDING_PROVIDERS: dict[str, str | None] = {
+    "fake": "fake-lexical-v1",
+    "local-qwen3": "Qwen/Qwen3-Embedding-0.6B",
+    "sentence-transformers": None,
+}
+PROVIDER_DEFAULT_THRESHOLD = {"fake": 0.20, "local-qwen3": 0.35, "sentence-transformers": 0.35}
+LLM_PROVIDERS = ("fake", "openai-compatible")
+TOP_K_RANGE = (1, 20)
+
+# Every key of `.env.sample`, in its order, with the code default. LLM_MODEL, LLM_BASE_URL and
+# LLM_API_KEY default to empty so a missing value with openai-compatible is detectable.
+DEFAULTS: dict[str, str] = {
+    "POSTGRES_DB": "local_rag",
+    "POSTGRES_USER": "local_rag",
+    "POSTGRES_PASSWORD": "local_rag",
+    "DATABASE_URL": "postgresql://local_rag:local_rag@localhost:5432/local_rag",
+    "TEST_DATABASE_URL": "postgresql://local_rag:local_rag@localhost:5432/local_rag_test",
+    "VAULT_PATH": "samples/acme-vault",
+    "EMBEDDING_PROVIDER": "fake",
+    "EMBEDDING_MODEL": "",  # resolved to the provider's fixed model when unset everywhere
+    "EMBEDDING_DIM": str(EMBEDDING_DIM),
+    "EMBEDDING_DEVICE": "cpu",
+    "EMBEDDING_CACHE_DIR": ".cache/embeddings",
+    "LLM_PROVIDER": "fake",
+    "LLM_BASE_URL": "",
+    "LLM_MODEL": "",
+    "LLM_API_KEY": "",
+    "LLM_TIMEOUT_SECONDS": "30",
+    "RAG_TOP_K": "5",
+    "RAG_MIN_SIMILARITY": "",
+    "RAG_CONTEXT_TOKEN_BUDGET": "6000",
+    "RAG_FALLBACK_ENABLED": "false",
+}
+SECRET_KEYS = frozenset({"LLM_API_KEY"})
+ENV_FILE_VARIABLE = "LOCALRAG_ENV_FILE"
+EMBEDDING_DEVICES = ("cpu", "cuda", "mps")
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+@dataclass(frozen=True)
+class Config:
+    """Resolved, validated settings. `sources` says where each value came from."""
+
+    postgres_db: str
+    postgres_user: str
+    postgres_password: str
+    database_url: str
+    test_database_url: str
+    vault_path: Path
+    embedding_provider: str
+    embedding_model: str
+    embedding_dim: int
+    embedding_device: str
+    embedding_cache_dir: Path
+    llm_provider: str
+    llm_base_url: str
+    llm_model: str
+    llm_api_key: str = field(repr=False)
+    llm_timeout_seconds: float
+    rag_top_k: int
+    rag_min_similarity: float | None
+    rag_context_token_budget: int
+    rag_fallback_enabled: bool
+    project_root: Path | None
+    env_file: Path | None
+    raw: Mapping[str, str] = field(repr=False)
+    sources: Mapping[str, str] = field(repr=False)
+
+    @property
+    def threshold(self) -> float:
+        """RAG_MIN_SIMILARITY when set explicitly, else the provider default."""
+        if self.rag_min_similarity is not None:
+            return self.rag_min_similarity
+        return PROVIDER_DEFAULT_THRESHOLD[self.embedding_provider]
+
+    @property
+    def threshold_origin(self) -> str:
+        if self.rag_min_similarity is not None:
+            return "explicit"
+        return f"{self.embedding_provider} default"
+
+    @property
+    def llm_api_key_set(self) -> bool:
+        return bool(self.llm_api_key)
+
+    def display_items(self) -> list[tuple[str, str, str]]:
+        """(name, shown value, source) for every key; secrets and DB passwords masked."""
+        items = []
+        for name in DEFAULTS:
+            value = self.raw[name]
+            if name in SECRET_KEYS:
+                value = "<set>" if value else "<unset>"
+            elif name == "POSTGRES_PASSWORD":
+                value = "<set>" if value else "<unset>"
+            elif name.endswith("DATABASE_URL"):
+                value = mask_url_password(value)
+            items.append((name, value, self.sources[name]))
+        return items
+
+
+def mask_url_password(url: str) -> str:
+    """Replace the password inside a database URL with `***`."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    userinfo = netloc[0].split(":", 1)[0]
+    return urlunsplit(parts._replace(netloc=f"{userinfo}:***@{netloc[1]}"))
+
+
+def find_project_root(start: Path) -> Path | None:
+    """First directory at or above `start` holding both pyproject.toml and .env.sample."""
+    for candidate in (start, *start.parents):
+        if (candidate / "pyproject.toml").is_file() and (candidate / ".env.sample").is_file():
+            return candidate
+    return None
+
+
+def load_config(
+    *,
+    environ: Mapping[str, str],
+    start_dir: Path,
+    env_file: Path | None = None,
+) -> Config:
+    """Resolve OS env > .env > defaults and validate. Pure: every input is passed in."""
+    explicit_env_file = env_file is not None
+    project_root = find_project_root(start_dir.resolve())
+    if project_root is None:
+        project_root = find_project_root(Path(__file__).resolve().parent)
+    if env_file is None and project_root is not None:
+        env_file = project_root / ".env"
+    file_values: dict[str, str | None] = {}
+    if env_file is not None:
+        if env_file.is_file():
+            file_values = dict(dotenv_values(env_file))
+        elif explicit_env_file:
+            raise ConfigError(f"env file not found: {env_file} (check --env-file)", variable="--env-file")
+    raw: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    for name, default in DEFAULTS.items():
+        if environ.get(name, "").strip():
+            raw[name], sources[name] = environ[name].strip(), "env"
+        elif (file_values.get(name) or "").strip():
+            raw[name], sources[name] = str(file_values[name]).strip(), ".env"
+        else:
+            raw[name], sources[name] = default, "default"
+    return _validate(raw, sources, project_root=project_root, env_file=env_file)
+
+
+def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Path | None,
+              env_file: Path | None) -> Config:
+    provider = raw["EMBEDDING_PROVIDER"]
+    if provider not in EMBEDDING_PROVIDERS:
+        raise ConfigError(
+            f"EMBEDDING_PROVIDER={provider!r} is not supported; use one of "
+            f"{', '.join(EMBEDDING_PROVIDERS)}", variable="EMBEDDING_PROVIDER")
+    fixed_model = EMBEDDING_PROVIDERS[provider]
+    if not raw["EMBEDDING_MODEL"]:
+        if fixed_model is None:
+            raise ConfigError(
+                "EMBEDDING_MODEL must name a local model directory or an installed model package "
+                "when EMBEDDING_PROVIDER=sentence-transformers", variable="EMBEDDING_MODEL")
+        raw["EMBEDDING_MODEL"] = fixed_model
+    if fixed_model is not None and raw["EMBEDDING_MODEL"] != fixed_model:
+        raise ConfigError(
+            f"EMBEDDING_MODEL={raw['EMBEDDING_MODEL']!r} does not match EMBEDDING_PROVIDER="
+            f"{provider}; its fixed model is {fixed_model!r}", variable="EMBEDDING_MODEL")
+    dim = _integer(raw, "EMBEDDING_DIM")
+    if dim != EMBEDDING_DIM:
+        raise ConfigError(f"EMBEDDING_DIM={dim} is not supported; the schema stores "
+                          f"vector({EMBEDDING_DIM}), so it must be {EMBEDDING_DIM}",
+                          variable="EMBEDDING_DIM")
+    device = raw["EMBEDDING_DEVICE"]
+    if device not in EMBEDDING_DEVICES:
+        raise ConfigError(f"EMBEDDING_DEVICE={device!r} is not supported; use one of "
+                          f"{', '.join(EMBEDDING_DEVICES)}", variable="EMBEDDING_DEVICE")
+    llm_provider = raw["LLM_PROVIDER"]
+    if llm_provider not in LLM_PROVIDERS:
+        raise ConfigError(f"LLM_PROVIDER={llm_provider!r} is not supported; use one of "
+                          f"{', '.join(LLM_PROVIDERS)}", variable="LLM_PROVIDER")
+    timeout = _number(raw, "LLM_TIMEOUT_SECONDS")
+    if timeout <= 0:
+        raise ConfigError("LLM_TIMEOUT_SECONDS must be greater than 0", variable="LLM_TIMEOUT_SECONDS")
+    top_k = _integer(raw, "RAG_TOP_K")
+    if not TOP_K_RANGE[0] <= top_k <= TOP_K_RANGE[1]:
+        raise ConfigError(f"RAG_TOP_K={top_k} is outside {TOP_K_RANGE[0]}..{TOP_K_RANGE[1]}",
+                          variable="RAG_TOP_K")
+    min_similarity = None
+    if raw["RAG_MIN_SIMILARITY"]:
+        min_similarity = _number(raw, "RAG_MIN_SIMILARITY")
+        if not 0.0 <= min_similarity <= 1.0:
+            raise ConfigError("RAG_MIN_SIMILARITY must be between 0 and 1",
+                              variable="RAG_MIN_SIMILARITY")
+    budget = _integer(raw, "RAG_CONTEXT_TOKEN_BUDGET")
+    if budget < 1:
+        raise ConfigError("RAG_CONTEXT_TOKEN_BUDGET must be a positive integer",
+                          variable="RAG_CONTEXT_TOKEN_BUDGET")
+    for name in ("DATABASE_URL", "TEST_DATABASE_URL"):
+        if urlsplit(raw[name]).scheme not in ("postgres", "postgresql"):
+            raise ConfigError(f"{name} must be a postgresql:// URL", variable=name)
+    base = project_root or Path.cwd()
+    return Config(
+        postgres_db=raw["POSTGRES_DB"],
+        postgres_user=raw["POSTGRES_USER"],
+        postgres_password=raw["POSTGRES_PASSWORD"],
+        database_url=raw["DATABASE_URL"],
+        test_database_url=raw["TEST_DATABASE_URL"],
+        vault_path=base / Path(raw["VAULT_PATH"]).expanduser(),
+        embedding_provider=provider,
+        embedding_model=raw["EMBEDDING_MODEL"],
+        embedding_dim=dim,
+        embedding_device=device,
+        embedding_cache_dir=base / Path(raw["EMBEDDING_CACHE_DIR"]).expanduser(),
+        llm_provider=llm_provider,
+        llm_base_url=raw["LLM_BASE_URL"],
+        llm_model=raw["LLM_MODEL"],
+        llm_api_key=raw["LLM_API_KEY"],
+        llm_timeout_seconds=timeout,
+        rag_top_k=top_k,
+        rag_min_similarity=min_similarity,
+        rag_context_token_budget=budget,
+        rag_fallback_enabled=_boolean(raw, "RAG_FALLBACK_ENABLED"),
+        project_root=project_root,
+        env_file=env_file,
+        raw=dict(raw),
+        sources=dict(sources),
+    )
+
+
+def _integer(raw: Mapping[str, str], name: str) -> int:
+    try:
+        return int(raw[name])
+    except ValueError:
+        raise ConfigError(f"{name}={raw[name]!r} is not an integer", variable=name) from None
+
+
+def _number(raw: Mapping[str, str], name: str) -> float:
+    try:
+        return float(raw[name])
+    except ValueError:
+        raise ConfigError(f"{name}={raw[name]!r} is not a number", variable=name) from None
+
+
+def _boolean(raw: Mapping[str, str], name: str) -> bool:
+    value = raw[name].lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ConfigError(f"{name}={raw[name]!r} is not a boolean (true/false)", variable=name)
+
+
+_config: Config | None = None
+
+
+def use_env_file(path: Path) -> None:
+    """Make this process and its children read `path` instead of the discovered `.env`."""
+    global _config
+    os.environ[ENV_FILE_VARIABLE] = str(Path(path).expanduser().resolve())
+    _config = None
+
+
+def get_config() -> Config:
+    """The process-wide configuration, loaded on first use."""
+    global _config
+    if _config is None:
+        env_file = os.environ.get(ENV_FILE_VARIABLE)
+        _config = load_config(environ=os.environ, start_dir=Path.cwd(),
+                              env_file=Path(env_file) if env_file else None)
+    return _config

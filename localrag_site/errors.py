@@ -1,0 +1,85 @@
+"""Domain errors and the one table that maps their codes to HTTP statuses and CLI exit codes.
+
+Adapters raise these (translating library errors); the API's exception handler and the
+management commands' base class read `ERROR_TABLE` — nowhere else decides a status.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# CLI exit codes shared by every command.
+EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT, EXIT_NOT_READY, EXIT_LLM = 0, 1, 2, 3, 4
+
+# code -> (HTTP status, CLI exit code)
+ERROR_TABLE: dict[str, tuple[int, int]] = {
+    "invalid_request": (422, EXIT_BAD_INPUT),
+    "invalid_config": (500, EXIT_BAD_INPUT),
+    "payload_too_large": (413, EXIT_BAD_INPUT),
+    "vault_not_found": (422, EXIT_BAD_INPUT),
+    "database_unavailable": (503, EXIT_NOT_READY),
+    "schema_not_initialized": (503, EXIT_NOT_READY),
+    "pgvector_unavailable": (503, EXIT_NOT_READY),
+    "retrieval_not_ready": (503, EXIT_NOT_READY),
+    "ingest_locked": (409, EXIT_NOT_READY),
+    "embedding_dim_mismatch": (500, EXIT_NOT_READY),
+    "embedding_model_unavailable": (503, EXIT_NOT_READY),
+    "embedding_runtime_missing": (503, EXIT_NOT_READY),
+    "embedded_postgres_error": (500, EXIT_NOT_READY),
+    "llm_config_missing": (503, EXIT_LLM),
+    "llm_timeout": (504, EXIT_LLM),
+    "llm_auth_failed": (502, EXIT_LLM),
+    "llm_rate_limited": (503, EXIT_LLM),
+    "llm_upstream_error": (502, EXIT_LLM),
+    "internal_error": (500, EXIT_FAILURE),
+}
+
+
+class LocalRagError(Exception):
+    """Base of every domain error: a stable `code`, a human message and optional details."""
+
+    code = "internal_error"
+
+    def __init__(self, message: str, *, code: str | None = None,
+                 details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        self.message = message
+        self.details = details or {}
+
+    @property
+    def http_status(self) -> int:
+        return ERROR_TABLE.get(self.code, (500, EXIT_FAILURE))[0]
+
+    @property
+    def exit_code(self) -> int:
+        return ERROR_TABLE.get(self.code, (500, EXIT_FAILURE))[1]
+
+    def as_body(self) -> dict[str, Any]:
+        """The unified error body: {"error": {"code", "message", "details"}}."""
+        return error_body(self.code, self.message, self.details)
+
+
+def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "details": details or {}}}
+
+
+class ConfigError(LocalRagError):
+    code = "invalid_config"
+
+    def __init__(self, message: str, *, variable: str) -> None:
+        super().__init__(message, details={"variable": variable})
+        self.variable = variable
+
+
+class InvalidRequest(LocalRagError):
+    code = "invalid_request"
+
+
+class DatabaseUnavailable(LocalRagError):
+    code = "database_unavailable"
+
+
+class SchemaNotInitialized(LocalRagError):
+    code = "schema_not_initialized"

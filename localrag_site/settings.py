@@ -1,0 +1,86 @@
+"""Django settings: everything comes from the typed config object (localrag_site.config)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.utils import get_random_secret_key
+
+from localrag_site.config import get_config
+from localrag_site.dburl import database_settings
+
+CONFIG = get_config()
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+# The admin is the only session user and the site binds to loopback by default; a per-process
+# key keeps nothing secret on disk (sessions simply end when the server restarts).
+SECRET_KEY = get_random_secret_key()
+DEBUG = False
+ALLOWED_HOSTS = ["*"]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "knowledge",
+    "retrieval",
+    "answering",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "localrag_site.urls"
+WSGI_APPLICATION = "localrag_site.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": database_settings(CONFIG.database_url)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Request bodies over 1 MB are answered 413 payload_too_large by the API.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+# gunicorn serves no static files itself; the admin's CSS/JS are served by the app (see urls.py).
+STATIC_ROOT = BASE_DIR / ".local" / "static"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "loggers": {
+        "localrag": {"handlers": ["console"], "level": "INFO", "propagate": True},
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+    },
+}

@@ -1,0 +1,28 @@
+"""What retrieval hands to answering and to the API: ranked chunks and a confidence."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One retrieved chunk. `source` == `relative_path`; `heading` is heading_path[-1] or ""."""
+
+    content: str
+    source: str
+    relative_path: str
+    heading_path: list[str]
+    heading: str
+    score: float
+    chunk_index: int
+    document_id: int
+    content_hash: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    """Results ranked by score desc; `confidence` is the top score, 0.0 when there are none."""
+
+    confidence: float
+    results: list[SearchHit]

@@ -1,0 +1,149 @@
+"""A local stub OpenAI-compatible server on a real socket, with scripted behaviours.
+
+Set `stub.behaviour` before a request; every request is recorded in `stub.requests`.
+Behaviours: "json", "sse", "status:<code>", "malformed_json", "missing_choices",
+"sse_malformed", "hang", "sse_hang".
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+DEFAULT_ANSWER = "Stub answer [1]."
+DEFAULT_DELTAS = ["Stub ", "streamed ", "answer [1]."]
+AFTER_DONE = "AFTER-DONE"
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the stub received it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@dataclass
+class StubOpenAI:
+    """Runs the stub in a background thread; use as a context manager."""
+
+    behaviour: str = "json"
+    answer: str = DEFAULT_ANSWER
+    deltas: list[str] = field(default_factory=lambda: list(DEFAULT_DELTAS))
+    hang_seconds: float = 5.0
+    requests: list[RecordedRequest] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._release = threading.Event()
+        self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._server.block_on_close = False
+        # A short poll interval keeps shutdown (once per test) fast.
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,),
+                                        daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> StubOpenAI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        # Wake any handler still hanging so the server can shut down promptly.
+        self._release.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def hang(self) -> None:
+        self._release.wait(self.hang_seconds)
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that gave up (timeout tests) leaves a broken pipe; anything else is a bug.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+def _handler_for(stub: StubOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Silence the default stderr access log."""
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            stub.requests.append(RecordedRequest(
+                method="POST", path=self.path,
+                headers={name.lower(): value for name, value in self.headers.items()},
+                body=json.loads(raw or b"{}")))
+            behaviour = stub.behaviour
+            if behaviour.startswith("status:"):
+                code = int(behaviour.split(":", 1)[1])
+                self._send(code, b'{"error": {"message": "scripted failure"}}')
+            elif behaviour == "json":
+                self._send(200, json.dumps(_completion(stub.answer)).encode())
+            elif behaviour == "malformed_json":
+                self._send(200, b'{"choices": [{"message": ')
+            elif behaviour == "missing_choices":
+                self._send(200, b'{"id": "x", "object": "chat.completion"}')
+            elif behaviour == "hang":
+                stub.hang()
+                self._send(200, json.dumps(_completion(stub.answer)).encode())
+            elif behaviour in ("sse", "sse_malformed", "sse_hang"):
+                self._send_sse(behaviour)
+            else:
+                raise ValueError(f"unknown stub behaviour {behaviour!r}")
+
+        def _send(self, status: int, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _send_sse(self, behaviour: str) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self._event({"choices": [{"index": 0, "delta": {"role": "assistant"}}]})
+            self.wfile.write(b": keep-alive comment\n\n")
+            for delta in stub.deltas:
+                self._event({"choices": [{"index": 0, "delta": {"content": delta}}]})
+                if behaviour == "sse_hang":
+                    self.wfile.flush()
+                    stub.hang()
+            if behaviour == "sse_malformed":
+                self.wfile.write(b"data: {not json\n\n")
+            self._event({"choices": [{"index": 0, "delta": {"content": None},
+                                      "finish_reason": "stop"}]})
+            self._event({"choices": [], "usage": {"total_tokens": 3}})
+            self.wfile.write(b"data: [DONE]\n\n")
+            # Anything after [DONE] must be ignored by the client.
+            self._event({"choices": [{"index": 0, "delta": {"content": AFTER_DONE}}]})
+            self.wfile.flush()
+            self.close_connection = True
+
+        def _event(self, payload: dict[str, Any]) -> None:
+            self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
+
+    return Handler
+
+
+def _completion(answer: str) -> dict[str, Any]:
+    return {"id": "chatcmpl-stub", "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
+                         "finish_reason": "stop"}]}

@@ -1,0 +1,306 @@
+from __future__ import annotations
+
+import logging
+import socket
+import time
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from answering.context import build_context
+from answering.llm import (
+    FAKE_FALLBACK_ANSWER,
+    FAKE_NO_CONTEXT_ANSWER,
+    FakeLLMClient,
+    LLMAuthFailed,
+    LLMConfigMissing,
+    LLMRateLimited,
+    LLMTimeout,
+    LLMUpstreamError,
+    OpenAICompatibleClient,
+    get_llm_client,
+    llm_check_config,
+)
+from answering.prompts import fallback_messages, rag_messages
+from localrag_site.config import Config, load_config
+from retrieval.types import SearchHit
+from tests.answering.stub_openai import AFTER_DONE, DEFAULT_ANSWER, DEFAULT_DELTAS, StubOpenAI
+
+API_KEY = "sk-DISTINCTIVE-secret-4f9a27"
+QUESTION = "How do I rotate the VPN certificate?"
+
+
+def make_config(tmp_path: Path, **environ: str) -> Config:
+    env_file = tmp_path / "empty.env"
+    env_file.write_text("")
+    return load_config(environ=environ, start_dir=tmp_path, env_file=env_file)
+
+
+def openai_config(tmp_path: Path, base_url: str, *, timeout: str = "5", **overrides: str
+                  ) -> Config:
+    environ = {"LLM_PROVIDER": "openai-compatible", "LLM_BASE_URL": base_url,
+               "LLM_MODEL": "stub-model", "LLM_API_KEY": API_KEY,
+               "LLM_TIMEOUT_SECONDS": timeout, **overrides}
+    return make_config(tmp_path, **environ)
+
+
+def hit(content: str, *, source: str, score: float, chunk_index: int = 0) -> SearchHit:
+    return SearchHit(content=content, source=source, relative_path=source, heading_path=["Guide"],
+                     heading="Guide", score=score, chunk_index=chunk_index, document_id=1,
+                     content_hash=f"{source}-{chunk_index}")
+
+
+@pytest.fixture
+def stub() -> Iterator[StubOpenAI]:
+    with StubOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def rag_prompt() -> list[dict[str, str]]:
+    hits = [
+        hit("# VPN\nRotate the certificate with `vpnctl rotate`. Then restart.", source="vpn.md",
+            score=0.9),
+        hit("Certificates expire after 90 days! Plan ahead.", source="certs.md", score=0.8),
+        hit("没有换行的中文句子。第二句。", source="zh.md", score=0.7),
+        hit("A fourth block that the fake never quotes.", source="z.md", score=0.6),
+    ]
+    context = build_context(hits=hits, token_budget=2000)
+    return rag_messages(question=QUESTION, context_text=context.text)
+
+
+# --- fake ---------------------------------------------------------------------------------------
+
+
+def test_fake_is_the_default_provider(tmp_path: Path) -> None:
+    assert isinstance(get_llm_client(config=make_config(tmp_path)), FakeLLMClient)
+
+
+def test_fake_quotes_first_sentence_of_top_three_blocks(rag_prompt: list[dict[str, str]]) -> None:
+    answer = FakeLLMClient().complete(messages=rag_prompt)
+    assert answer == ("Rotate the certificate with `vpnctl rotate`. [1] "
+                      "Certificates expire after 90 days! [2] 没有换行的中文句子。 [3]")
+
+
+def test_fake_stream_concatenates_to_complete(rag_prompt: list[dict[str, str]]) -> None:
+    client = FakeLLMClient()
+    deltas = list(client.stream(messages=rag_prompt))
+    assert len(deltas) > 5
+    assert "".join(deltas) == client.complete(messages=rag_prompt)
+
+
+def test_fake_fallback_is_fixed_sentence() -> None:
+    client = FakeLLMClient()
+    messages = fallback_messages(question=QUESTION)
+    assert client.complete(messages=messages) == FAKE_FALLBACK_ANSWER
+    assert "".join(client.stream(messages=messages)) == FAKE_FALLBACK_ANSWER
+
+
+def test_fake_with_empty_context_says_knowledge_base_lacks_answer() -> None:
+    messages = rag_messages(question=QUESTION, context_text="")
+    assert FakeLLMClient().complete(messages=messages) == FAKE_NO_CONTEXT_ANSWER
+
+
+def test_fake_caps_sentence_length() -> None:
+    long = "word " * 100
+    context = build_context(hits=[hit(long, source="a.md", score=0.9)], token_budget=2000)
+    answer = FakeLLMClient().complete(messages=rag_messages(question=QUESTION,
+                                                            context_text=context.text))
+    assert answer.endswith(" [1]")
+    assert len(answer) <= 200 + len(" [1]")
+
+
+def test_fake_never_touches_the_network(monkeypatch: pytest.MonkeyPatch,
+                                        rag_prompt: list[dict[str, str]]) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the fake LLM opened an HTTP client")
+
+    monkeypatch.setattr(httpx.Client, "__init__", refuse)
+    assert FakeLLMClient().complete(messages=rag_prompt).endswith("[3]")
+
+
+# --- openai-compatible: requests and answers ----------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", ["", "/"])
+def test_complete_posts_to_chat_completions(tmp_path: Path, stub: StubOpenAI, suffix: str) -> None:
+    client = get_llm_client(config=openai_config(tmp_path, stub.base_url + suffix))
+    messages = fallback_messages(question=QUESTION)
+    assert client.complete(messages=messages) == DEFAULT_ANSWER
+    [request] = stub.requests
+    assert request.path == "/v1/chat/completions"
+    assert request.headers["authorization"] == f"Bearer {API_KEY}"
+    assert request.headers["content-type"] == "application/json"
+    assert request.body == {"model": "stub-model", "messages": messages, "temperature": 0,
+                            "stream": False}
+
+
+def test_stream_yields_content_deltas_until_done(tmp_path: Path, stub: StubOpenAI) -> None:
+    stub.behaviour = "sse"
+    client = get_llm_client(config=openai_config(tmp_path, stub.base_url))
+    deltas = list(client.stream(messages=fallback_messages(question=QUESTION)))
+    assert deltas == DEFAULT_DELTAS
+    assert AFTER_DONE not in "".join(deltas)
+    [request] = stub.requests
+    assert request.path == "/v1/chat/completions"
+    assert request.body["stream"] is True
+    assert request.body["temperature"] == 0
+    assert request.headers["authorization"] == f"Bearer {API_KEY}"
+
+
+# --- openai-compatible: error mapping -----------------------------------------------------------
+
+ERROR_CASES = [
+    ("status:401", LLMAuthFailed, 502),
+    ("status:403", LLMAuthFailed, 502),
+    ("status:429", LLMRateLimited, 503),
+    ("status:500", LLMUpstreamError, 502),
+    ("malformed_json", LLMUpstreamError, 502),
+    ("missing_choices", LLMUpstreamError, 502),
+]
+
+
+def call(client: OpenAICompatibleClient, *, streaming: bool) -> str:
+    messages = fallback_messages(question=QUESTION)
+    if streaming:
+        return "".join(client.stream(messages=messages))
+    return client.complete(messages=messages)
+
+
+@pytest.mark.parametrize(("behaviour", "error", "status"), ERROR_CASES)
+def test_complete_maps_upstream_failures(tmp_path: Path, stub: StubOpenAI, behaviour: str,
+                                         error: type[Exception], status: int) -> None:
+    stub.behaviour = behaviour
+    client = get_llm_client(config=openai_config(tmp_path, stub.base_url))
+    with pytest.raises(error) as caught:
+        call(client, streaming=False)
+    assert caught.value.http_status == status
+
+
+@pytest.mark.parametrize(("behaviour", "error"), [
+    ("status:401", LLMAuthFailed), ("status:403", LLMAuthFailed),
+    ("status:429", LLMRateLimited), ("status:500", LLMUpstreamError),
+    ("sse_malformed", LLMUpstreamError), ("malformed_json", LLMUpstreamError),
+])
+def test_stream_maps_upstream_failures(tmp_path: Path, stub: StubOpenAI, behaviour: str,
+                                       error: type[Exception]) -> None:
+    stub.behaviour = behaviour
+    client = get_llm_client(config=openai_config(tmp_path, stub.base_url))
+    with pytest.raises(error):
+        call(client, streaming=True)
+
+
+def test_status_error_details_name_status_and_url(tmp_path: Path, stub: StubOpenAI) -> None:
+    stub.behaviour = "status:500"
+    client = get_llm_client(config=openai_config(tmp_path, stub.base_url))
+    with pytest.raises(LLMUpstreamError) as caught:
+        call(client, streaming=False)
+    assert caught.value.code == "llm_upstream_error"
+    assert caught.value.details == {"status": 500, "url": f"{stub.base_url}/chat/completions"}
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_hang_past_timeout_is_llm_timeout(tmp_path: Path, stub: StubOpenAI,
+                                          streaming: bool) -> None:
+    stub.behaviour = "sse_hang" if streaming else "hang"
+    client = get_llm_client(config=openai_config(tmp_path, stub.base_url, timeout="0.5"))
+    started = time.monotonic()
+    with pytest.raises(LLMTimeout) as caught:
+        call(client, streaming=streaming)
+    assert time.monotonic() - started < 3
+    assert caught.value.code == "llm_timeout"
+    assert caught.value.http_status == 504
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_nothing_listening_is_upstream_error(tmp_path: Path, streaming: bool) -> None:
+    base_url = f"http://127.0.0.1:{free_port()}/v1"
+    client = get_llm_client(config=openai_config(tmp_path, base_url))
+    with pytest.raises(LLMUpstreamError) as caught:
+        call(client, streaming=streaming)
+    assert caught.value.details["error"] == "ConnectError"
+
+
+# --- configuration ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variable", ["LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL"])
+def test_missing_variable_is_named(tmp_path: Path, variable: str) -> None:
+    config = openai_config(tmp_path, "http://127.0.0.1:9/v1", **{variable: ""})
+    with pytest.raises(LLMConfigMissing) as caught:
+        get_llm_client(config=config)
+    assert caught.value.code == "llm_config_missing"
+    assert caught.value.details == {"missing": [variable]}
+    assert variable in str(caught.value)
+    assert API_KEY not in str(caught.value)
+    assert "stub-model" not in str(caught.value)
+
+
+def test_all_missing_variables_are_named(tmp_path: Path) -> None:
+    config = make_config(tmp_path, LLM_PROVIDER="openai-compatible")
+    with pytest.raises(LLMConfigMissing) as caught:
+        llm_check_config(config=config)
+    assert caught.value.details == {"missing": ["LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL"]}
+    assert caught.value.http_status == 503
+
+
+def test_fake_needs_no_llm_variables(tmp_path: Path) -> None:
+    llm_check_config(config=make_config(tmp_path, LLM_PROVIDER="fake"))
+
+
+# --- the key never leaks ------------------------------------------------------------------------
+
+
+def assert_key_absent(*texts: str) -> None:
+    for text in texts:
+        assert API_KEY not in text
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+@pytest.mark.parametrize("behaviour", [
+    "status:401", "status:403", "status:429", "status:500", "malformed_json", "missing_choices",
+    "sse_malformed", "hang",
+])
+def test_api_key_never_in_errors_or_logs(tmp_path: Path, stub: StubOpenAI,
+                                         caplog: pytest.LogCaptureFixture, behaviour: str,
+                                         streaming: bool) -> None:
+    caplog.set_level(logging.DEBUG)
+    stub.behaviour = behaviour
+    client = get_llm_client(config=openai_config(tmp_path, stub.base_url, timeout="0.5"))
+    with pytest.raises((LLMAuthFailed, LLMRateLimited, LLMTimeout, LLMUpstreamError)) as caught:
+        call(client, streaming=streaming)
+    exc = caught.value
+    assert_key_absent(str(exc), repr(exc), repr(exc.details), str(exc.as_body()), repr(client),
+                      caplog.text, "".join(traceback.format_exception(exc)))
+    assert caplog.records, "the failure should be logged"
+
+
+def test_api_key_never_in_network_error(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    client = get_llm_client(config=openai_config(tmp_path, f"http://127.0.0.1:{free_port()}/v1"))
+    with pytest.raises(LLMUpstreamError) as caught:
+        call(client, streaming=False)
+    assert_key_absent(str(caught.value), repr(caught.value.details), repr(client), caplog.text,
+                      "".join(traceback.format_exception(caught.value)))
+
+
+def test_api_key_scrubbed_when_library_quotes_the_header(tmp_path: Path,
+                                                         stub: StubOpenAI) -> None:
+    # A newline makes the header illegal; the HTTP library's error may quote the value.
+    key = f"{API_KEY}\nX-Evil: 1"
+    client = OpenAICompatibleClient(base_url=stub.base_url, model="m", api_key=key,
+                                    timeout_seconds=2)
+    with pytest.raises(LLMUpstreamError) as caught:
+        call(client, streaming=False)
+    assert_key_absent(str(caught.value), repr(caught.value.details),
+                      "".join(traceback.format_exception(caught.value)))
+    assert stub.requests == []

@@ -1,0 +1,83 @@
+"""Session-wide fixtures: a guarded, initialised test database on real PostgreSQL + pgvector."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.harness import FORCED_ENV, ROOT, SAMPLE_ENV_FILE, UnsafeTestDatabase, assert_safe_test_database
+
+RAG_TABLES = "ingest_runs, embeddings, chunks, documents"
+
+
+def _config():
+    from localrag_site.config import get_config
+
+    return get_config()
+
+
+def pytest_sessionstart(session) -> None:
+    config = _config()
+    try:
+        assert_safe_test_database(test_url=config.test_database_url, main_url=config.database_url)
+    except UnsafeTestDatabase as exc:
+        pytest.exit(f"unsafe test database: {exc}", returncode=3)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_blocker):
+    """Use the database named by TEST_DATABASE_URL as it is: apply schema.sql and migrations,
+    then start from empty RAG tables."""
+    from django.db import connection
+
+    from knowledge.services import db_init
+
+    config = _config()
+    assert_safe_test_database(test_url=config.test_database_url, main_url=config.database_url)
+    with django_db_blocker.unblock():
+        db_init()
+        with connection.cursor() as cursor:
+            cursor.execute(f"TRUNCATE {RAG_TABLES} RESTART IDENTITY CASCADE")
+
+
+@pytest.fixture
+def clean_tables(transactional_db):
+    """For tests that commit (concurrency, subprocesses): empty RAG tables before and after."""
+    from django.db import connection
+
+    def truncate() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(f"TRUNCATE {RAG_TABLES} RESTART IDENTITY CASCADE")
+
+    truncate()
+    yield
+    truncate()
+
+
+def cli_env(**overrides: str) -> dict[str, str]:
+    """Environment of a CLI subprocess: the test database as DATABASE_URL, fakes forced."""
+    config = _config()
+    env = dict(os.environ)
+    env.update(FORCED_ENV)
+    env["LOCALRAG_ENV_FILE"] = str(SAMPLE_ENV_FILE)
+    env["DATABASE_URL"] = config.test_database_url
+    env["TEST_DATABASE_URL"] = config.test_database_url
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    env.update(overrides)
+    return env
+
+
+@pytest.fixture
+def run_cli():
+    """Run `manage.py <args>` (the same entry point as `rag`) as a subprocess."""
+
+    def run(*args: str, env: dict[str, str] | None = None, timeout: float = 120,
+            cwd=None) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=cwd or ROOT,
+                              env=env or cli_env(), capture_output=True, text=True,
+                              timeout=timeout)
+
+    return run

@@ -1,0 +1,33 @@
+"""Test-harness helpers: the forced environment and the guard on the test database name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from localrag_site.dburl import database_name
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_ENV_FILE = ROOT / ".env.sample"
+FORCED_ENV = {
+    "EMBEDDING_PROVIDER": "fake",
+    "EMBEDDING_MODEL": "fake-lexical-v1",
+    "LLM_PROVIDER": "fake",
+}
+
+
+class UnsafeTestDatabase(Exception):
+    pass
+
+
+def assert_safe_test_database(*, test_url: str, main_url: str) -> str:
+    """The test database must end with `_test` and differ from DATABASE_URL's; returns its name."""
+    test_name, main_name = database_name(test_url), database_name(main_url)
+    if not test_name.endswith("_test"):
+        raise UnsafeTestDatabase(
+            f"TEST_DATABASE_URL names database {test_name!r}, which does not end with '_test'; "
+            "refusing to initialise or truncate it")
+    if test_name == main_name:
+        raise UnsafeTestDatabase(
+            f"TEST_DATABASE_URL and DATABASE_URL both name database {test_name!r}; "
+            "refusing to touch the application's data")
+    return test_name

@@ -1,0 +1,22 @@
+"""Settings for the test suite: the real settings, pointed at TEST_DATABASE_URL, with the
+fake embedder and fake LLM forced whatever the developer's shell or `.env` says."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.harness import FORCED_ENV, SAMPLE_ENV_FILE
+
+# The test harness is the one place besides localrag_site.config that sets the environment:
+# it must win over the developer's shell so no test downloads a model or calls a real LLM.
+os.environ.update(FORCED_ENV)
+os.environ["LOCALRAG_ENV_FILE"] = str(SAMPLE_ENV_FILE)
+
+from localrag_site.settings import *  # noqa: E402,F403
+from localrag_site.dburl import database_settings  # noqa: E402
+
+DATABASES = {"default": database_settings(CONFIG.test_database_url)}  # noqa: F405
+DATABASES["default"]["TEST"] = {"NAME": DATABASES["default"]["NAME"]}
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+STATIC_ROOT = Path("/tmp") / "local-rag-test-static"

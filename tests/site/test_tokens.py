@@ -1,0 +1,40 @@
+"""Token counting is cl100k_base and never touches the network."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.harness import ROOT
+
+PROBE = """
+import socket
+def refuse(*args, **kwargs):
+    raise RuntimeError("network access attempted")
+socket.socket.connect = refuse
+socket.create_connection = refuse
+socket.getaddrinfo = refuse
+import os, tempfile
+os.environ["TIKTOKEN_CACHE_DIR"] = tempfile.mkdtemp()  # empty cache: nothing to reuse
+from localrag_site.tokens import count_tokens, encode
+print(count_tokens("hello world"), encode("hello world"), count_tokens("客户 P1 工单"))
+"""
+
+
+def test_counting_tokens_needs_no_network():
+    result = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    # The ids are cl100k_base's: "hello" = 15339, " world" = 1917.
+    assert result.stdout.split()[:3] == ["2", "[15339,", "1917]"]
+
+
+def test_no_module_calls_tiktoken_directly():
+    offenders = [
+        str(path.relative_to(ROOT))
+        for package in ("localrag_site", "knowledge", "retrieval", "answering")
+        for path in (ROOT / package).rglob("*.py")
+        if "import tiktoken" in path.read_text() and path.name != "tokens.py"
+    ]
+    assert offenders == []
+
