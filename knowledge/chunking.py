@@ -4,7 +4,7 @@ Every chunk belongs to exactly one section, so its heading_path is exact. A sect
 is cut into units (top-level Markdown blocks, then sentences, then token-sized windows), and the
 units are packed greedily; each continuation chunk repeats the tail of the one before it. Chunks
 are always exact slices of the section source, which lets wikilinks be read from the code-masked
-copy of the same slice. Text is tokenised once per unit and once per finished chunk.
+copy of the same slice. Each unit, overlap tail and finished chunk is tokenised once.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from knowledge.markdown import ParsedNote, Section, wikilinks_extract
-from localrag_site.tokens import count_tokens
+from localrag_site.tokens import count_tokens, decode, encode
 
 TARGET_TOKENS = 800
 MAX_TOKENS = 1200
@@ -25,6 +25,11 @@ MIN_TOKENS = 400
 
 _SENTENCE_END = re.compile(r"[.!?]+\s+|[。！？]+\s*")
 _LEADING_BLANK_LINES = re.compile(r"(?:[ \t]*\n)*")
+_LEADING_SPACE = re.compile(r"\s*")
+_SPACE = re.compile(r"\s+")
+_SNAP_CHARS = 16
+# Enough characters to hold OVERLAP_TOKENS tokens of ordinary prose or code.
+_MAX_CHARS_PER_TOKEN = 8
 # Where a window or an overlap may start: after a line break, other whitespace, or CJK punctuation.
 _BREAK = re.compile(r"\s|[。！？；，、]")
 
@@ -56,10 +61,11 @@ def chunk_note(*, note: ParsedNote) -> list[ChunkDraft]:
         for start, end, tokens in _section_spans(section):
             content = section.source[start:end]
             links = wikilinks_extract(text=section.code_masked[start:end], mask_code=False)
+            content_hash = hashlib.sha256(content.encode("utf-8")).hexdigest()
             drafts.append(ChunkDraft(
                 chunk_index=len(drafts), content=content, heading_path=list(section.heading_path),
-                token_count=tokens, content_hash=hashlib.sha256(content.encode("utf-8")).hexdigest(),
-                wikilinks=links.targets, wikilink_aliases=links.aliases))
+                token_count=tokens, content_hash=content_hash, wikilinks=links.targets,
+                wikilink_aliases=links.aliases))
     return drafts
 
 
@@ -69,24 +75,26 @@ def _section_spans(section: Section) -> list[tuple[int, int, int]]:
     # A heading with no body of its own yields no chunk.
     if not section.body.strip():
         return []
-    start, end = _trim(source, 0, len(source))
+    start, end = _trim(source, 0, len(source), keep_indent=True)
     tokens = count_tokens(source[start:end])
     if tokens <= TARGET_TOKENS:
         return [(start, end, tokens)]
     units = _units(source, (0, *section.block_offsets, len(source)))
+    if section.heading_source:
+        units = _heading_glued(units)
     groups = _rebalance(units, _pack(units))
     spans = []
     previous_start = 0
     for number, (first, last) in enumerate(groups):
         own_start = units[first].start
         chunk_start = (own_start if number == 0
-                       else _overlap_start(source, units, previous_start, first))
+                       else _overlap_start(source, previous_start, own_start))
         previous_start = chunk_start
         end = units[last - 1].end
         # A unit of nothing but whitespace would make a chunk that only repeats the overlap.
         if not source[own_start:end].strip():
             continue
-        spans.extend(_bounded(source, *_trim(source, chunk_start, end)))
+        spans.extend(_bounded(source, *_trim(source, chunk_start, end, keep_indent=number == 0)))
     return spans
 
 
@@ -107,6 +115,13 @@ def _units(source: str, bounds: tuple[int, ...]) -> list[_Unit]:
             else:
                 units.extend(_windows(source, sentence_start, sentence_end, tokens))
     return units
+
+
+def _heading_glued(units: list[_Unit]) -> list[_Unit]:
+    """Join the heading unit to the one after it, so that no chunk is a bare heading."""
+    if len(units) < 2 or units[0].tokens + units[1].tokens > MAX_TOKENS - OVERLAP_TOKENS:
+        return units
+    return [_Unit(units[0].start, units[1].end, units[0].tokens + units[1].tokens), *units[2:]]
 
 
 def _sentences(source: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -183,40 +198,30 @@ def _rebalance(units: list[_Unit], groups: list[tuple[int, int]]) -> list[tuple[
     return groups
 
 
-def _overlap_start(source: str, units: list[_Unit], floor: int, first: int) -> int:
-    """Where the chunk starting at units[first] begins: about OVERLAP_TOKENS before that unit."""
-    position, taken = units[first].start, 0
-    index = first - 1
-    # Whole units first, so the overlap starts on a block or sentence boundary when it can.
-    while index >= 0 and units[index].start >= floor:
-        unit = units[index]
-        if taken + unit.tokens > OVERLAP_TOKENS:
+def _overlap_start(source: str, floor: int, end: int) -> int:
+    """Where a continuation chunk begins: the last OVERLAP_TOKENS tokens before `end`."""
+    window_start = max(floor, end - OVERLAP_TOKENS * _MAX_CHARS_PER_TOKEN)
+    tail = source[window_start:end]
+    tokens = encode(tail)
+    if len(tokens) <= OVERLAP_TOKENS:
+        return window_start
+    start = end - len(tail) * OVERLAP_TOKENS // len(tokens)
+    # A token boundary can fall inside a multi-byte character; a token or two more reaches one.
+    for extra in range(4):
+        text = decode(tokens[-(OVERLAP_TOKENS + extra):])
+        if tail.endswith(text):
+            start = end - len(text)
             break
-        position, taken = unit.start, taken + unit.tokens
-        index -= 1
-    if taken >= OVERLAP_TOKENS // 2 or index < 0 or units[index].start < floor:
-        return position
-    # Otherwise take the tail of the unit before, cut by its average characters per token.
-    unit = units[index]
-    need = OVERLAP_TOKENS - taken
-    length = unit.end - unit.start
-    cut = unit.end - min(length, math.ceil(length * need / max(1, unit.tokens)))
-    cut = _break_after(source, cut, cut + (unit.end - cut) // 2)
-    count = count_tokens(source[cut:unit.end])
-    if count > need * 3 // 2:
-        cut = unit.end - (unit.end - cut) * need // count
-    return cut
+    # A token may begin inside a word; start at the next word when one begins close by.
+    snap = _SPACE.search(source, start, min(end, start + _SNAP_CHARS))
+    return snap.end() if snap else start
 
 
-def _break_after(source: str, cut: int, high: int) -> int:
-    """The first position after a break in [cut, high), else `cut` itself."""
-    match = _BREAK.search(source, cut, high)
-    return match.end() if match else cut
-
-
-def _trim(source: str, start: int, end: int) -> tuple[int, int]:
-    """Drop leading blank lines and trailing whitespace; indentation of the first line stays."""
-    start = _LEADING_BLANK_LINES.match(source, start, end).end()
+def _trim(source: str, start: int, end: int, *, keep_indent: bool) -> tuple[int, int]:
+    """Drop leading and trailing whitespace; `keep_indent` keeps the first line's indentation."""
+    # A section's own first line may be indented code; a cut inside a line has no indent.
+    pattern = _LEADING_BLANK_LINES if keep_indent else _LEADING_SPACE
+    start = pattern.match(source, start, end).end()
     while end > start and source[end - 1].isspace():
         end -= 1
     return start, end
@@ -229,5 +234,5 @@ def _bounded(source: str, start: int, end: int) -> list[tuple[int, int, int]]:
         return [(start, end, tokens)]
     spans = []
     for unit in _windows(source, start, end, tokens):
-        spans.extend(_bounded(source, *_trim(source, unit.start, unit.end)))
+        spans.extend(_bounded(source, *_trim(source, unit.start, unit.end, keep_indent=False)))
     return [span for span in spans if span[0] < span[1]]

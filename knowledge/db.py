@@ -50,7 +50,10 @@ def translate_db_errors() -> Iterator[None]:
 
 
 def raw_connection() -> psycopg.Connection:
-    """The psycopg connection under Django's default connection, with pgvector registered."""
+    """The psycopg connection under Django's default connection, with pgvector registered.
+
+    Use `psycopg.Cursor(conn)` on it for bulk writes: Django's own cursor factory binds
+    parameters client-side as text, which makes every 1024-float vector a long string."""
     with translate_db_errors():
         connection.ensure_connection()
     conn = connection.connection

@@ -25,14 +25,15 @@ FRONTMATTER_VALUE_LIMIT = 10_000
 
 _YAML = YAMLHandler()
 _NEWLINE = re.compile(r"\r\n?")
-_WIKILINK = re.compile(r"!?\[\[([^\[\]\n]*)\]\]")
+_WIKILINK = re.compile(r"\[\[([^\[\]\n]*)\]\]")  # an embed is the same with a leading `!`
 # A code span: a backtick run, then anything without a blank line, then a run of the same length.
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(?:(?!\n[ \t]*\n)[\s\S])+?(?<!`)\1(?!`)")
 # Wikilinks (`[[#Heading]]`) and link destinations (`](#anchor)`) hold `#` that are not tags.
-_TAG_NOISE = re.compile(r"!?\[\[[^\[\]\n]*\]\]|\]\([^()\n]*\)")
+_TAG_NOISE = re.compile(r"\[\[[^\[\]\n]*\]\]|\]\([^()\n]*\)")
+_INLINE_TAG = re.compile(r"#([\w/-]+)")
 # Obsidian only starts a tag at the start of a line or after whitespace or an opening bracket,
 # which keeps URL fragments (`page#section`) and entities (`&#123;`) out.
-_INLINE_TAG = re.compile(r"(?<![^\s(\[{])#([\w/-]+)")
+_TAG_OPENERS = "([{"
 _TAG = re.compile(r"[\w/-]+")
 _TAG_SEPARATORS = re.compile(r"[,\s]+")
 _NOT_BLANK = re.compile(r"\S")
@@ -99,7 +100,7 @@ def parse_note(*, text: str) -> ParsedNote:
 
 
 def wikilinks_extract(*, text: str, mask_code: bool = True) -> Wikilinks:
-    """Wikilinks and embeds in a Markdown fragment; `mask_code=False` when code is already blanked."""
+    """Wikilinks and embeds of a Markdown fragment; mask_code=False if code is already blanked."""
     if mask_code:
         text = code_mask(text=text)
     targets: dict[str, None] = {}
@@ -124,7 +125,7 @@ def tags_extract(*, text: str, mask_code: bool = True) -> list[str]:
         text = code_mask(text=text)
     text = _TAG_NOISE.sub(_blank, text)
     return _tags_dedupe([match.group(1) for match in _INLINE_TAG.finditer(text)
-                         if _tag_is_valid(match.group(1))])
+                         if _tag_may_start(text, match.start()) and _tag_is_valid(match.group(1))])
 
 
 def code_mask(*, text: str) -> str:
@@ -203,6 +204,10 @@ def _frontmatter_tags(*, frontmatter: dict[str, Any], warnings: list[str]) -> li
     return tags
 
 
+def _tag_may_start(text: str, position: int) -> bool:
+    return position == 0 or text[position - 1].isspace() or text[position - 1] in _TAG_OPENERS
+
+
 def _tag_is_valid(tag: str) -> bool:
     # Obsidian rejects purely numeric tags such as #2024.
     return _TAG.fullmatch(tag) is not None and not all(char.isdigit() for char in tag)
@@ -231,7 +236,12 @@ def _offset(line_starts: list[int], line: int) -> int:
 
 
 def _blank(match: re.Match[str]) -> str:
-    return re.sub(r"[^\n]", " ", match.group(0))
+    return _spaces(match.group(0))
+
+
+def _spaces(text: str) -> str:
+    """Same length, newlines kept, everything else a space."""
+    return "\n".join(" " * len(line) for line in text.split("\n"))
 
 
 def _code_mask(*, text: str, tokens: list[Token], line_starts: list[int]) -> str:
@@ -243,7 +253,7 @@ def _code_mask(*, text: str, tokens: list[Token], line_starts: list[int]) -> str
             start = max(_offset(line_starts, token.map[0]), position)
             end = _offset(line_starts, token.map[1])
             pieces.append(text[position:start])
-            pieces.append(re.sub(r"[^\n]", " ", text[start:end]))
+            pieces.append(_spaces(text[start:end]))
             position = max(position, end)
     pieces.append(text[position:])
     blanked = "".join(pieces)
@@ -255,7 +265,8 @@ def _code_mask(*, text: str, tokens: list[Token], line_starts: list[int]) -> str
             start = _offset(line_starts, token.map[0])
             end = _offset(line_starts, token.map[1])
             pieces.append(blanked[position:start])
-            pieces.append(_CODE_SPAN.sub(_blank, blanked[start:end]))
+            block = blanked[start:end]
+            pieces.append(_CODE_SPAN.sub(_blank, block) if "`" in block else block)
             position = end
     pieces.append(blanked[position:])
     return "".join(pieces)

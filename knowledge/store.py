@@ -1,0 +1,149 @@
+"""Writes to the index through psycopg: one transaction per document, COPY for rows."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from django.db import connection, transaction
+from pgvector import Vector
+from psycopg.types.json import Jsonb
+
+from knowledge import sql
+from knowledge.chunking import ChunkDraft
+from knowledge.db import raw_connection
+from knowledge.embeddings import EmbeddingProvider
+
+
+@dataclass(frozen=True)
+class DocumentVersion:
+    """One note as it will be stored: file facts, document metadata and its chunks."""
+
+    vault_path: str
+    relative_path: str
+    file_path: str
+    content_hash: str
+    mtime_ns: int
+    size_bytes: int
+    frontmatter: dict[str, Any]
+    tags: list[str]
+    chunks: list[ChunkDraft]
+
+
+def document_states(*, vault_path: str, embedder: EmbeddingProvider) -> dict[str, tuple]:
+    """relative_path -> (document id, content_hash, chunk count, chunks with a current vector)."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql.DOCUMENT_STATES, [embedder.provider, embedder.model, embedder.dim,
+                                             vault_path])
+        return {path: (doc_id, digest, chunks, embedded)
+                for doc_id, path, digest, chunks, embedded in cursor.fetchall()}
+
+
+def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
+                    vectors: Sequence[Sequence[float]], embedder: EmbeddingProvider) -> None:
+    """Insert or replace whole documents with their chunks and vectors in one transaction:
+    if anything fails, every document of the batch keeps its previous version."""
+    if not versions:
+        return
+    chunks = [(version, chunk) for version in versions for chunk in version.chunks]
+    paths = [version.relative_path for version in versions]
+    conn = raw_connection()
+    # One transaction sent as one pipeline: a handful of round trips per batch, not per row.
+    with transaction.atomic(), conn.pipeline(), psycopg.Cursor(conn) as cursor:
+        cursor.execute(sql.ASYNC_COMMIT)
+        cursor.execute(sql.UPSERT_DOCUMENTS, [
+            vault_path, paths, [v.file_path for v in versions],
+            [v.content_hash for v in versions], [v.mtime_ns for v in versions],
+            [v.size_bytes for v in versions], [Jsonb(v.frontmatter) for v in versions]])
+        cursor.execute(sql.DELETE_DOCUMENTS_CHUNKS, [vault_path, paths])
+        if not chunks:
+            return
+        paths_of_chunks = [v.relative_path for v, _ in chunks]
+        indexes = [c.chunk_index for _, c in chunks]
+        cursor.execute(sql.INSERT_CHUNKS_WITH_EMBEDDINGS, [
+            paths_of_chunks, indexes,
+            [c.content for _, c in chunks],
+            [Jsonb(c.heading_path) for _, c in chunks],
+            [Jsonb(v.tags) for v, _ in chunks],
+            [Jsonb(c.wikilinks) for _, c in chunks],
+            [Jsonb({"wikilink_aliases": c.wikilink_aliases}) for _, c in chunks],
+            [c.content_hash for _, c in chunks],
+            [c.token_count for _, c in chunks],
+            vault_path,
+            embedder.provider, embedder.model, embedder.dim,
+            paths_of_chunks, indexes, [Vector(list(vector)) for vector in vectors]])
+
+
+def embeddings_copy(*, cursor, chunk_ids: Sequence[int], vectors: Sequence[Sequence[float]],
+                    embedder: EmbeddingProvider) -> None:
+    """COPY vectors for existing chunks (provider switch) for the current provider/model/dim."""
+    with cursor.copy(sql.COPY_EMBEDDINGS) as copy:
+        copy.set_types(sql.COPY_EMBEDDINGS_TYPES)
+        for chunk_id, vector in zip(chunk_ids, vectors, strict=True):
+            copy.write_row([chunk_id, embedder.provider, embedder.model, embedder.dim,
+                            list(vector)])
+
+
+def chunks_missing_embeddings(*, document_ids: Sequence[int],
+                              embedder: EmbeddingProvider) -> list[tuple]:
+    """(chunk id, document id, content, heading_path, relative_path, tags, wikilinks) of chunks
+    of these documents without a vector for the current config."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql.CHUNKS_MISSING_EMBEDDINGS, [list(document_ids), embedder.provider,
+                                                       embedder.model, embedder.dim])
+        return cursor.fetchall()
+
+
+def embeddings_add(*, chunk_ids: Sequence[int], vectors: Sequence[Sequence[float]],
+                   embedder: EmbeddingProvider) -> None:
+    """Add vectors for existing chunks (provider switch) without touching the chunks."""
+    conn = raw_connection()
+    with transaction.atomic(), psycopg.Cursor(conn) as cursor:
+        embeddings_copy(cursor=cursor, chunk_ids=chunk_ids, vectors=vectors, embedder=embedder)
+
+
+def documents_delete(*, vault_path: str, relative_paths: Sequence[str]) -> int:
+    """Hard-delete documents gone from the vault (chunks and embeddings cascade)."""
+    if not relative_paths:
+        return 0
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql.DELETE_DOCUMENTS, [vault_path, list(relative_paths)])
+        return cursor.rowcount
+
+
+def run_start(*, vault_path: str, embedder: EmbeddingProvider) -> int:
+    """Record a `running` ingest run (committed at once, so a crash leaves a trace)."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql.INSERT_RUN, [vault_path, embedder.provider, embedder.model, embedder.dim])
+        return cursor.fetchone()[0]
+
+
+def run_finish(*, run_id: int, status: str, counts: dict[str, int], error_summary: str | None,
+               metadata: dict[str, Any]) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql.FINISH_RUN, [
+            status, counts["documents_added"], counts["documents_updated"],
+            counts["documents_deleted"], counts["documents_skipped"], counts["chunks_written"],
+            counts["embeddings_written"], error_summary, Jsonb(metadata), run_id])
+
+
+def vault_lock_key(vault_path: str) -> int:
+    """A stable signed 64-bit advisory-lock key per canonical vault path."""
+    digest = hashlib.sha256(f"local-rag-ingest:{vault_path}".encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def vault_lock(*, vault_path: str, wait: bool) -> bool:
+    """Take the session advisory lock of this vault; False when another ingest holds it."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql.WAIT_VAULT_LOCK if wait else sql.TRY_VAULT_LOCK,
+                       [vault_lock_key(vault_path)])
+        return wait or bool(cursor.fetchone()[0])
+
+
+def vault_unlock(*, vault_path: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql.RELEASE_VAULT_LOCK, [vault_lock_key(vault_path)])

@@ -1,0 +1,259 @@
+"""Ingest on the real database: incremental sync, crash safety, locking and bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from knowledge import ingest as ingest_module
+from knowledge import sql, store
+from knowledge.db import SchemaNotInitialized
+from knowledge.embeddings import FakeLexicalEmbedder
+from knowledge.ingest import IngestLocked, ingest_vault
+from knowledge.vault import VaultNotFound
+from localrag_site.config import get_config
+from tests.harness import ROOT
+
+SAMPLE_VAULT = ROOT / "samples" / "acme-vault"
+
+pytestmark = pytest.mark.django_db
+
+
+def rows(query: str, params=()) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(query, params)
+        return cursor.fetchall()
+
+
+def write(vault: Path, relative: str, text: str | bytes) -> Path:
+    path = vault / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    write(root, "alpha.md", "---\ntags: [ops]\n---\n# Alpha\n\nAlpha body about [[Beta]] #deploy\n")
+    write(root, "notes/beta.md", "# Beta\n\n## Part one\n\nBeta text.\n\n## Part two\n\nMore.\n")
+    return root
+
+
+def ingest(path, **kwargs):
+    return ingest_vault(vault_path=path, config=get_config(), **kwargs)
+
+
+def test_sample_vault_is_indexed_with_metadata():
+    result = ingest(SAMPLE_VAULT)
+    assert result.status == "success"
+    assert result.documents_added == 9 and result.files_rejected == 0
+    assert result.chunks_written == result.embeddings_written > 9
+    documents = {r[0] for r in rows("SELECT relative_path FROM documents")}
+    assert "policies/Support Escalation Policy.md" in documents
+    assert not any(p.startswith(".") or p.startswith("./") for p in documents)
+    chunk = rows("SELECT heading_path, tags, wikilinks, frontmatter, token_count, content "
+                 "FROM chunks WHERE relative_path = 'policies/Support Escalation Policy.md' "
+                 "ORDER BY chunk_index LIMIT 1")[0]
+    heading_path, tags, _, frontmatter, token_count, content = chunk
+    assert heading_path[0].startswith("Support Escalation Policy")
+    assert tags and "owner" in frontmatter and token_count > 0 and content.strip()
+    run = rows("SELECT status, documents_added, chunks_written, finished_at IS NOT NULL "
+               "FROM ingest_runs WHERE id = %s", [result.run_id])[0]
+    assert run == ("success", 9, result.chunks_written, True)
+
+
+def test_unchanged_vault_is_skipped(vault: Path):
+    first = ingest(vault)
+    chunk_ids = rows("SELECT id FROM chunks ORDER BY id")
+    second = ingest(vault)
+    assert (first.documents_added, second.documents_skipped) == (2, 2)
+    assert second.chunks_written == second.embeddings_written == 0
+    assert rows("SELECT id FROM chunks ORDER BY id") == chunk_ids
+
+
+def test_add_modify_delete_and_rename(vault: Path):
+    ingest(vault)
+    write(vault, "gamma.md", "# Gamma\n\nNew note.\n")
+    write(vault, "alpha.md", "# Alpha\n\nRewritten alpha.\n")
+    (vault / "notes/beta.md").rename(vault / "notes/beta-renamed.md")
+    result = ingest(vault)
+    assert (result.documents_added, result.documents_updated, result.documents_deleted,
+            result.documents_skipped) == (2, 1, 1, 0)
+    paths = [r[0] for r in rows("SELECT relative_path FROM documents ORDER BY 1")]
+    assert paths == ["alpha.md", "gamma.md", "notes/beta-renamed.md"]
+    alpha = rows("SELECT content FROM chunks WHERE relative_path = 'alpha.md'")
+    assert alpha == [("# Alpha\n\nRewritten alpha.",)] or "Rewritten alpha." in alpha[0][0]
+    # The old chunks and their embeddings went with the old version (cascade).
+    assert rows("SELECT count(*) FROM chunks c LEFT JOIN embeddings e ON e.chunk_id = c.id "
+                "WHERE e.id IS NULL") == [(0,)]
+    assert rows("SELECT count(*) FROM chunks WHERE content LIKE '%%Alpha body%%'") == [(0,)]
+
+
+class OtherModelEmbedder(FakeLexicalEmbedder):
+    provider = "fake-alt"
+    model = "fake-alt-v1"
+
+
+def test_provider_switch_adds_only_missing_vectors(vault: Path, monkeypatch):
+    ingest(vault)
+    chunks_before = rows("SELECT id, content, updated_at FROM chunks ORDER BY id")
+    monkeypatch.setattr(ingest_module, "get_embedder", lambda config: OtherModelEmbedder())
+    switched = ingest(vault)
+    assert switched.documents_skipped == 2 and switched.chunks_written == 0
+    assert switched.embeddings_written == len(chunks_before)
+    assert rows("SELECT id, content, updated_at FROM chunks ORDER BY id") == chunks_before
+    per_provider = rows("SELECT embedding_provider, count(*) FROM embeddings GROUP BY 1 ORDER BY 1")
+    assert per_provider == [("fake", len(chunks_before)), ("fake-alt", len(chunks_before))]
+    again = ingest(vault)
+    assert again.embeddings_written == 0
+
+
+def test_failure_mid_document_keeps_the_previous_version(vault: Path, monkeypatch):
+    ingest(vault)
+    before = rows("SELECT relative_path, chunk_index, content FROM chunks ORDER BY 1, 2")
+    write(vault, "alpha.md", "# Alpha\n\nA new version that will fail to store.\n")
+
+    # A real server-side error in the last statement of the document's transaction, after its
+    # old chunks were deleted and while the new ones are being inserted.
+    failing = sql.INSERT_CHUNKS_WITH_EMBEDDINGS.replace("SELECT i.id,", "SELECT i.id / 0,")
+    monkeypatch.setattr(sql, "INSERT_CHUNKS_WITH_EMBEDDINGS", failing)
+    with pytest.raises(Exception, match="division by zero"):
+        ingest(vault)
+    assert rows("SELECT relative_path, chunk_index, content FROM chunks ORDER BY 1, 2") == before
+    assert rows("SELECT count(*) FROM embeddings") == [(len(before),)]
+    status, summary = rows("SELECT status, error_summary FROM ingest_runs ORDER BY id DESC "
+                           "LIMIT 1")[0]
+    assert status == "failed" and "division by zero" in summary
+
+
+def test_bad_files_are_skipped_with_warnings(vault: Path, tmp_path: Path):
+    write(vault, "binary.md", b"\x89PNG\r\n\x1a\n\x00\x00data")
+    write(vault, "latin1.md", "# Caf\xe9\n".encode("latin-1"))
+    write(vault, "huge.md", "# Huge\n\n" + "word " * 5000)
+    write(vault, "broken-yaml.md", "---\ntitle: [unclosed\n---\n# Still indexed\n\nBody text.\n")
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Secret\n\nOutside the vault.\n")
+    os.symlink(outside, vault / "escape.md")
+    write(vault, ".obsidian/workspace.md", "# Not a note\n")
+    write(vault, ".trash/old.md", "# Deleted note\n")
+    result = ingest(vault, max_file_bytes=10_000)
+    reasons = {w["file"]: w["reason"] for w in result.warnings}
+    assert "NUL" in reasons["binary.md"]
+    assert "UTF-8" in reasons["latin1.md"]
+    assert "larger than" in reasons["huge.md"]
+    assert "outside the vault" in reasons["escape.md"]
+    assert "YAML" in reasons["broken-yaml.md"]
+    assert result.status == "success"
+    paths = {r[0] for r in rows("SELECT relative_path FROM documents")}
+    assert paths == {"alpha.md", "notes/beta.md", "broken-yaml.md"}
+    assert rows("SELECT frontmatter = '{}'::jsonb FROM documents "
+                "WHERE relative_path = 'broken-yaml.md'") == [(True,)]
+    stored = rows("SELECT metadata ->> 'warnings' FROM ingest_runs WHERE id = %s", [result.run_id])
+    assert {"file": "binary.md", "reason": reasons["binary.md"]} in json.loads(stored[0][0])
+
+
+def test_empty_note_gets_a_document_and_no_chunks(vault: Path):
+    write(vault, "empty.md", "   \n\n")
+    write(vault, "only-frontmatter.md", "---\nowner: ops\n---\n")
+    first = ingest(vault)
+    second = ingest(vault)
+    assert first.documents_added == 4 and second.documents_skipped == 4
+    counts = rows("SELECT d.relative_path, count(c.id) FROM documents d LEFT JOIN chunks c "
+                  "ON c.document_id = d.id GROUP BY 1 ORDER BY 1")
+    assert ("empty.md", 0) in counts and ("only-frontmatter.md", 0) in counts
+
+
+def test_path_spellings_are_one_vault(vault: Path, monkeypatch):
+    monkeypatch.chdir(vault.parent)
+    ingest("vault")
+    again = [ingest("./vault/"), ingest(str(vault)), ingest(vault / ".." / "vault")]
+    assert [r.documents_skipped for r in again] == [2, 2, 2]
+    assert rows("SELECT DISTINCT vault_path FROM documents") == [(str(vault.resolve()),)]
+
+
+def test_missing_or_file_vault_path_is_rejected(vault: Path):
+    with pytest.raises(VaultNotFound) as missing:
+        ingest(vault / "nope")
+    with pytest.raises(VaultNotFound):
+        ingest(vault / "alpha.md")
+    assert missing.value.exit_code == 2
+
+
+def test_uninitialised_schema_is_reported_and_nothing_is_created(vault: Path):
+    with connection.cursor() as cursor:  # rolled back with the test's transaction
+        cursor.execute("DROP TABLE ingest_runs, embeddings, chunks, documents CASCADE")
+    with pytest.raises(SchemaNotInitialized) as err:
+        ingest(vault)
+    assert "rag db init" in err.value.message and err.value.exit_code == 3
+    assert rows("SELECT count(*) FROM pg_tables WHERE tablename = 'documents'") == [(0,)]
+
+
+def test_second_ingest_of_a_locked_vault_fails_clearly(vault: Path):
+    import psycopg
+
+    from localrag_site.dburl import database_settings
+
+    settings = database_settings(get_config().test_database_url)
+    key = store.vault_lock_key(str(vault.resolve()))
+    with psycopg.connect(host=settings["HOST"], port=settings["PORT"] or None,
+                         user=settings["USER"], dbname=settings["NAME"], autocommit=True) as other:
+        other.execute("SELECT pg_advisory_lock(%s)", [key])
+        with pytest.raises(IngestLocked) as err:
+            ingest(vault)
+        assert "another ingest" in err.value.message
+    assert ingest(vault).documents_added == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_ingests_of_one_vault_serialise(vault: Path, clean_tables):
+    import threading
+
+    from django.db import connections
+
+    results, errors = [], []
+
+    def worker() -> None:
+        try:
+            results.append(ingest(vault, wait_for_lock=True))
+        except Exception as exc:  # surfaced by the assertion below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    assert sorted((r.documents_added, r.documents_skipped) for r in results) == [(0, 2), (2, 0)]
+    assert rows("SELECT count(*) FROM documents") == [(2,)]
+    assert rows("SELECT count(*) FROM chunks") == rows("SELECT count(*) FROM embeddings")
+
+
+def test_worker_processes_index_exactly_what_serial_ingest_does(tmp_path: Path, monkeypatch):
+    from knowledge import preparing
+
+    for index in range(6):
+        write(tmp_path / "v", f"n{index}.md",
+              f"# Note {index}\n\n## Part\n\nText {index} about [[Note {index + 1}]] #t{index}\n")
+    serial = ingest(tmp_path / "v", prepare_workers=0)
+    snapshot = rows("SELECT c.relative_path, c.chunk_index, c.content, c.heading_path, c.tags, "
+                    "c.wikilinks, e.embedding::text FROM chunks c JOIN embeddings e "
+                    "ON e.chunk_id = c.id ORDER BY 1, 2")
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM documents")
+    monkeypatch.setattr(preparing, "SERIAL_FIRST", 1)  # everything after note 1 goes to workers
+    parallel = ingest(tmp_path / "v", prepare_workers=2)
+    assert (serial.documents_added, parallel.documents_added) == (6, 6)
+    assert rows("SELECT c.relative_path, c.chunk_index, c.content, c.heading_path, c.tags, "
+                "c.wikilinks, e.embedding::text FROM chunks c JOIN embeddings e "
+                "ON e.chunk_id = c.id ORDER BY 1, 2") == snapshot
