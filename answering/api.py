@@ -1,3 +1,39 @@
+"""`POST /ask` and `POST /ask/stream` (Server-Sent Events)."""
+
+from __future__ import annotations
+
+import json
+
+from django.http import StreamingHttpResponse
 from ninja import Router
 
+from answering.schemas import AskRequest, AskResponse
+from answering.services import ask, ask_events, ask_prepare
+from localrag_site.config import get_config
+from localrag_site.schemas import ErrorBody
+
 router = Router(tags=["answering"])
+ERRORS = {code: ErrorBody for code in (422, 500, 502, 503, 504)}
+
+
+@router.post("/ask", response={200: AskResponse, **ERRORS},
+             summary="Answer from the knowledge base with citations, or say it has no answer")
+def ask_view(request, payload: AskRequest):
+    return ask(question=payload.question, top_k=payload.top_k, fallback=payload.fallback,
+               config=get_config())
+
+
+@router.post("/ask/stream", response={200: None, **ERRORS},
+             summary="The same answer as /ask, streamed as Server-Sent Events",
+             description="Events in order: `retrieval`, `delta` (repeated), `citations`, `done`; "
+                         "an `error` event with the unified error body if generation fails "
+                         "after the stream started.")
+def ask_stream_view(request, payload: AskRequest):
+    plan = ask_prepare(question=payload.question, top_k=payload.top_k,
+                       fallback=payload.fallback, config=get_config())
+    frames = (f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+              for name, data in ask_events(plan))
+    response = StreamingHttpResponse(frames, content_type="text/event-stream; charset=utf-8")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"
+    return response

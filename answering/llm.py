@@ -82,6 +82,7 @@ FAKE_MAX_SENTENCE_CHARS = 200
 _BLOCK_HEADER = re.compile(r"^\[(\d+)\] source: .*\nheading: .*\nscore: .*\ncontent:\n",
                            re.MULTILINE)
 _SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？])")
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _STREAM_PIECE = re.compile(r"\s*\S+\s*|\s+")
 _SSE_OTHER_FIELDS = ("event", "id", "retry")
 
@@ -121,6 +122,8 @@ def _fake_first_sentence(content: str) -> str:
     lines = content.strip().splitlines()
     while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
         lines.pop(0)
+    # List markers ("- ", "3. ") are layout, not the start of a sentence.
+    lines = [_LIST_MARKER.sub("", line) for line in lines]
     text = " ".join(" ".join(lines).split())
     match = _SENTENCE.match(text)
     sentence = match.group(0) if match else text

@@ -127,3 +127,10 @@ def _fake_vector(fields: list[tuple[str, float]]) -> list[float]:
     for bucket, value in buckets.items():
         vector[bucket] = value / norm
     return vector
+
+
+def embedder_status(*, config: Config) -> str:
+    """`ok` when the configured provider can embed now, else a short reason (for /health)."""
+    if config.embedding_provider == "fake":
+        return "ok"
+    return "unavailable"

@@ -6,6 +6,7 @@ import logging
 
 from django.core.exceptions import RequestDataTooBig
 from ninja import NinjaAPI
+from ninja.renderers import JSONRenderer
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 
@@ -16,7 +17,14 @@ from retrieval.api import router as retrieval_router
 
 logger = logging.getLogger("localrag.api")
 
+class Utf8JSONRenderer(JSONRenderer):
+    """JSON with non-ASCII text as is (the sample vault is Chinese), not as \\u escapes."""
+
+    json_dumps_params = {"ensure_ascii": False}
+
+
 api = NinjaAPI(
+    renderer=Utf8JSONRenderer(),
     title="local-rag",
     version="0.1.0",
     description="Answers from a local Markdown / Obsidian knowledge base, with citations.",
@@ -36,14 +44,22 @@ def on_domain_error(request, exc: LocalRagError):
 @api.exception_handler(NinjaValidationError)
 def on_validation_error(request, exc: NinjaValidationError):
     problems = [
-        {"loc": [str(part) for part in error.get("loc", ())], "msg": error.get("msg", "invalid"),
+        {"field": _field_name(error.get("loc", ())), "msg": error.get("msg", "invalid"),
          "type": error.get("type", "invalid")}
         for error in exc.errors
     ]
-    summary = "; ".join(f"{'.'.join(p['loc'][1:]) or 'body'}: {p['msg']}" for p in problems)
+    summary = "; ".join(f"{p['field']}: {p['msg']}" for p in problems)
     return api.create_response(
         request, error_body("invalid_request", f"invalid request: {summary}", {"errors": problems}),
         status=422)
+
+
+def _field_name(loc) -> str:
+    # ninja reports ("body", "payload", "top_k"); the client only knows "top_k".
+    parts = [str(part) for part in loc]
+    if parts[:2] == ["body", "payload"]:
+        parts = parts[2:]
+    return ".".join(parts) or "body"
 
 
 @api.exception_handler(RequestDataTooBig)
@@ -54,6 +70,9 @@ def on_too_large(request, exc: RequestDataTooBig):
 
 @api.exception_handler(HttpError)
 def on_http_error(request, exc: HttpError):
+    if exc.status_code == 400:  # ninja's "Cannot parse request body": not valid JSON
+        return api.create_response(
+            request, error_body("invalid_request", "request body is not valid JSON"), status=422)
     code = "invalid_request" if exc.status_code < 500 else "internal_error"
     return api.create_response(request, error_body(code, str(exc)), status=exc.status_code)
 

@@ -1,0 +1,150 @@
+"""`rag eval`: run the evaluation questions through retrieval and the mode rule, and score them.
+
+Per question: the rank of the first expected source, the confidence and the mode. Overall:
+Hit@1, Hit@5, MRR (over in-domain questions), mode accuracy, no_answer precision/recall, the
+calibration margin, and a per-threshold table that suggests the threshold separating in-domain
+from out-of-domain questions best (the configuration is never changed automatically).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from answering.modes import MODE_NO_ANSWER, MODE_RAG, mode_decide
+from knowledge.embeddings import get_embedder
+from localrag_site.config import Config
+from localrag_site.errors import InvalidRequest
+from retrieval.services import search
+
+THRESHOLD_GRID = [round(step * 0.05, 2) for step in range(1, 20)]
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    question: str
+    expected_sources: list[str]
+    expected_mode: str
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    id: str
+    question: str
+    expected_mode: str
+    mode: str
+    confidence: float
+    hit_rank: int | None  # 1-based rank of the first expected source, None when absent
+    top_sources: list[str]
+    passed: bool
+
+
+def questions_load(*, path: Path) -> list[Question]:
+    """Read and check eval/questions.yaml."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InvalidRequest(f"questions file not found: {path}") from None
+    except yaml.YAMLError as exc:
+        raise InvalidRequest(f"questions file is not valid YAML: {exc}") from None
+    entries = raw.get("questions") if isinstance(raw, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise InvalidRequest(f"{path} must hold a non-empty `questions:` list")
+    questions = []
+    for position, entry in enumerate(entries, start=1):
+        try:
+            question = Question(id=str(entry["id"]), question=str(entry["question"]),
+                                expected_sources=list(entry.get("expected_sources") or []),
+                                expected_mode=str(entry["expected_mode"]))
+        except (KeyError, TypeError) as exc:
+            raise InvalidRequest(f"question #{position} in {path} lacks a field: {exc}") from None
+        if question.expected_mode not in (MODE_RAG, MODE_NO_ANSWER):
+            raise InvalidRequest(f"question {question.id}: expected_mode must be rag or no_answer")
+        questions.append(question)
+    return questions
+
+
+def evaluate(*, questions: list[Question], top_k: int, config: Config) -> dict[str, Any]:
+    """Score every question; the report is what `rag eval --json` prints."""
+    embedder = get_embedder(config=config)
+    threshold = config.threshold
+    results = []
+    for question in questions:
+        outcome = search(query=question.question, top_k=top_k, config=config, embedder=embedder)
+        sources = [hit.source for hit in outcome.results]
+        rank = next((index for index, source in enumerate(sources, start=1)
+                     if source in question.expected_sources), None)
+        mode = mode_decide(confidence=outcome.confidence, threshold=threshold,
+                           fallback_requested=False, fallback_enabled=False)
+        passed = mode == question.expected_mode and (
+            question.expected_mode != MODE_RAG or rank is not None)
+        results.append(QuestionResult(
+            id=question.id, question=question.question, expected_mode=question.expected_mode,
+            mode=mode, confidence=outcome.confidence, hit_rank=rank,
+            top_sources=list(dict.fromkeys(sources))[:3], passed=passed))
+    return {"threshold": threshold, "threshold_origin": config.threshold_origin, "top_k": top_k,
+            "embedding_provider": config.embedding_provider,
+            "embedding_model": config.embedding_model,
+            "summary": _summary(results, threshold),
+            "thresholds": _threshold_table(results),
+            "questions": [asdict(result) for result in results]}
+
+
+def _summary(results: list[QuestionResult], threshold: float) -> dict[str, Any]:
+    in_domain = [r for r in results if r.expected_mode == MODE_RAG]
+    out_domain = [r for r in results if r.expected_mode == MODE_NO_ANSWER]
+    ranks = [r.hit_rank for r in in_domain]
+    refusals = _refusal_scores(results, threshold)
+    lowest_in = min((r.confidence for r in in_domain), default=None)
+    highest_out = max((r.confidence for r in out_domain), default=None)
+    return {
+        "questions": len(results),
+        "passed": sum(r.passed for r in results),
+        "failed": [r.id for r in results if not r.passed],
+        "hit_at_1": _ratio(sum(rank == 1 for rank in ranks), len(ranks)),
+        "hit_at_5": _ratio(sum(rank is not None and rank <= 5 for rank in ranks), len(ranks)),
+        "mrr": _ratio(sum(1 / rank for rank in ranks if rank), len(ranks)),
+        "mode_accuracy": _ratio(sum(r.mode == r.expected_mode for r in results), len(results)),
+        "no_answer_precision": refusals["precision"],
+        "no_answer_recall": refusals["recall"],
+        "lowest_in_domain_confidence": lowest_in,
+        "highest_out_of_domain_confidence": highest_out,
+        "calibration_margin": (lowest_in - highest_out
+                               if lowest_in is not None and highest_out is not None else None),
+    }
+
+
+def _refusal_scores(results: list[QuestionResult], threshold: float) -> dict[str, float | None]:
+    refused = [r for r in results if r.confidence < threshold]
+    should_refuse = [r for r in results if r.expected_mode == MODE_NO_ANSWER]
+    correct = sum(r.expected_mode == MODE_NO_ANSWER for r in refused)
+    return {"precision": _ratio(correct, len(refused)),
+            "recall": _ratio(correct, len(should_refuse))}
+
+
+def _threshold_table(results: list[QuestionResult]) -> dict[str, Any]:
+    rows = []
+    for threshold in THRESHOLD_GRID:
+        refusals = _refusal_scores(results, threshold)
+        correct = sum((r.confidence >= threshold) == (r.expected_mode == MODE_RAG)
+                      for r in results)
+        rows.append({"threshold": threshold, "mode_accuracy": _ratio(correct, len(results)),
+                     "no_answer_precision": refusals["precision"],
+                     "no_answer_recall": refusals["recall"]})
+    in_domain = [r.confidence for r in results if r.expected_mode == MODE_RAG]
+    out_domain = [r.confidence for r in results if r.expected_mode == MODE_NO_ANSWER]
+    if in_domain and out_domain and min(in_domain) > max(out_domain):
+        suggested = round((min(in_domain) + max(out_domain)) / 2, 3)
+        reason = "midpoint between the highest out-of-domain and the lowest in-domain confidence"
+    else:
+        best = max(rows, key=lambda row: (row["mode_accuracy"] or 0, -row["threshold"]))
+        suggested, reason = best["threshold"], "highest mode accuracy (classes overlap)"
+    return {"rows": rows, "suggested": suggested, "reason": reason}
+
+
+def _ratio(part: float, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None

@@ -1,0 +1,35 @@
+"""`rag ask "..." [--top-k N] [--fallback] [--json]` — the same service as POST /ask."""
+
+from __future__ import annotations
+
+from answering.services import ask
+from localrag_site.commands import RagCommand
+from localrag_site.config import get_config
+from localrag_site.output import body_json, citation_line
+
+
+class Command(RagCommand):
+    help = "Ask the knowledge base; prints the mode, confidence, answer and citations."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("question")
+        parser.add_argument("--top-k", type=int, default=None, help="1..20 (default RAG_TOP_K)")
+        parser.add_argument("--fallback", action="store_true",
+                            help="allow a general-knowledge answer below the threshold "
+                                 "(only if RAG_FALLBACK_ENABLED=true)")
+        parser.add_argument("--json", action="store_true", help="print the HTTP response body")
+
+    def handle(self, *args, question: str, top_k: int | None, fallback: bool, **options) -> None:
+        body = ask(question=question, top_k=top_k, fallback=fallback, config=get_config())
+        if options["json"]:
+            self.stdout.write(body_json(body))
+            return
+        self.stdout.write(f"mode: {body['mode']}\nconfidence: {body['confidence']:.4f}\n")
+        self.stdout.write(body["answer"])
+        if body["citations"]:
+            self.stdout.write("\ncitations:")
+            for number, citation in enumerate(body["citations"], start=1):
+                self.stdout.write(citation_line(number, citation))
+        if body["invalid_citations_removed"]:
+            self.stdout.write(f"({body['invalid_citations_removed']} invalid citation markers "
+                              "removed)")

@@ -1,0 +1,61 @@
+"""`rag eval [--questions eval/questions.yaml] [--top-k 5] [--json]`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from answering.evaluation import evaluate, questions_load
+from localrag_site.commands import RagCommand
+from localrag_site.config import get_config
+from localrag_site.output import body_json
+from retrieval.services import top_k_validate
+
+
+class Command(RagCommand):
+    help = "Score retrieval and the answer mode on the evaluation questions; exit 1 on a miss."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--questions", default=None,
+                            help="YAML file (default: eval/questions.yaml in the project)")
+        parser.add_argument("--top-k", type=int, default=5)
+        parser.add_argument("--json", action="store_true")
+
+    def handle(self, *args, questions: str | None, top_k: int, **options) -> None:
+        config = get_config()
+        path = Path(questions) if questions else (config.project_root or Path.cwd()) / "eval" / "questions.yaml"
+        report = evaluate(questions=questions_load(path=path),
+                          top_k=top_k_validate(top_k, config=config), config=config)
+        if options["json"]:
+            self.stdout.write(body_json(report))
+        else:
+            self._print(report)
+        if report["summary"]["failed"]:
+            raise SystemExit(1)
+
+    def _print(self, report: dict) -> None:
+        summary = report["summary"]
+        self.stdout.write(f"provider {report['embedding_provider']} / {report['embedding_model']}"
+                          f", threshold {report['threshold']:.2f} ({report['threshold_origin']}),"
+                          f" top_k {report['top_k']}\n")
+        self.stdout.write(f"{'id':<6} {'expected':<10} {'mode':<10} {'conf':>7} {'rank':>5}  question")
+        for row in report["questions"]:
+            rank = row["hit_rank"] if row["hit_rank"] is not None else "-"
+            mark = "" if row["passed"] else "  <-- FAIL"
+            self.stdout.write(f"{row['id']:<6} {row['expected_mode']:<10} {row['mode']:<10} "
+                              f"{row['confidence']:>7.4f} {rank:>5}  {row['question']}{mark}")
+        self.stdout.write("")
+        for key in ("hit_at_1", "hit_at_5", "mrr", "mode_accuracy", "no_answer_precision",
+                    "no_answer_recall", "lowest_in_domain_confidence",
+                    "highest_out_of_domain_confidence", "calibration_margin"):
+            value = summary[key]
+            self.stdout.write(f"{key:<34} {value:.4f}" if value is not None else f"{key:<34} n/a")
+        self.stdout.write(f"\n{'threshold':>9} {'mode acc':>9} {'refusal P':>10} {'refusal R':>10}")
+        for row in report["thresholds"]["rows"]:
+            cells = [row["mode_accuracy"], row["no_answer_precision"], row["no_answer_recall"]]
+            shown = [f"{c:.2f}" if c is not None else "n/a" for c in cells]
+            self.stdout.write(f"{row['threshold']:>9.2f} {shown[0]:>9} {shown[1]:>10} {shown[2]:>10}")
+        suggestion = report["thresholds"]
+        self.stdout.write(f"\nsuggested threshold: {suggestion['suggested']} ({suggestion['reason']});"
+                          " set RAG_MIN_SIMILARITY to use it")
+        self.stdout.write(f"\n{summary['passed']}/{summary['questions']} questions passed"
+                          + (f"; failed: {', '.join(summary['failed'])}" if summary["failed"] else ""))

@@ -1,0 +1,31 @@
+"""The /ask and /ask/stream contract."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ninja import Schema
+
+from localrag_site.schemas import QueryText, StrictRequest, TopK
+
+
+class AskRequest(StrictRequest):
+    question: QueryText
+    top_k: TopK = None
+    fallback: bool = False
+
+
+class CitationOut(Schema):
+    source: str
+    heading: str
+    heading_path: list[str]
+    score: float
+    chunk_index: int
+
+
+class AskResponse(Schema):
+    mode: Literal["rag", "fallback", "no_answer"]
+    confidence: float
+    answer: str
+    citations: list[CitationOut]
+    invalid_citations_removed: int

@@ -1,0 +1,109 @@
+"""Ask: retrieval -> mode -> context -> LLM -> answer with citations; whole or streamed.
+
+Everything that can fail before generation (validation, database, retrieval readiness, LLM
+settings) is checked in `ask_prepare`, so the streaming endpoint can answer those as ordinary
+JSON errors before its first byte. The database connection is released before the LLM call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from answering.citations import CitationStreamFilter, citations_strip
+from answering.context import build_context
+from answering.llm import LLMClient, get_llm_client
+from answering.modes import (FALLBACK_NOTICE, MODE_FALLBACK, MODE_NO_ANSWER, MODE_RAG,
+                             mode_decide, no_answer_text)
+from answering.prompts import fallback_messages, rag_messages
+from knowledge.db import release_connection
+from localrag_site.config import Config
+from localrag_site.errors import LocalRagError, error_body
+from retrieval.services import search
+
+logger = logging.getLogger("localrag.answering")
+
+
+@dataclass
+class AskPlan:
+    """What was decided before generation: the mode, the sources and the model's input."""
+
+    mode: str
+    confidence: float
+    citations: list[dict[str, Any]]
+    block_count: int = 0
+    messages: list[dict[str, str]] = field(default_factory=list)
+    fixed_answer: str = ""  # no_answer: the whole answer, no model involved
+    client: LLMClient | None = None
+
+
+def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Config) -> AskPlan:
+    """Retrieve, decide the mode and build the prompt; raises every pre-generation error."""
+    outcome = search(query=question, top_k=top_k, config=config)
+    mode = mode_decide(confidence=outcome.confidence, threshold=config.threshold,
+                       fallback_requested=fallback, fallback_enabled=config.rag_fallback_enabled)
+    plan = AskPlan(mode=mode, confidence=outcome.confidence, citations=[])
+    if mode == MODE_RAG:
+        context = build_context(hits=outcome.results, token_budget=config.rag_context_token_budget)
+        plan.citations = [citation.as_dict() for citation in context.citations]
+        plan.block_count = context.blocks
+        plan.messages = rag_messages(question=question, context_text=context.text)
+        plan.client = get_llm_client(config=config)
+    elif mode == MODE_FALLBACK:
+        plan.messages = fallback_messages(question=question)
+        plan.client = get_llm_client(config=config)
+    else:
+        plan.fixed_answer = no_answer_text(
+            weak_sources=[hit.source for hit in outcome.results],
+            fallback_disabled=fallback and not config.rag_fallback_enabled)
+    # Generation can take many seconds: no database connection is held meanwhile.
+    release_connection()
+    return plan
+
+
+def ask(*, question: str, top_k: int | None, fallback: bool, config: Config) -> dict[str, Any]:
+    """The /ask response body: {mode, confidence, answer, citations, invalid_citations_removed}."""
+    plan = ask_prepare(question=question, top_k=top_k, fallback=fallback, config=config)
+    removed = 0
+    if plan.mode == MODE_NO_ANSWER:
+        answer = plan.fixed_answer
+    else:
+        generated = plan.client.complete(messages=plan.messages)
+        answer, removed = citations_strip(text=generated, block_count=plan.block_count)
+        if plan.mode == MODE_FALLBACK:
+            answer = FALLBACK_NOTICE + answer
+    return {"mode": plan.mode, "confidence": plan.confidence, "answer": answer,
+            "citations": plan.citations, "invalid_citations_removed": removed}
+
+
+def ask_events(plan: AskPlan) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The /ask/stream events: retrieval, delta..., citations, done — or an error event once
+    generation has failed (the HTTP status is already sent by then)."""
+    yield "retrieval", {"mode": plan.mode, "confidence": plan.confidence,
+                        "citations": plan.citations}
+    stream_filter = CitationStreamFilter(block_count=plan.block_count)
+    if plan.mode == MODE_NO_ANSWER:
+        yield "delta", {"text": plan.fixed_answer}
+    else:
+        if plan.mode == MODE_FALLBACK:
+            yield "delta", {"text": FALLBACK_NOTICE}
+        try:
+            for piece in plan.client.stream(messages=plan.messages):
+                text = stream_filter.feed(piece)
+                if text:
+                    yield "delta", {"text": text}
+            tail = stream_filter.finish()
+            if tail:
+                yield "delta", {"text": tail}
+        except LocalRagError as exc:
+            yield "error", exc.as_body()
+            return
+        except Exception:
+            logger.exception("streaming generation failed")
+            yield "error", error_body("internal_error", "generation failed; see the server log")
+            return
+    yield "citations", {"citations": plan.citations,
+                        "invalid_citations_removed": stream_filter.removed}
+    yield "done", {"mode": plan.mode}

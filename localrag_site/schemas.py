@@ -1,0 +1,36 @@
+"""Request/response building blocks shared by the apps' API schemas."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from ninja import Schema
+from pydantic import AfterValidator, ConfigDict, Field
+
+MAX_TEXT_CHARS = 4000
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty or whitespace only")
+    return value
+
+
+# Strict: no coercion ("5" is not an int, 1 is not a bool); unknown fields are errors.
+class StrictRequest(Schema):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+QueryText = Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS),
+                      AfterValidator(_not_blank)]
+TopK = Annotated[int | None, Field(default=None, ge=1, le=20)]
+
+
+class ErrorDetail(Schema):
+    code: str
+    message: str
+    details: dict[str, Any]
+
+
+class ErrorBody(Schema):
+    error: ErrorDetail
