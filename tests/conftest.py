@@ -81,3 +81,30 @@ def run_cli():
                               timeout=timeout)
 
     return run
+
+
+@pytest.fixture
+def config_override(monkeypatch):
+    """Replace fields of the process-wide config for one test (e.g. the LLM settings)."""
+    import dataclasses
+
+    from localrag_site import config as module
+
+    base = module.get_config()
+
+    def apply(**changes):
+        changed = dataclasses.replace(base, **changes)
+        monkeypatch.setattr(module, "_config", changed)
+        return changed
+
+    return apply
+
+
+@pytest.fixture
+def sample_index(db):
+    """The sample vault, ingested with the fake embedder (rolled back after the test)."""
+    from knowledge.ingest import ingest_vault
+    from localrag_site.config import get_config
+
+    return ingest_vault(vault_path=ROOT / "samples" / "acme-vault", config=get_config(),
+                        prepare_workers=0)

@@ -1,0 +1,90 @@
+"""The ask service end to end in-process: the four mode rows, citations and invalid markers."""
+
+from __future__ import annotations
+
+import pytest
+
+from answering.modes import FALLBACK_NOTICE
+from answering.services import ask, ask_events, ask_prepare
+from localrag_site.config import get_config
+
+IN_DOMAIN = "客户 P1 工单应该怎么升级？"
+OUT_OF_DOMAIN = "明天巴黎天气如何？"
+
+
+def test_confident_question_is_answered_from_context_with_citations(sample_index):
+    body = ask(question=IN_DOMAIN, top_k=None, fallback=False, config=get_config())
+    assert body["mode"] == "rag" and body["confidence"] >= 0.2
+    assert body["citations"][0]["source"] == "policies/Support Escalation Policy.md"
+    assert "[1]" in body["answer"] and body["invalid_citations_removed"] == 0
+    assert set(body["citations"][0]) == {"source", "heading", "heading_path", "score",
+                                         "chunk_index"}
+
+
+def test_below_threshold_without_fallback_is_no_answer(sample_index):
+    body = ask(question=OUT_OF_DOMAIN, top_k=None, fallback=False, config=get_config())
+    assert body["mode"] == "no_answer" and body["citations"] == []
+    assert "knowledge base" in body["answer"] and "知识库" in body["answer"]
+    assert "See also:" in body["answer"]
+    assert "fallback" not in body["answer"].lower()
+
+
+def test_fallback_requested_but_disabled_says_so(sample_index, config_override):
+    config = config_override(rag_fallback_enabled=False)
+    body = ask(question=OUT_OF_DOMAIN, top_k=None, fallback=True, config=config)
+    assert body["mode"] == "no_answer"
+    assert "fallback" in body["answer"] and "disabled" in body["answer"]
+
+
+def test_fallback_requested_and_enabled_prefixes_the_notice(sample_index, config_override):
+    config = config_override(rag_fallback_enabled=True)
+    body = ask(question=OUT_OF_DOMAIN, top_k=None, fallback=True, config=config)
+    assert body["mode"] == "fallback" and body["citations"] == []
+    assert body["answer"].startswith(FALLBACK_NOTICE)
+    assert "knowledge base" in body["answer"] and "知识库" in body["answer"]
+
+
+def test_confident_question_ignores_fallback_flag(sample_index, config_override):
+    config = config_override(rag_fallback_enabled=True)
+    assert ask(question=IN_DOMAIN, top_k=None, fallback=True, config=config)["mode"] == "rag"
+
+
+def test_explicit_threshold_changes_the_mode(sample_index, config_override):
+    config = config_override(rag_min_similarity=0.99)
+    assert ask(question=IN_DOMAIN, top_k=None, fallback=False, config=config)["mode"] == "no_answer"
+
+
+def test_stream_deltas_concatenate_to_the_ask_answer(sample_index):
+    config = get_config()
+    whole = ask(question=IN_DOMAIN, top_k=3, fallback=False, config=config)
+    events = list(ask_events(ask_prepare(question=IN_DOMAIN, top_k=3, fallback=False,
+                                         config=config)))
+    names = [name for name, _ in events]
+    assert names[0] == "retrieval" and names[-2:] == ["citations", "done"]
+    assert set(names[1:-2]) == {"delta"} and len(names) > 4
+    assert "".join(data["text"] for name, data in events if name == "delta") == whole["answer"]
+    assert events[0][1]["citations"] == whole["citations"] == events[-2][1]["citations"]
+
+
+def test_no_answer_streams_its_message_as_one_delta(sample_index):
+    config = get_config()
+    events = list(ask_events(ask_prepare(question=OUT_OF_DOMAIN, top_k=None, fallback=False,
+                                         config=config)))
+    deltas = [data["text"] for name, data in events if name == "delta"]
+    assert len(deltas) == 1
+    assert deltas[0] == ask(question=OUT_OF_DOMAIN, top_k=None, fallback=False,
+                            config=config)["answer"]
+
+
+@pytest.mark.parametrize("markers", ["[9]", "[0] and [42]"])
+def test_invalid_citation_markers_are_removed_and_counted(sample_index, config_override,
+                                                           markers):
+    from tests.answering.stub_openai import StubOpenAI
+
+    with StubOpenAI(behaviour="json", answer=f"Escalate within 15 minutes [1] {markers}.") as stub:
+        config = config_override(llm_provider="openai-compatible", llm_base_url=stub.base_url,
+                                 llm_model="m", llm_api_key="k")
+        body = ask(question=IN_DOMAIN, top_k=None, fallback=False, config=config)
+    assert body["answer"].startswith("Escalate within 15 minutes [1]")
+    assert "[9]" not in body["answer"] and "[42]" not in body["answer"]
+    assert body["invalid_citations_removed"] == markers.count("[")

@@ -1,0 +1,147 @@
+"""The whole loop over real processes: CLI ingest, gunicorn over a real socket, CLI search/ask."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from tests.answering.stub_openai import StubOpenAI
+from tests.conftest import cli_env
+from tests.harness import ROOT
+
+QUESTION = "客户 P1 工单应该怎么升级？"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    """`rag serve` in a subprocess, on a free loopback port."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen(
+            [sys.executable, str(ROOT / "manage.py"), "serve", "--port", str(self.port),
+             "--workers", "1", "--threads", "4"],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"{self.url}/openapi.json", timeout=1)
+                return
+            except httpx.TransportError:
+                if self.process.poll() is not None:
+                    break
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"server did not start: {self.output()}")
+
+    def output(self) -> str:
+        return self.process.stdout.read().decode(errors="replace") if self.process.stdout else ""
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+@pytest.fixture
+def serve():
+    servers = []
+
+    def start(**overrides: str) -> Server:
+        server = Server(cli_env(**overrides))
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def test_ingest_search_and_ask_over_http_and_cli(clean_tables, serve, run_cli):
+    not_ready = run_cli("search", QUESTION)
+    assert not_ready.returncode == 3 and "retrieval_not_ready" in not_ready.stderr
+
+    ingest = run_cli("ingest", "samples/acme-vault", "--json")
+    assert ingest.returncode == 0, ingest.stderr
+    summary = json.loads(ingest.stdout)
+    assert summary["status"] == "success" and summary["documents_added"] == 9
+
+    server = serve()
+    health = httpx.get(f"{server.url}/health", timeout=10).json()
+    assert health["checks"]["retrieval_ready"] == "ready"
+    assert health["details"]["chunks"] == summary["chunks_written"]
+
+    http_search = httpx.post(f"{server.url}/search", json={"query": QUESTION, "top_k": 3},
+                             timeout=10)
+    cli_search = run_cli("search", QUESTION, "--top-k", "3", "--json")
+    assert http_search.status_code == 200 and cli_search.returncode == 0
+    assert json.loads(cli_search.stdout) == http_search.json()
+    assert http_search.json()["results"][0]["source"] == "policies/Support Escalation Policy.md"
+
+    http_ask = httpx.post(f"{server.url}/ask", json={"question": QUESTION}, timeout=10)
+    cli_ask = run_cli("ask", QUESTION, "--json")
+    assert json.loads(cli_ask.stdout) == http_ask.json()
+    assert http_ask.json()["mode"] == "rag"
+
+    human = run_cli("ask", QUESTION)
+    assert "mode: rag" in human.stdout
+    assert "[1] policies/Support Escalation Policy.md › " in human.stdout
+
+    with httpx.stream("POST", f"{server.url}/ask/stream", json={"question": QUESTION},
+                      timeout=10) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        body = "".join(response.iter_text())
+    deltas = [json.loads(line[6:])["text"] for line in body.splitlines()
+              if line.startswith("data: ") and '"text"' in line]
+    assert "".join(deltas) == http_ask.json()["answer"]
+
+    assert run_cli("ask", QUESTION, "--top-k", "0").returncode == 2
+    assert run_cli("eval", "--json").returncode == 0
+
+
+def test_gunicorn_streams_deltas_as_they_are_generated(clean_tables, serve, run_cli):
+    assert run_cli("ingest", "samples/acme-vault").returncode == 0
+    with StubOpenAI(behaviour="sse_hang", deltas=["first ", "second [1]"], hang_seconds=3) as stub:
+        server = serve(LLM_PROVIDER="openai-compatible", LLM_BASE_URL=stub.base_url,
+                       LLM_MODEL="m", LLM_API_KEY="k", LLM_TIMEOUT_SECONDS="20")
+        started = time.monotonic()
+        arrivals = {}
+        with httpx.stream("POST", f"{server.url}/ask/stream", json={"question": QUESTION},
+                          timeout=30) as response:
+            for line in response.iter_lines():
+                if line.startswith("event: ") and line[7:] not in arrivals:
+                    arrivals[line[7:]] = time.monotonic() - started
+    # The first delta reached the client while the model was still "thinking" (3 s pause).
+    assert arrivals["delta"] + 1.5 < arrivals["done"]
+
+
+def test_server_starts_without_a_database_and_reports_it(serve, run_cli):
+    dead = f"postgresql://nobody@127.0.0.1:{free_port()}/local_rag"
+    server = serve(DATABASE_URL=dead)
+    health = httpx.get(f"{server.url}/health", timeout=15)
+    assert health.status_code == 503
+    assert health.json()["error"]["code"] == "database_unavailable"
+    search = httpx.post(f"{server.url}/search", json={"query": "x"}, timeout=15)
+    assert search.status_code == 503 and search.json()["error"]["code"] == "database_unavailable"
+    cli = run_cli("search", "x", env=cli_env(DATABASE_URL=dead))
+    assert cli.returncode == 3 and "database_unavailable" in cli.stderr
+
+
+def test_missing_llm_settings_exit_4(clean_tables, run_cli):
+    assert run_cli("ingest", "samples/acme-vault").returncode == 0
+    result = run_cli("ask", QUESTION, env=cli_env(LLM_PROVIDER="openai-compatible"))
+    assert result.returncode == 4 and "llm_config_missing" in result.stderr
