@@ -9,7 +9,8 @@ from contextlib import contextmanager
 import psycopg
 from django.db import DatabaseError, connection
 from django.db import OperationalError as DjangoOperationalError
-from pgvector.psycopg import register_vector
+from pgvector.psycopg.vector import register_vector_info
+from psycopg.types import TypeInfo
 
 from knowledge import sql
 from localrag_site.config import get_config
@@ -59,7 +60,11 @@ def raw_connection() -> psycopg.Connection:
     conn = connection.connection
     if not getattr(conn, "_localrag_vector_registered", False):
         with translate_db_errors():
-            register_vector(conn)
+            # Only the `vector` type: one catalogue query per new connection, not four.
+            info = TypeInfo.fetch(conn, "vector")
+        if info is None:
+            raise PgvectorUnavailable(f"the pgvector extension is not installed; {SCHEMA_HINT}")
+        register_vector_info(conn, info)
         conn._localrag_vector_registered = True
     return conn
 

@@ -17,8 +17,10 @@ def database_settings(url: str) -> dict:
         "PASSWORD": unquote(parts.password or ""),
         "HOST": host,
         "PORT": str(parts.port or ""),
-        # Close after each request: a connection is never held while the LLM is generating.
-        "CONN_MAX_AGE": 0,
+        # Reuse connections between requests (checked before reuse); /ask closes its connection
+        # explicitly before waiting on the LLM.
+        "CONN_MAX_AGE": 60,
+        "CONN_HEALTH_CHECKS": True,
         "OPTIONS": {"connect_timeout": 5},
     }
 

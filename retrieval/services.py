@@ -7,7 +7,7 @@ import math
 import psycopg
 from pgvector import Vector
 
-from knowledge.db import ensure_schema, raw_connection, translate_db_errors
+from knowledge.db import raw_connection, translate_db_errors
 from knowledge.embeddings import EmbeddingProvider, get_embedder
 from localrag_site.config import EMBEDDING_DIM, TOP_K_RANGE, Config
 from localrag_site.errors import InvalidRequest, LocalRagError
@@ -51,7 +51,6 @@ def search(*, query: str, top_k: int | None, config: Config,
             f"the query embedding has {len(vector)} dimensions but the index stores "
             f"{EMBEDDING_DIM}; check EMBEDDING_PROVIDER / EMBEDDING_MODEL",
             details={"expected": EMBEDDING_DIM, "actual": len(vector)})
-    ensure_schema()
     config_key = [embedder.provider, embedder.model, embedder.dim]
     with translate_db_errors():
         conn = raw_connection()

@@ -122,13 +122,15 @@ def test_health_reports_counts_for_the_current_config(client, sample_index):
     assert details["chunks"] == details["embeddings_current_config"] == sample_index.chunks_written
 
 
-def test_missing_schema_is_503_schema_not_initialized(client, db):
+@pytest.mark.parametrize(("method", "path", "body"), [
+    ("get", "/health", None), ("post", "/search", {"query": "x"}),
+    ("post", "/ask", {"question": "x"}), ("post", "/ask/stream", {"question": "x"})])
+def test_missing_schema_is_503_schema_not_initialized(client, db, method, path, body):
     with connection.cursor() as cursor:  # rolled back with the test's transaction
         cursor.execute("DROP TABLE ingest_runs, embeddings, chunks, documents CASCADE")
-    for response in (client.get("/health"), post(client, "/search", {"query": "x"}),
-                     post(client, "/ask/stream", {"question": "x"})):
-        assert response.status_code == 503
-        assert error_of(response)["code"] == "schema_not_initialized"
+    response = client.get(path) if method == "get" else post(client, path, body)
+    assert response.status_code == 503
+    assert error_of(response)["code"] == "schema_not_initialized"
 
 
 def test_unhandled_error_is_500_without_a_stack_trace(client, db, monkeypatch):
