@@ -113,6 +113,7 @@ def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
         store.run_finish(run_id=result.run_id, status=result.status, counts=result.counts(),
                          error_summary=result.error_summary,
                          metadata={"warnings": result.warnings, "timings": result.timings,
+                                   "embedding_native_dim": embedder.native_dim,
                                    "files_seen": result.files_seen,
                                    "files_rejected": result.files_rejected,
                                    "elapsed_seconds": result.elapsed_seconds})

@@ -8,6 +8,7 @@ from django.db import connection
 
 from knowledge import sql
 from knowledge.db import PgvectorUnavailable, schema_state, translate_db_errors
+from knowledge.embeddings import embedder_status, embedding_native_dim
 from localrag_site.config import Config
 from localrag_site.errors import DatabaseUnavailable, SchemaNotInitialized
 
@@ -31,8 +32,6 @@ def index_counts(*, config: Config) -> IndexCounts:
 def health_report(*, config: Config) -> dict:
     """The /health body; raises the 503 domain errors (with the checks as details) when the
     database, the schema or pgvector is not there."""
-    from knowledge.embeddings import embedder_status, embedding_native_dim
-
     state = schema_state()
     checks = {
         "app": "ok",
