@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _setup import django_setup
+from _setup import django_setup, vacuum
 
 EN_WORDS = ("latency deploy customer export policy incident escalation runbook database replica "
             "quota token invoice contract pipeline cluster failover alert dashboard region "
@@ -76,13 +76,6 @@ def measure(name: str, root: Path, notes: int, workers: int | None) -> dict:
             "skipped": result.documents_skipped, "timings": result.timings}
     print(json.dumps(line), flush=True)
     return line
-
-
-def vacuum() -> None:
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute("VACUUM (ANALYZE) documents, chunks, embeddings")
 
 
 def main() -> None:

@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pgvector import Vector
+
 from knowledge import store
 from knowledge.db import ensure_schema, translate_db_errors
 from knowledge.embeddings import ChunkText, EmbeddingProvider, get_embedder
@@ -155,7 +157,7 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
                 continue
             yield (note, content, state is None), content.text, note.relative_path
 
-    pending: list[tuple[store.DocumentVersion, list[list[float]] | None, bool]] = []
+    pending: list[tuple[store.DocumentVersion, list[Vector] | None, bool]] = []
     pending_chunks = 0
     mark = time.perf_counter()
     for (note, content, is_new), prepared in notes_prepare(
@@ -187,7 +189,7 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
     timer.add("delete", mark)
 
 
-def _flush(pending: list[tuple[store.DocumentVersion, list[list[float]] | None, bool]], *,
+def _flush(pending: list[tuple[store.DocumentVersion, list[Vector] | None, bool]], *,
            embedder: EmbeddingProvider, result: IngestResult, timer: _Timer) -> None:
     """Embed what is not embedded yet in one batch, then write the notes in one transaction."""
     if not pending:
@@ -198,7 +200,7 @@ def _flush(pending: list[tuple[store.DocumentVersion, list[list[float]] | None, 
             for version, vectors, _ in pending if vectors is None and version.chunks]
     fresh = iter(embedder.embed_documents([text for _, texts in todo for text in texts])
                  if todo else [])
-    vectors: list[list[float]] = []
+    vectors: list[list[float] | Vector] = []
     for version, ready, _ in pending:
         vectors.extend(ready if ready is not None else
                        [next(fresh) for _ in version.chunks])

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from multiprocessing import get_context
 from typing import Any, TypeVar
 
+from pgvector import Vector
+
 from knowledge.chunking import ChunkDraft, chunk_note
 from knowledge.embeddings import ChunkText, EmbeddingProvider
 from knowledge.markdown import parse_note
@@ -33,7 +35,9 @@ class PreparedNote:
     tags: list[str]
     warnings: list[str]
     chunks: list[ChunkDraft]
-    vectors: list[list[float]] | None = None  # set when the embedder runs in the workers
+    # Set when the embedder runs in the workers; pgvector's compact form crosses the process
+    # boundary far cheaper than 1024 Python floats per chunk.
+    vectors: list[Vector] | None = None
 
 
 @dataclass(frozen=True)
@@ -54,8 +58,8 @@ def note_prepare(text: str, relative_path: str,
         return PrepareFailed(reason=f"could not parse: {type(exc).__name__}: {exc}")
     vectors = None
     if embedder is not None and chunks:
-        vectors = embedder.embed_documents(chunk_texts(chunks=chunks, relative_path=relative_path,
-                                                       tags=parsed.tags))
+        vectors = [Vector(vector) for vector in embedder.embed_documents(
+            chunk_texts(chunks=chunks, relative_path=relative_path, tags=parsed.tags))]
     return PreparedNote(frontmatter=parsed.frontmatter, tags=parsed.tags,
                         warnings=parsed.warnings, chunks=chunks, vectors=vectors)
 

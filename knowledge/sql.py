@@ -53,8 +53,9 @@ DELETE FROM chunks
 WHERE document_id IN (SELECT id FROM documents WHERE vault_path = %s AND relative_path = ANY(%s))
 """
 
-# Chunks and their vectors in one statement: the vectors join the rows just inserted on
-# (relative_path, chunk_index), so no lookup into the growing chunks table is needed.
+# Chunks and their vectors in one statement. The chunks arrive as one JSON array (one
+# json.dumps in the client instead of adapting every field of every row); the vectors join the
+# rows just inserted on (relative_path, chunk_index), so the growing chunks table is never read.
 INSERT_CHUNKS_WITH_EMBEDDINGS = """
 WITH inserted AS (
   INSERT INTO chunks (document_id, chunk_index, content, file_path, relative_path, heading_path,
@@ -64,10 +65,9 @@ WITH inserted AS (
          ARRAY(SELECT jsonb_array_elements_text(c.tags)),
          ARRAY(SELECT jsonb_array_elements_text(c.wikilinks)), c.metadata, c.content_hash,
          c.token_count
-  FROM unnest(%s::text[], %s::int[], %s::text[], %s::jsonb[], %s::jsonb[], %s::jsonb[],
-              %s::jsonb[], %s::text[], %s::int[])
-         AS c(relative_path, chunk_index, content, heading_path, tags, wikilinks, metadata,
-              content_hash, token_count)
+  FROM jsonb_to_recordset(%s::jsonb)
+         AS c(relative_path text, chunk_index int, content text, heading_path jsonb, tags jsonb,
+              wikilinks jsonb, metadata jsonb, content_hash text, token_count int)
   JOIN documents d ON d.vault_path = %s AND d.relative_path = c.relative_path
   RETURNING id, relative_path, chunk_index
 )

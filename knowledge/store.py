@@ -43,7 +43,8 @@ def document_states(*, vault_path: str, embedder: EmbeddingProvider) -> dict[str
 
 
 def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
-                    vectors: Sequence[Sequence[float]], embedder: EmbeddingProvider) -> None:
+                    vectors: Sequence[Sequence[float] | Vector],
+                    embedder: EmbeddingProvider) -> None:
     """Insert or replace whole documents with their chunks and vectors in one transaction:
     if anything fails, every document of the batch keeps its previous version."""
     if not versions:
@@ -61,20 +62,17 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
         cursor.execute(sql.DELETE_DOCUMENTS_CHUNKS, [vault_path, paths])
         if not chunks:
             return
-        paths_of_chunks = [v.relative_path for v, _ in chunks]
-        indexes = [c.chunk_index for _, c in chunks]
+        rows = [{"relative_path": version.relative_path, "chunk_index": chunk.chunk_index,
+                 "content": chunk.content, "heading_path": chunk.heading_path,
+                 "tags": version.tags, "wikilinks": chunk.wikilinks,
+                 "metadata": {"wikilink_aliases": chunk.wikilink_aliases},
+                 "content_hash": chunk.content_hash, "token_count": chunk.token_count}
+                for version, chunk in chunks]
         cursor.execute(sql.INSERT_CHUNKS_WITH_EMBEDDINGS, [
-            paths_of_chunks, indexes,
-            [c.content for _, c in chunks],
-            [Jsonb(c.heading_path) for _, c in chunks],
-            [Jsonb(v.tags) for v, _ in chunks],
-            [Jsonb(c.wikilinks) for _, c in chunks],
-            [Jsonb({"wikilink_aliases": c.wikilink_aliases}) for _, c in chunks],
-            [c.content_hash for _, c in chunks],
-            [c.token_count for _, c in chunks],
-            vault_path,
-            embedder.provider, embedder.model, embedder.dim,
-            paths_of_chunks, indexes, [Vector(list(vector)) for vector in vectors]])
+            Jsonb(rows), vault_path, embedder.provider, embedder.model, embedder.dim,
+            [row["relative_path"] for row in rows], [row["chunk_index"] for row in rows],
+            [vector if isinstance(vector, Vector) else Vector(list(vector))
+             for vector in vectors]])
 
 
 def embeddings_copy(*, cursor, chunk_ids: Sequence[int], vectors: Sequence[Sequence[float]],
