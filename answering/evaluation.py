@@ -79,7 +79,8 @@ def evaluate(*, questions: list[Question], top_k: int, config: Config) -> dict[s
         rank = next((index for index, source in enumerate(sources, start=1)
                      if source in question.expected_sources), None)
         mode = mode_decide(confidence=outcome.confidence, threshold=threshold,
-                           fallback_requested=False, fallback_enabled=False)
+                           fallback_requested=False, fallback_enabled=False,
+                           has_sources=bool(outcome.results))
         passed = mode == question.expected_mode and (
             question.expected_mode != MODE_RAG or rank is not None)
         results.append(QuestionResult(

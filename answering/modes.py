@@ -22,9 +22,10 @@ SEE_ALSO_LIMIT = 3
 
 
 def mode_decide(*, confidence: float, threshold: float, fallback_requested: bool,
-                fallback_enabled: bool) -> str:
-    """rag at or above the threshold; below it fallback only when requested and enabled."""
-    if confidence >= threshold:
+                fallback_enabled: bool, has_sources: bool = True) -> str:
+    """rag at or above the threshold (and with at least one source to answer from); otherwise
+    fallback only when requested and enabled, else no_answer."""
+    if has_sources and confidence >= threshold:
         return MODE_RAG
     if fallback_requested and fallback_enabled:
         return MODE_FALLBACK

@@ -42,11 +42,14 @@ class AskPlan:
 def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Config) -> AskPlan:
     """Retrieve, decide the mode and build the prompt; raises every pre-generation error."""
     outcome = search(query=question, top_k=top_k, config=config)
+    context = build_context(hits=outcome.results, token_budget=config.rag_context_token_budget)
+    # A query without tokens has no results, and a budget too small for any block leaves no
+    # context: either way there is nothing to answer from, whatever the threshold says.
     mode = mode_decide(confidence=outcome.confidence, threshold=config.threshold,
-                       fallback_requested=fallback, fallback_enabled=config.rag_fallback_enabled)
+                       fallback_requested=fallback, fallback_enabled=config.rag_fallback_enabled,
+                       has_sources=context.blocks > 0)
     plan = AskPlan(mode=mode, confidence=outcome.confidence, citations=[])
     if mode == MODE_RAG:
-        context = build_context(hits=outcome.results, token_budget=config.rag_context_token_budget)
         plan.citations = [citation.as_dict() for citation in context.citations]
         plan.block_count = context.blocks
         plan.messages = rag_messages(question=question, context_text=context.text)

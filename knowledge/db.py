@@ -63,6 +63,7 @@ def raw_connection() -> psycopg.Connection:
             # Only the `vector` type: one catalogue query per new connection, not four.
             info = TypeInfo.fetch(conn, "vector")
         if info is None:
+            ensure_schema()  # says "schema missing" when that is the cause
             raise PgvectorUnavailable(f"the pgvector extension is not installed; {SCHEMA_HINT}")
         register_vector_info(conn, info)
         conn._localrag_vector_registered = True
@@ -85,10 +86,10 @@ def ensure_schema() -> None:
     with translate_db_errors(), connection.cursor() as cursor:
         cursor.execute(sql.SCHEMA_STATE, [list(RAG_TABLES)])
         tables, has_vector = cursor.fetchone()
-    if not has_vector:
-        raise PgvectorUnavailable(f"the pgvector extension is not installed; {SCHEMA_HINT}")
     if tables != len(RAG_TABLES):
         raise SchemaNotInitialized(f"the local-rag schema is missing; {SCHEMA_HINT}")
+    if not has_vector:
+        raise PgvectorUnavailable(f"the pgvector extension is not installed; {SCHEMA_HINT}")
 
 
 def release_connection() -> None:

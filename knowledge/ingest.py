@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from pgvector import Vector
 
 from knowledge import store
@@ -200,16 +201,31 @@ def _flush(pending: list[tuple[store.DocumentVersion, list[Vector] | None, bool]
             for version, vectors, _ in pending if vectors is None and version.chunks]
     fresh = iter(embedder.embed_documents([text for _, texts in todo for text in texts])
                  if todo else [])
-    vectors: list[list[float] | Vector] = []
-    for version, ready, _ in pending:
-        vectors.extend(ready if ready is not None else
-                       [next(fresh) for _ in version.chunks])
+    per_note = [ready if ready is not None else [next(fresh) for _ in version.chunks]
+                for version, ready, _ in pending]
     timer.add("embed", mark)
     mark = time.perf_counter()
-    store.documents_write(vault_path=pending[0][0].vault_path,
-                          versions=[version for version, _, _ in pending], vectors=vectors,
-                          embedder=embedder)
-    for version, _, is_new in pending:
+    vault = pending[0][0].vault_path
+    try:
+        store.documents_write(vault_path=vault, versions=[version for version, _, _ in pending],
+                              vectors=[vector for vectors in per_note for vector in vectors],
+                              embedder=embedder)
+        stored = pending
+    except psycopg.DataError:
+        # A value PostgreSQL refuses (the batch was rolled back as a whole): store the notes
+        # one by one so only the offending note is skipped, with a warning naming it.
+        stored = []
+        for entry, vectors in zip(pending, per_note):
+            try:
+                store.documents_write(vault_path=vault, versions=[entry[0]], vectors=vectors,
+                                      embedder=embedder)
+                stored.append(entry)
+            except psycopg.DataError as exc:
+                result.files_rejected += 1
+                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                result.warnings.append({"file": entry[0].relative_path,
+                                        "reason": f"could not be stored: {reason}"})
+    for version, _, is_new in stored:
         result.chunks_written += len(version.chunks)
         result.embeddings_written += len(version.chunks)
         if is_new:

@@ -37,6 +37,10 @@ _TAG_OPENERS = "([{"
 _TAG = re.compile(r"[\w/-]+")
 _TAG_SEPARATORS = re.compile(r"[,\s]+")
 _NOT_BLANK = re.compile(r"\S")
+# [[target]], [[target#heading]], [[target|alias]] and ![[embeds]] as they read in a heading.
+_WIKILINK_DISPLAY = re.compile(r"!?\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
+# Characters that may start inline Markdown; headings without them are taken as they are.
+_INLINE_MARKUP = re.compile(r"[*_`\[\]<>&\\!]")
 _CODE_TOKENS = frozenset({"fence", "code_block"})
 
 
@@ -140,6 +144,26 @@ def _markdown() -> MarkdownIt:
     return MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
 
 
+@lru_cache(maxsize=1)
+def _inline_markdown() -> MarkdownIt:
+    return MarkdownIt("commonmark")
+
+
+def heading_text(source: str) -> str:
+    """The words of a heading without its Markdown: `**Export** [[Atlas CRM|CRM]] limits` ->
+    `Export CRM limits` (a wikilink shows its alias, else its target)."""
+    source = _WIKILINK_DISPLAY.sub(lambda m: (m.group(2) or m.group(1)).strip(), source)
+    if not _INLINE_MARKUP.search(source):
+        return source.strip()
+    parts = []
+    for token in _inline_markdown().parseInline(source)[0].children or []:
+        if token.type in ("text", "code_inline", "html_inline"):
+            parts.append(token.content)
+        elif token.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+    return " ".join("".join(parts).split())
+
+
 def _frontmatter_split(*, text: str, warnings: list[str]) -> tuple[dict[str, Any], str, int]:
     """(frontmatter, body, number of lines before the body). Broken frontmatter only warns."""
     if not _YAML.detect(text):
@@ -172,19 +196,33 @@ def _json_safe(value: Any, *, budget: list[int]) -> Any:
     if budget[0] < 0:
         raise _FrontmatterTooLarge
     if isinstance(value, dict):
-        return {key if isinstance(key, str) else str(_json_safe(key, budget=budget)):
+        return {_storable(key if isinstance(key, str) else str(_json_safe(key, budget=budget))):
                 _json_safe(item, budget=budget) for key, item in value.items()}
     if isinstance(value, (set, frozenset)):
         return [_json_safe(item, budget=budget) for item in sorted(value, key=str)]
     if isinstance(value, (list, tuple)):
         return [_json_safe(item, budget=budget) for item in value]
-    if value is None or isinstance(value, (bool, int, str)):
+    if isinstance(value, str):
+        return _storable(value)
+    if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, (dt.date, dt.time)):
         return value.isoformat()
-    return str(value)
+    return _storable(str(value))
+
+
+def _storable(text: str) -> str:
+    """`text` without what PostgreSQL cannot store: YAML escapes can produce NUL characters
+    ("\\0") and lone surrogates ("\\ud800") that no UTF-8 file contains literally."""
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
 
 
 def _frontmatter_tags(*, frontmatter: dict[str, Any], warnings: list[str]) -> list[str]:
@@ -297,7 +335,7 @@ def _sections_build(*, body: str, masked: str, tokens: list[Token], line_starts:
         while stack and stack[-1][0] >= level:
             stack.pop()
         # A setext heading may span several lines; a path element is one line of text.
-        stack.append((level, " ".join(tokens[index + 1].content.split("\n"))))
+        stack.append((level, heading_text(" ".join(tokens[index + 1].content.split("\n")))))
         following = headings[number + 1] if number + 1 < len(headings) else len(blocks)
         sections.append(_section(
             body=body, masked=masked, starts=starts, line=line_offset + token.map[0] + 1,

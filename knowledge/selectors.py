@@ -44,12 +44,12 @@ def health_report(*, config: Config) -> dict:
     if not state["database"]:
         raise DatabaseUnavailable("database unreachable; start it with `rag pg start` and check "
                                   "DATABASE_URL", details={"checks": checks})
-    if not state["pgvector"]:
-        raise PgvectorUnavailable("the pgvector extension is not installed; run `rag db init`",
-                                  details={"checks": checks})
     if not state["schema"]:
         raise SchemaNotInitialized("the local-rag schema is missing; run `rag db init`",
                                    details={"checks": checks})
+    if not state["pgvector"]:
+        raise PgvectorUnavailable("the pgvector extension is not installed; run `rag db init`",
+                                  details={"checks": checks})
     counts = index_counts(config=config)
     checks["retrieval_ready"] = "ready" if counts.embeddings_current_config else "not_ready"
     healthy = checks["embedding_config"] == "ok" and checks["retrieval_ready"] == "ready"

@@ -42,8 +42,12 @@ def vault_resolve(path: Path | str) -> Path:
     are one vault."""
     try:
         resolved = Path(path).expanduser().resolve(strict=True)
-    except (FileNotFoundError, RuntimeError):
+    except FileNotFoundError:
         raise VaultNotFound(f"vault path does not exist: {path}", details={"path": str(path)}) from None
+    except (OSError, RuntimeError) as exc:  # a file in the path, no permission, a symlink loop
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise VaultNotFound(f"vault path is not usable: {path} ({reason})",
+                            details={"path": str(path)}) from None
     if not resolved.is_dir():
         raise VaultNotFound(f"vault path is not a directory: {path}", details={"path": str(path)})
     return resolved

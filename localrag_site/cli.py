@@ -46,13 +46,17 @@ def main(argv: list[str] | None = None) -> None:
     try:
         get_config()
     except ConfigError as exc:
-        _fail(f"[{exc.code}] {exc.message}")
+        _fail(exc.message, code=exc.code)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "localrag_site.settings")
-    from django.core.management import execute_from_command_line
+    import django
+    from django.core.management import execute_from_command_line, get_commands
 
+    django.setup()
+    if not args[0].startswith("-") and args[0] not in get_commands():
+        _fail(f"unknown command {args[0]!r}; run `rag --help` for the list")
     execute_from_command_line(["rag", *args])
 
 
-def _fail(message: str) -> None:
-    sys.stderr.write(f"error: {message}\n")
+def _fail(message: str, *, code: str = "invalid_request") -> None:
+    sys.stderr.write(f"error [{code}]: {message}\n")
     raise SystemExit(EXIT_BAD_INPUT)

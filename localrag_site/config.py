@@ -7,6 +7,7 @@ only place in the project that reads `os.environ`.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -53,6 +54,7 @@ DEFAULTS: dict[str, str] = {
     "RAG_MIN_SIMILARITY": "",
     "RAG_CONTEXT_TOKEN_BUDGET": "6000",
     "RAG_FALLBACK_ENABLED": "false",
+    "RAG_ALLOWED_HOSTS": "localhost,127.0.0.1,[::1]",
 }
 SECRET_KEYS = frozenset({"LLM_API_KEY"})
 ENV_FILE_VARIABLE = "LOCALRAG_ENV_FILE"
@@ -86,6 +88,7 @@ class Config:
     rag_min_similarity: float | None
     rag_context_token_budget: int
     rag_fallback_enabled: bool
+    rag_allowed_hosts: tuple[str, ...]
     project_root: Path | None
     env_file: Path | None
     raw: Mapping[str, str] = field(repr=False)
@@ -208,7 +211,7 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         raise ConfigError(f"LLM_PROVIDER={llm_provider!r} is not supported; use one of "
                           f"{', '.join(LLM_PROVIDERS)}", variable="LLM_PROVIDER")
     timeout = _number(raw, "LLM_TIMEOUT_SECONDS")
-    if timeout <= 0:
+    if not math.isfinite(timeout) or timeout <= 0:
         raise ConfigError("LLM_TIMEOUT_SECONDS must be greater than 0", variable="LLM_TIMEOUT_SECONDS")
     top_k = _integer(raw, "RAG_TOP_K")
     if not TOP_K_RANGE[0] <= top_k <= TOP_K_RANGE[1]:
@@ -225,8 +228,15 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         raise ConfigError("RAG_CONTEXT_TOKEN_BUDGET must be a positive integer",
                           variable="RAG_CONTEXT_TOKEN_BUDGET")
     for name in ("DATABASE_URL", "TEST_DATABASE_URL"):
-        if urlsplit(raw[name]).scheme not in ("postgres", "postgresql"):
-            raise ConfigError(f"{name} must be a postgresql:// URL", variable=name)
+        if not _database_url_valid(raw[name]):
+            raise ConfigError(f"{name} must be a postgresql://user:password@host:port/database "
+                              "URL", variable=name)
+    # The key travels in an HTTP header, which only carries printable ASCII.
+    if raw["LLM_API_KEY"] and not (raw["LLM_API_KEY"].isascii()
+                                   and raw["LLM_API_KEY"].isprintable()):
+        raise ConfigError("LLM_API_KEY contains characters an HTTP header cannot carry "
+                          "(non-ASCII or control characters); check how it was copied",
+                          variable="LLM_API_KEY")
     base = project_root or Path.cwd()
     return Config(
         postgres_db=raw["POSTGRES_DB"],
@@ -250,11 +260,22 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         rag_min_similarity=min_similarity,
         rag_context_token_budget=budget,
         rag_fallback_enabled=_boolean(raw, "RAG_FALLBACK_ENABLED"),
+        rag_allowed_hosts=tuple(host.strip() for host in raw["RAG_ALLOWED_HOSTS"].split(",")
+                                if host.strip()),
         project_root=project_root,
         env_file=env_file,
         raw=dict(raw),
         sources=dict(sources),
     )
+
+
+def _database_url_valid(url: str) -> bool:
+    parts = urlsplit(url)
+    try:
+        parts.port  # raises ValueError for a port that is not a number in range
+    except ValueError:
+        return False
+    return parts.scheme in ("postgres", "postgresql") and bool(parts.path.strip("/"))
 
 
 def _integer(raw: Mapping[str, str], name: str) -> int:

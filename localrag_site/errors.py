@@ -16,6 +16,8 @@ ERROR_TABLE: dict[str, tuple[int, int]] = {
     "invalid_request": (422, EXIT_BAD_INPUT),
     "invalid_config": (500, EXIT_BAD_INPUT),
     "payload_too_large": (413, EXIT_BAD_INPUT),
+    "not_found": (404, EXIT_BAD_INPUT),
+    "method_not_allowed": (405, EXIT_BAD_INPUT),
     "vault_not_found": (422, EXIT_BAD_INPUT),
     "database_unavailable": (503, EXIT_NOT_READY),
     "schema_not_initialized": (503, EXIT_NOT_READY),

@@ -16,7 +16,10 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 # key keeps nothing secret on disk (sessions simply end when the server restarts).
 SECRET_KEY = get_random_secret_key()
 DEBUG = False
-ALLOWED_HOSTS = ["*"]
+# Host names the server answers to: loopback by default, which also keeps web pages from
+# reaching the API through DNS rebinding. Add names/addresses to RAG_ALLOWED_HOSTS when serving
+# beyond this machine.
+ALLOWED_HOSTS = list(CONFIG.rag_allowed_hosts)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -26,12 +29,15 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.postgres",
+    # Serves /docs from its bundled Swagger UI files instead of a CDN (offline sites).
+    "ninja",
     "knowledge",
     "retrieval",
     "answering",
 ]
 
 MIDDLEWARE = [
+    "localrag_site.http_errors.MethodNotAllowedMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

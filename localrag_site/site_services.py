@@ -35,5 +35,8 @@ def gunicorn_argv(*, host: str, port: int, workers: int, threads: int) -> list[s
         "--threads", str(threads),
         # /ask waits on the LLM; the worker must outlive LLM_TIMEOUT_SECONDS plus retrieval.
         "--timeout", "120",
+        # Load the app once in the master: every worker then shares the same per-server
+        # SECRET_KEY, so an admin session is valid whichever worker serves the request.
+        "--preload",
         "--access-logfile", "-",
     ]

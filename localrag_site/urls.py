@@ -10,3 +10,5 @@ urlpatterns = [
     re_path(r"^static/(?P<path>.*)$", serve, {"insecure": True}),
     path("", api.urls),
 ]
+
+handler404 = "localrag_site.http_errors.not_found"

@@ -18,5 +18,6 @@ from localrag_site.dburl import database_settings  # noqa: E402
 
 DATABASES = {"default": database_settings(CONFIG.test_database_url)}  # noqa: F405
 DATABASES["default"]["TEST"] = {"NAME": DATABASES["default"]["NAME"]}
+ALLOWED_HOSTS = [*ALLOWED_HOSTS, "testserver"]  # noqa: F405 — Django's test client
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 STATIC_ROOT = Path("/tmp") / "local-rag-test-static"

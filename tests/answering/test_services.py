@@ -88,3 +88,15 @@ def test_invalid_citation_markers_are_removed_and_counted(sample_index, config_o
     assert body["answer"].startswith("Escalate within 15 minutes [1]")
     assert "[9]" not in body["answer"] and "[42]" not in body["answer"]
     assert body["invalid_citations_removed"] == markers.count("[")
+
+
+def test_query_without_tokens_is_no_answer_even_at_threshold_zero(sample_index, config_override):
+    config = config_override(rag_min_similarity=0.0)
+    body = ask(question="？！ …", top_k=None, fallback=False, config=config)
+    assert (body["mode"], body["confidence"], body["citations"]) == ("no_answer", 0.0, [])
+
+
+def test_budget_too_small_for_any_block_is_no_answer(sample_index, config_override):
+    config = config_override(rag_context_token_budget=5)
+    body = ask(question=IN_DOMAIN, top_k=None, fallback=False, config=config)
+    assert body["mode"] == "no_answer" and body["confidence"] >= 0.2

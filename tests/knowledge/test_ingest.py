@@ -123,15 +123,16 @@ def test_failure_mid_document_keeps_the_previous_version(vault: Path, monkeypatc
 
     # A real server-side error in the last statement of the document's transaction, after its
     # old chunks were deleted and while the new ones are being inserted.
-    failing = sql.INSERT_CHUNKS_WITH_EMBEDDINGS.replace("SELECT i.id,", "SELECT i.id / 0,")
+    # (a foreign-key violation: vectors pointing at chunks that do not exist).
+    failing = sql.INSERT_CHUNKS_WITH_EMBEDDINGS.replace("SELECT i.id,", "SELECT i.id + 10^9,")
     monkeypatch.setattr(sql, "INSERT_CHUNKS_WITH_EMBEDDINGS", failing)
-    with pytest.raises(Exception, match="division by zero"):
+    with pytest.raises(Exception, match="foreign key"):
         ingest(vault)
     assert rows("SELECT relative_path, chunk_index, content FROM chunks ORDER BY 1, 2") == before
     assert rows("SELECT count(*) FROM embeddings") == [(len(before),)]
     status, summary = rows("SELECT status, error_summary FROM ingest_runs ORDER BY id DESC "
                            "LIMIT 1")[0]
-    assert status == "failed" and "division by zero" in summary
+    assert status == "failed" and "foreign key" in summary
 
 
 def test_bad_files_are_skipped_with_warnings(vault: Path, tmp_path: Path):
@@ -184,6 +185,8 @@ def test_missing_or_file_vault_path_is_rejected(vault: Path):
         ingest(vault / "nope")
     with pytest.raises(VaultNotFound):
         ingest(vault / "alpha.md")
+    with pytest.raises(VaultNotFound, match="not usable"):
+        ingest(vault / "alpha.md" / "inside")
     assert missing.value.exit_code == 2
 
 
@@ -257,3 +260,25 @@ def test_worker_processes_index_exactly_what_serial_ingest_does(tmp_path: Path, 
     assert rows("SELECT c.relative_path, c.chunk_index, c.content, c.heading_path, c.tags, "
                 "c.wikilinks, e.embedding::text FROM chunks c JOIN embeddings e "
                 "ON e.chunk_id = c.id ORDER BY 1, 2") == snapshot
+
+
+def test_yaml_escapes_postgres_cannot_store_are_dropped(vault: Path):
+    write(vault, "escaped.md", '---\ntitle: "nul\\0inside"\n---\n# Escaped\n\nBody.\n')
+    result = ingest(vault)
+    assert result.status == "success" and result.documents_added == 3
+    assert rows("SELECT frontmatter ->> 'title' FROM documents "
+                "WHERE relative_path = 'escaped.md'") == [("nulinside",)]
+
+
+def test_a_note_the_database_refuses_is_skipped_and_the_rest_stored(vault: Path, monkeypatch):
+    from knowledge import markdown
+
+    # Without the clean-up, the NUL from the YAML escape reaches PostgreSQL, which refuses it.
+    monkeypatch.setattr(markdown, "_storable", lambda text: text)
+    write(vault, "escaped.md", '---\ntitle: "nul\\0inside"\n---\n# Escaped\n\nBody.\n')
+    result = ingest(vault, prepare_workers=0)
+    assert result.status == "success" and result.documents_added == 2
+    reasons = {w["file"]: w["reason"] for w in result.warnings}
+    assert reasons["escaped.md"].startswith("could not be stored")
+    assert {r[0] for r in rows("SELECT relative_path FROM documents")} == {"alpha.md",
+                                                                         "notes/beta.md"}

@@ -260,3 +260,12 @@ def test_code_mask_keeps_length_and_newlines():
     masked = code_mask(text=text)
     assert len(masked) == len(text)
     assert masked == "a         b\n   \n    \n   \n"
+
+
+def test_heading_path_holds_heading_text_without_markdown():
+    note = parse_note(text="# **Atlas** CRM\n\n## Export via [[Atlas CRM FAQ|FAQ]] and `rag`\n\n"
+                           "Body.\n\n## snake_case stays\n\nMore.\n")
+    paths = [section.heading_path for section in note.sections]
+    assert paths == [["Atlas CRM"], ["Atlas CRM", "Export via FAQ and rag"],
+                     ["Atlas CRM", "snake_case stays"]]
+    assert "Atlas CRM FAQ" in note.wikilinks

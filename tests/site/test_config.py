@@ -95,6 +95,11 @@ def test_code_defaults_leave_llm_model_url_and_key_empty(project: Path):
         ("RAG_CONTEXT_TOKEN_BUDGET", "1.5", "RAG_CONTEXT_TOKEN_BUDGET"),
         ("RAG_FALLBACK_ENABLED", "maybe", "RAG_FALLBACK_ENABLED"),
         ("EMBEDDING_DEVICE", "tpu", "EMBEDDING_DEVICE"),
+        ("LLM_TIMEOUT_SECONDS", "nan", "LLM_TIMEOUT_SECONDS"),
+        ("LLM_TIMEOUT_SECONDS", "0", "LLM_TIMEOUT_SECONDS"),
+        ("DATABASE_URL", "postgresql://u@localhost:abc/x", "DATABASE_URL"),
+        ("TEST_DATABASE_URL", "mysql://u@localhost/x_test", "TEST_DATABASE_URL"),
+        ("LLM_API_KEY", "sk-\u00e9t\u00e9", "LLM_API_KEY"),
     ],
 )
 def test_invalid_value_is_an_error_naming_the_variable(project, variable, value, fragment):
@@ -166,7 +171,7 @@ def test_rag_config_with_invalid_value_exits_2(tmp_path: Path):
     assert "EMBEDDING_DIM" in result.stderr
 
 
-def test_rag_config_works_for_qwen_without_the_runtime(tmp_path: Path):
+def test_rag_config_shows_qwen_model_and_threshold_defaults(tmp_path: Path):
     env = _clean_env() | {"EMBEDDING_PROVIDER": "local-qwen3"}
     empty = tmp_path / "empty.env"
     empty.write_text("")
@@ -174,3 +179,14 @@ def test_rag_config_works_for_qwen_without_the_runtime(tmp_path: Path):
     assert result.returncode == 0, result.stderr
     assert "EMBEDDING_MODEL = Qwen/Qwen3-Embedding-0.6B" in result.stdout
     assert "resolved threshold = 0.35 (local-qwen3 default)" in result.stdout
+
+
+def test_invalid_key_error_does_not_echo_the_key(project: Path):
+    with pytest.raises(ConfigError) as err:
+        load_config(environ={"LLM_API_KEY": "sk-sécret"}, start_dir=project)
+    assert "sécret" not in err.value.message
+
+
+def test_unknown_command_is_bad_input(tmp_path: Path):
+    result = _rag_config("no-such-command", env=_clean_env(), cwd=tmp_path)
+    assert result.returncode == 2 and "unknown command" in result.stderr

@@ -22,8 +22,16 @@ class Command(RagCommand):
 
     def handle(self, *args, host: str, port: int, workers: int | None, threads: int,
                **options) -> None:
+        config = get_config()
         if workers is None:
-            workers = 2 if get_config().embedding_provider == "fake" else 1
+            workers = 2 if config.embedding_provider == "fake" else 1
+        if host in ("0.0.0.0", "::"):
+            self.stderr.write("warning: serving on every interface; add the names clients use "
+                              "to RAG_ALLOWED_HOSTS (currently "
+                              f"{', '.join(config.rag_allowed_hosts)})")
+        elif host not in config.rag_allowed_hosts:
+            self.stderr.write(f"warning: {host} is not in RAG_ALLOWED_HOSTS; requests naming it "
+                              "will be refused (400)")
         base = f"http://{host}:{port}"
         self.stdout.write(f"serving local-rag on {base}\n  API docs: {base}/docs\n"
                           f"  health:   {base}/health\n  admin:    {base}/admin/")
