@@ -17,8 +17,12 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $(STAMP)
 
 # The test suite also runs the local-model provider on CPU (torch, sentence-transformers and a
-# small packaged model); the demo and the default install never need them.
+# small packaged model); the demo and the default install never need them. PyPI's default
+# Linux torch wheel is a multi-GB CUDA build: where pip has no local CPU wheel configured, pass
+# TORCH_INDEX=https://download.pytorch.org/whl/cpu to take the CPU build.
+TORCH_INDEX ?=
 $(TEST_STAMP): $(STAMP) requirements-test.txt requirements-local-qwen3.txt
+	$(if $(TORCH_INDEX),$(PY) -m pip install -q --disable-pip-version-check torch==2.13.0 --index-url $(TORCH_INDEX))
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements-test.txt
 	touch $(TEST_STAMP)
 
