@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -52,7 +51,7 @@ def seed(vault: str, chunks: int, rng: random.Random) -> None:
                                  wikilink_aliases={})
                       for position in range(CHUNKS_PER_NOTE)]
             versions.append(DocumentVersion(
-                vault_path=vault, relative_path=f"n{index:06d}.md", file_path=f"/bench/{index}",
+                relative_path=f"n{index:06d}.md", file_path=f"/bench/{index}",
                 content_hash=str(index), mtime_ns=0, size_bytes=0, frontmatter={}, tags=["bench"],
                 chunks=drafts))
         vectors = embedder.embed_documents([text for version in versions for text in chunk_texts(
@@ -102,9 +101,9 @@ def over_http(url: str, requests: int, concurrency: int) -> dict[str, float]:
 def start_server() -> tuple[subprocess.Popen, str]:
     import httpx
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    from localrag_site.embedded_pg import free_port
+
+    port = free_port()
     process = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "serve", "--port",
                                 str(port)], cwd=ROOT, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)

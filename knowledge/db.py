@@ -13,9 +13,9 @@ from pgvector.psycopg.vector import register_vector_info
 from psycopg.types import TypeInfo
 
 from knowledge import sql
-from localrag_site.config import get_config
-from localrag_site.config import mask_url_password
-from localrag_site.errors import DatabaseUnavailable, LocalRagError, SchemaNotInitialized
+from localrag_site.config import get_config, mask_url_password
+from localrag_site.errors import (DatabaseUnavailable, LocalRagError, SchemaNotInitialized,
+                                  first_line)
 
 RAG_TABLES = ("documents", "chunks", "embeddings", "ingest_runs")
 SCHEMA_HINT = "run `rag db init`"
@@ -27,9 +27,8 @@ class PgvectorUnavailable(LocalRagError):
 
 def _unavailable(exc: Exception) -> DatabaseUnavailable:
     url = mask_url_password(get_config().database_url)
-    first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return DatabaseUnavailable(
-        f"database unreachable at {url}: {first_line}. Start it with `rag pg start` "
+        f"database unreachable at {url}: {first_line(exc)}. Start it with `rag pg start` "
         "(or `docker compose up -d postgres`) and check DATABASE_URL.",
         details={"database_url": url})
 
@@ -43,11 +42,15 @@ def translate_db_errors() -> Iterator[None]:
         raise _unavailable(exc) from exc
     except (DatabaseError, psycopg.Error) as exc:
         cause = exc.__cause__ if isinstance(exc, DatabaseError) else exc
+        missing = {"database": True, "schema": True, "pgvector": True}
         if isinstance(cause, psycopg.errors.UndefinedTable):
-            raise SchemaNotInitialized(f"the local-rag schema is missing; {SCHEMA_HINT}") from exc
-        if isinstance(cause, psycopg.errors.UndefinedObject) and "vector" in str(cause):
-            raise PgvectorUnavailable(f"the pgvector extension is missing; {SCHEMA_HINT}") from exc
-        raise
+            missing["schema"] = False
+        elif isinstance(cause, psycopg.errors.UndefinedObject) and "vector" in str(cause):
+            missing["pgvector"] = False
+        error = schema_error(missing)
+        if error is None:
+            raise
+        raise error from exc
 
 
 def raw_connection() -> psycopg.Connection:
@@ -70,26 +73,43 @@ def raw_connection() -> psycopg.Connection:
     return conn
 
 
+def _schema_facts() -> tuple[bool, bool]:
+    """(all RAG tables exist, pgvector installed); raises DatabaseUnavailable."""
+    with translate_db_errors(), connection.cursor() as cursor:
+        cursor.execute(sql.SCHEMA_STATE, [list(RAG_TABLES)])
+        tables, has_vector = cursor.fetchone()
+    return tables == len(RAG_TABLES), bool(has_vector)
+
+
 def schema_state() -> dict[str, bool]:
     """{'database': reachable, 'pgvector': extension present, 'schema': all RAG tables exist}."""
     try:
-        with translate_db_errors(), connection.cursor() as cursor:
-            cursor.execute(sql.SCHEMA_STATE, [list(RAG_TABLES)])
-            tables, has_vector = cursor.fetchone()
+        tables, has_vector = _schema_facts()
     except DatabaseUnavailable:
         return {"database": False, "pgvector": False, "schema": False}
-    return {"database": True, "pgvector": bool(has_vector), "schema": tables == len(RAG_TABLES)}
+    return {"database": True, "pgvector": has_vector, "schema": tables}
+
+
+def schema_error(state: dict[str, bool], *, details: dict | None = None) -> LocalRagError | None:
+    """The domain error for what `state` lacks (database, then tables, then pgvector), or None."""
+    if not state["database"]:
+        return DatabaseUnavailable("database unreachable; start it with `rag pg start` and "
+                                   "check DATABASE_URL", details=details)
+    if not state["schema"]:
+        return SchemaNotInitialized(f"the local-rag schema is missing; {SCHEMA_HINT}",
+                                    details=details)
+    if not state["pgvector"]:
+        return PgvectorUnavailable(f"the pgvector extension is not installed; {SCHEMA_HINT}",
+                                   details=details)
+    return None
 
 
 def ensure_schema() -> None:
     """Raise the domain error that says what is missing, or return when the schema is usable."""
-    with translate_db_errors(), connection.cursor() as cursor:
-        cursor.execute(sql.SCHEMA_STATE, [list(RAG_TABLES)])
-        tables, has_vector = cursor.fetchone()
-    if tables != len(RAG_TABLES):
-        raise SchemaNotInitialized(f"the local-rag schema is missing; {SCHEMA_HINT}")
-    if not has_vector:
-        raise PgvectorUnavailable(f"the pgvector extension is not installed; {SCHEMA_HINT}")
+    tables, has_vector = _schema_facts()  # an unreachable database raises with its cause
+    error = schema_error({"database": True, "schema": tables, "pgvector": has_vector})
+    if error is not None:
+        raise error
 
 
 def release_connection() -> None:

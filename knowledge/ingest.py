@@ -23,7 +23,7 @@ from knowledge.preparing import PrepareFailed, chunk_texts, notes_prepare
 from knowledge.vault import (DEFAULT_MAX_FILE_BYTES, NoteContent, NoteFile, NoteRejected,
                              note_read, vault_resolve, vault_scan)
 from localrag_site.config import Config
-from localrag_site.errors import LocalRagError
+from localrag_site.errors import LocalRagError, first_line
 
 # Notes are parsed ahead, embedded together (a real model wants full batches) and written in one
 # transaction per batch of whole notes (a few round trips per batch instead of per row).
@@ -151,10 +151,10 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
             finally:
                 timer.add("read", mark)
             state = existing.get(note.relative_path)
-            if state is not None and state[1] == content.content_hash:
+            if state is not None and state.content_hash == content.content_hash:
                 result.documents_skipped += 1
-                if state[3] < state[2]:
-                    needs_vectors.append(state[0])
+                if state.embedded < state.chunks:
+                    needs_vectors.append(state.id)
                 continue
             yield (note, content, state is None), content.text, note.relative_path
 
@@ -171,16 +171,16 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
             result.warnings.extend({"file": note.relative_path, "reason": warning}
                                    for warning in prepared.warnings)
             pending.append((store.DocumentVersion(
-                vault_path=vault, relative_path=note.relative_path, file_path=str(note.file_path),
+                relative_path=note.relative_path, file_path=str(note.file_path),
                 content_hash=content.content_hash, mtime_ns=content.mtime_ns,
                 size_bytes=content.size_bytes, frontmatter=prepared.frontmatter,
                 tags=prepared.tags, chunks=prepared.chunks), prepared.vectors, is_new))
             pending_chunks += len(prepared.chunks)
         if pending_chunks >= EMBED_BATCH_CHUNKS:
-            _flush(pending, embedder=embedder, result=result, timer=timer)
+            _flush(pending, vault=vault, embedder=embedder, result=result, timer=timer)
             pending, pending_chunks = [], 0
         mark = time.perf_counter()
-    _flush(pending, embedder=embedder, result=result, timer=timer)
+    _flush(pending, vault=vault, embedder=embedder, result=result, timer=timer)
     _fill_missing_vectors(needs_vectors, embedder=embedder, result=result, timer=timer)
 
     mark = time.perf_counter()
@@ -191,21 +191,19 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
 
 
 def _flush(pending: list[tuple[store.DocumentVersion, list[Vector] | None, bool]], *,
-           embedder: EmbeddingProvider, result: IngestResult, timer: _Timer) -> None:
+           vault: str, embedder: EmbeddingProvider, result: IngestResult, timer: _Timer) -> None:
     """Embed what is not embedded yet in one batch, then write the notes in one transaction."""
     if not pending:
         return
     mark = time.perf_counter()
-    todo = [(version, chunk_texts(chunks=version.chunks, relative_path=version.relative_path,
-                                  tags=version.tags))
-            for version, vectors, _ in pending if vectors is None and version.chunks]
-    fresh = iter(embedder.embed_documents([text for _, texts in todo for text in texts])
-                 if todo else [])
+    texts = [text for version, ready, _ in pending if ready is None
+             for text in chunk_texts(chunks=version.chunks, relative_path=version.relative_path,
+                                     tags=version.tags)]
+    fresh = iter(embedder.embed_documents(texts) if texts else [])
     per_note = [ready if ready is not None else [next(fresh) for _ in version.chunks]
                 for version, ready, _ in pending]
     timer.add("embed", mark)
     mark = time.perf_counter()
-    vault = pending[0][0].vault_path
     try:
         store.documents_write(vault_path=vault, versions=[version for version, _, _ in pending],
                               vectors=[vector for vectors in per_note for vector in vectors],
@@ -222,9 +220,8 @@ def _flush(pending: list[tuple[store.DocumentVersion, list[Vector] | None, bool]
                 stored.append(entry)
             except psycopg.DataError as exc:
                 result.files_rejected += 1
-                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 result.warnings.append({"file": entry[0].relative_path,
-                                        "reason": f"could not be stored: {reason}"})
+                                        "reason": f"could not be stored: {first_line(exc)}"})
     for version, _, is_new in stored:
         result.chunks_written += len(version.chunks)
         result.embeddings_written += len(version.chunks)

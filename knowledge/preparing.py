@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain, islice
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
@@ -85,16 +86,12 @@ def notes_prepare(items: Iterable[tuple[Item, str, str]], *, embedder: Embedding
         workers = 0  # a single worker would only move the parsing, not parallelise it
     light = embedder if embedder.runs_in_workers else None
     iterator = iter(items)
-    for _ in range(SERIAL_FIRST):
-        try:
-            item, text, relative_path = next(iterator)
-        except StopIteration:
-            return
+    for item, text, relative_path in iterator if workers <= 0 else islice(iterator, SERIAL_FIRST):
         yield item, note_prepare(text, relative_path, light)
-    if workers <= 0:
-        for item, text, relative_path in iterator:
-            yield item, note_prepare(text, relative_path, light)
-        return
+    rest = next(iterator, None)
+    if rest is None:
+        return  # all prepared in process: no worker was ever started
+    iterator = chain([rest], iterator)
     # "spawn": a forked child would share the parent's open database socket.
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
         window: deque[tuple[Item, Future]] = deque()

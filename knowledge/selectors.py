@@ -7,10 +7,9 @@ from dataclasses import dataclass
 from django.db import connection
 
 from knowledge import sql
-from knowledge.db import PgvectorUnavailable, schema_state, translate_db_errors
+from knowledge.db import schema_error, schema_state, translate_db_errors
 from knowledge.embeddings import embedder_status, embedding_native_dim
 from localrag_site.config import Config
-from localrag_site.errors import DatabaseUnavailable, SchemaNotInitialized
 
 
 @dataclass(frozen=True)
@@ -41,15 +40,9 @@ def health_report(*, config: Config) -> dict:
         "embedding_config": embedder_status(config=config),
         "retrieval_ready": "not_ready",
     }
-    if not state["database"]:
-        raise DatabaseUnavailable("database unreachable; start it with `rag pg start` and check "
-                                  "DATABASE_URL", details={"checks": checks})
-    if not state["schema"]:
-        raise SchemaNotInitialized("the local-rag schema is missing; run `rag db init`",
-                                   details={"checks": checks})
-    if not state["pgvector"]:
-        raise PgvectorUnavailable("the pgvector extension is not installed; run `rag db init`",
-                                  details={"checks": checks})
+    error = schema_error(state, details={"checks": checks})
+    if error is not None:
+        raise error
     counts = index_counts(config=config)
     checks["retrieval_ready"] = "ready" if counts.embeddings_current_config else "not_ready"
     healthy = checks["embedding_config"] == "ok" and checks["retrieval_ready"] == "ready"

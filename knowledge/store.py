@@ -1,11 +1,12 @@
-"""Writes to the index through psycopg: one transaction per document, COPY for rows."""
+"""Reads and writes of the ingest through psycopg: set-based statements, one transaction per
+batch of whole notes, COPY to add vectors to existing chunks."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 from django.db import connection, transaction
@@ -22,7 +23,6 @@ from knowledge.embeddings import EmbeddingProvider
 class DocumentVersion:
     """One note as it will be stored: file facts, document metadata and its chunks."""
 
-    vault_path: str
     relative_path: str
     file_path: str
     content_hash: str
@@ -33,12 +33,21 @@ class DocumentVersion:
     chunks: list[ChunkDraft]
 
 
-def document_states(*, vault_path: str, embedder: EmbeddingProvider) -> dict[str, tuple]:
-    """relative_path -> (document id, content_hash, chunk count, chunks with a current vector)."""
+class DocumentState(NamedTuple):
+    """What the index holds for one note of the vault."""
+
+    id: int
+    content_hash: str
+    chunks: int
+    embedded: int  # chunks with a vector for the current provider/model/dim
+
+
+def document_states(*, vault_path: str, embedder: EmbeddingProvider) -> dict[str, DocumentState]:
+    """relative_path -> the stored state of every document of the vault."""
     with connection.cursor() as cursor:
         cursor.execute(sql.DOCUMENT_STATES, [embedder.provider, embedder.model, embedder.dim,
                                              vault_path])
-        return {path: (doc_id, digest, chunks, embedded)
+        return {path: DocumentState(doc_id, digest, chunks, embedded)
                 for doc_id, path, digest, chunks, embedded in cursor.fetchall()}
 
 
@@ -75,16 +84,6 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
              for vector in vectors]])
 
 
-def embeddings_copy(*, cursor, chunk_ids: Sequence[int], vectors: Sequence[Sequence[float]],
-                    embedder: EmbeddingProvider) -> None:
-    """COPY vectors for existing chunks (provider switch) for the current provider/model/dim."""
-    with cursor.copy(sql.COPY_EMBEDDINGS) as copy:
-        copy.set_types(sql.COPY_EMBEDDINGS_TYPES)
-        for chunk_id, vector in zip(chunk_ids, vectors, strict=True):
-            copy.write_row([chunk_id, embedder.provider, embedder.model, embedder.dim,
-                            list(vector)])
-
-
 def chunks_missing_embeddings(*, document_ids: Sequence[int],
                               embedder: EmbeddingProvider) -> list[tuple]:
     """(chunk id, document id, content, heading_path, relative_path, tags, wikilinks) of chunks
@@ -99,8 +98,12 @@ def embeddings_add(*, chunk_ids: Sequence[int], vectors: Sequence[Sequence[float
                    embedder: EmbeddingProvider) -> None:
     """Add vectors for existing chunks (provider switch) without touching the chunks."""
     conn = raw_connection()
-    with transaction.atomic(), psycopg.Cursor(conn) as cursor:
-        embeddings_copy(cursor=cursor, chunk_ids=chunk_ids, vectors=vectors, embedder=embedder)
+    with transaction.atomic(), psycopg.Cursor(conn) as cursor, cursor.copy(
+            sql.COPY_EMBEDDINGS) as copy:
+        copy.set_types(sql.COPY_EMBEDDINGS_TYPES)
+        for chunk_id, vector in zip(chunk_ids, vectors, strict=True):
+            copy.write_row([chunk_id, embedder.provider, embedder.model, embedder.dim,
+                            list(vector)])
 
 
 def documents_delete(*, vault_path: str, relative_paths: Sequence[str]) -> int:

@@ -29,6 +29,7 @@ EMBEDDING_PROVIDERS: dict[str, str | None] = {
 PROVIDER_DEFAULT_THRESHOLD = {"fake": 0.20, "local-qwen3": 0.35, "sentence-transformers": 0.35}
 LLM_PROVIDERS = ("fake", "openai-compatible")
 TOP_K_RANGE = (1, 20)
+MAX_TEXT_CHARS = 4000  # longest query / question accepted by the API, the CLI and the services
 
 # Every key of `.env.sample`, in its order, with the code default. LLM_MODEL, LLM_BASE_URL and
 # LLM_API_KEY default to empty so a missing value with openai-compatible is detectable.

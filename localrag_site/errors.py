@@ -63,6 +63,12 @@ class LocalRagError(Exception):
         return error_body(self.code, self.message, self.details)
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message, or its class name when it has none."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "details": details or {}}}
 

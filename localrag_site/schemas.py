@@ -7,7 +7,8 @@ from typing import Annotated, Any
 from ninja import Schema
 from pydantic import AfterValidator, ConfigDict, Field
 
-MAX_TEXT_CHARS = 4000
+from localrag_site.config import MAX_TEXT_CHARS, TOP_K_RANGE
+
 
 
 def _not_blank(value: str) -> str:
@@ -23,7 +24,7 @@ class StrictRequest(Schema):
 
 QueryText = Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS),
                       AfterValidator(_not_blank)]
-TopK = Annotated[int | None, Field(default=None, ge=1, le=20)]
+TopK = Annotated[int | None, Field(default=None, ge=TOP_K_RANGE[0], le=TOP_K_RANGE[1])]
 
 
 class ErrorDetail(Schema):

@@ -9,12 +9,10 @@ from pgvector import Vector
 
 from knowledge.db import raw_connection, translate_db_errors
 from knowledge.embeddings import EmbeddingProvider, get_embedder
-from localrag_site.config import EMBEDDING_DIM, TOP_K_RANGE, Config
+from localrag_site.config import EMBEDDING_DIM, MAX_TEXT_CHARS, TOP_K_RANGE, Config
 from localrag_site.errors import InvalidRequest, LocalRagError
 from retrieval import sql
 from retrieval.types import SearchHit, SearchOutcome
-
-MAX_QUERY_CHARS = 4000
 
 
 class RetrievalNotReady(LocalRagError):
@@ -40,8 +38,8 @@ def search(*, query: str, top_k: int | None, config: Config,
     """The top_k chunks closest to `query` among the current embedding config's vectors."""
     if not query.strip():
         raise InvalidRequest("query must not be empty", details={"field": "query"})
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidRequest(f"query is longer than {MAX_QUERY_CHARS} characters",
+    if len(query) > MAX_TEXT_CHARS:
+        raise InvalidRequest(f"query is longer than {MAX_TEXT_CHARS} characters",
                              details={"field": "query"})
     limit = top_k_validate(top_k, config=config)
     embedder = embedder or get_embedder(config=config)

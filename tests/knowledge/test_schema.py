@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import psycopg
 import pytest
 from django.db import IntegrityError, connection, transaction
 
@@ -130,4 +129,3 @@ def test_rag_tables_are_unmanaged_by_django():
     from knowledge.models import Chunk, Document, Embedding, IngestRun
 
     assert not any(m._meta.managed for m in (Document, Chunk, Embedding, IngestRun))
-    assert psycopg.__version__.startswith("3.")

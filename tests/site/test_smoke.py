@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -11,17 +10,12 @@ import time
 import httpx
 import pytest
 
+from localrag_site.embedded_pg import free_port
 from tests.answering.stub_openai import StubOpenAI
 from tests.conftest import cli_env
 from tests.harness import ROOT
 
 QUESTION = "客户 P1 工单应该怎么升级？"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Server:

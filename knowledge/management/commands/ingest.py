@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 from knowledge.ingest import ingest_vault
@@ -26,14 +25,16 @@ class Command(RagCommand):
     def handle(self, *args, path: str | None, **options) -> None:
         config = get_config()
         bar = ProgressBar(label="ingest", stream=sys.stderr)
-        result = ingest_vault(vault_path=path or config.vault_path, config=config,
-                              progress=bar.update, wait_for_lock=options["wait"],
-                              max_file_bytes=int(options["max_file_mb"] * 1024 * 1024))
-        bar.close()
+        try:
+            result = ingest_vault(vault_path=path or config.vault_path, config=config,
+                                  progress=bar.update, wait_for_lock=options["wait"],
+                                  max_file_bytes=int(options["max_file_mb"] * 1024 * 1024))
+        finally:
+            bar.close()
         for warning in result.warnings:
             self.stderr.write(f"warning: {warning['file']}: {warning['reason']}")
         if options["json"]:
-            self.stdout.write(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
+            self.write_json(result.as_dict())
             return
         self.stdout.write(
             f"ingested {result.vault_path}: {result.documents_added} added, "
