@@ -9,8 +9,8 @@ from ninja import Router
 
 from answering.schemas import AskRequest, AskResponse
 from answering.services import ask, ask_events, ask_prepare
-from localrag_site.config import get_config
-from localrag_site.schemas import ErrorBody
+from core.config import get_config
+from core.schemas import ErrorBody
 
 router = Router(tags=["answering"])
 ERRORS = {code: ErrorBody for code in (422, 500, 502, 503, 504)}

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from localrag_site.tokens import count_tokens, decode, encode
+from core.tokens import decode, encode, tokens_count
 from retrieval.types import SearchHit
 
 BLOCK_SEPARATOR = "\n\n"
@@ -46,7 +46,7 @@ class Context:
         return len(self.citations)
 
 
-def build_context(*, hits: Sequence[SearchHit], token_budget: int) -> Context:
+def context_build(*, hits: Sequence[SearchHit], token_budget: int) -> Context:
     """Sort, dedupe, number and pack hits into blocks whose joined text fits `token_budget`."""
     blocks: list[str] = []
     citations: list[Citation] = []
@@ -54,7 +54,7 @@ def build_context(*, hits: Sequence[SearchHit], token_budget: int) -> Context:
         number = len(blocks) + 1
         block = _block_text(hit=hit, number=number, content=hit.content)
         # Count the joined text, not block by block: tokens can merge across the separator.
-        if count_tokens(BLOCK_SEPARATOR.join([*blocks, block])) > token_budget:
+        if tokens_count(BLOCK_SEPARATOR.join([*blocks, block])) > token_budget:
             if position > 0:
                 continue
             truncated = _truncated_block(hit=hit, number=number, token_budget=token_budget)
@@ -101,12 +101,12 @@ def _truncated_block(*, hit: SearchHit, number: int, token_budget: int) -> str |
     low, high = 0, len(tokens)
     while low < high:
         middle = (low + high + 1) // 2
-        if count_tokens(candidate(middle)) <= token_budget:
+        if tokens_count(candidate(middle)) <= token_budget:
             low = middle
         else:
             high = middle - 1
     # Decoding a prefix can re-tokenise differently, so the search is not strictly monotonic:
     # re-count and shrink until the block really fits.
-    while low >= 0 and count_tokens(candidate(low)) > token_budget:
+    while low >= 0 and tokens_count(candidate(low)) > token_budget:
         low -= 1
     return candidate(low) if low >= 0 else None

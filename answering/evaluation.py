@@ -15,9 +15,9 @@ from typing import Any
 import yaml
 
 from answering.modes import MODE_NO_ANSWER, MODE_RAG, mode_decide
+from core.config import Config
+from core.errors import InvalidRequest
 from knowledge.embeddings import get_embedder
-from localrag_site.config import Config
-from localrag_site.errors import InvalidRequest
 from retrieval.services import search
 
 THRESHOLD_GRID = [round(step * 0.05, 2) for step in range(1, 20)]

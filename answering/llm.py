@@ -15,8 +15,9 @@ from typing import Any, Protocol
 import httpx
 
 from answering.prompts import QUESTION_HEADER, SOURCES_HEADER
-from localrag_site.config import Config, mask_url_password
-from localrag_site.errors import LocalRagError
+from core.config import Config
+from core.dburl import url_password_mask
+from core.errors import LocalRagError
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ class LLMClient(Protocol):
     def stream(self, *, messages: Messages) -> Iterator[str]: ...
 
 
-def llm_check_config(*, config: Config) -> None:
+def llm_config_check(*, config: Config) -> None:
     """Raise LLMConfigMissing naming every unset variable the configured provider needs."""
     if config.llm_provider != "openai-compatible":
         return
@@ -64,7 +65,7 @@ def llm_check_config(*, config: Config) -> None:
 
 def get_llm_client(*, config: Config) -> LLMClient:
     """The client for LLM_PROVIDER; validates its settings before any request is made."""
-    llm_check_config(config=config)
+    llm_config_check(config=config)
     if config.llm_provider == "openai-compatible":
         return OpenAICompatibleClient(base_url=config.llm_base_url, model=config.llm_model,
                                       api_key=config.llm_api_key,
@@ -226,7 +227,7 @@ class OpenAICompatibleClient:
 def _display_url(url: str) -> str:
     """The endpoint with any password in it masked, safe for messages and logs."""
     try:
-        return mask_url_password(url)
+        return url_password_mask(url)
     except ValueError:
         return "<unparseable LLM_BASE_URL>"
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from ninja import Schema
 
-from localrag_site.schemas import QueryText, StrictRequest, TopK
+from core.schemas import QueryText, StrictRequest, TopK
 
 
 class AskRequest(StrictRequest):

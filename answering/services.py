@@ -2,7 +2,8 @@
 
 Everything that can fail before generation (validation, database, retrieval readiness, LLM
 settings) is checked in `ask_prepare`, so the streaming endpoint can answer those as ordinary
-JSON errors before its first byte. The database connection is released before the LLM call.
+JSON errors before its first byte. Every LLM call runs inside `connection_released()`: no
+database connection is held while the model answers.
 """
 
 from __future__ import annotations
@@ -13,14 +14,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from answering.citations import CitationStreamFilter, citations_strip
-from answering.context import build_context
+from answering.context import context_build
 from answering.llm import LLMClient, get_llm_client
-from answering.modes import (FALLBACK_NOTICE, MODE_FALLBACK, MODE_NO_ANSWER, MODE_RAG,
-                             mode_decide, no_answer_text)
+from answering.modes import (
+    FALLBACK_NOTICE,
+    MODE_FALLBACK,
+    MODE_NO_ANSWER,
+    MODE_RAG,
+    mode_decide,
+    no_answer_text,
+)
 from answering.prompts import fallback_messages, rag_messages
-from knowledge.db import release_connection
-from localrag_site.config import Config
-from localrag_site.errors import LocalRagError, error_body
+from core.config import Config
+from core.db import connection_released
+from core.errors import LocalRagError, error_body
 from retrieval.services import search
 
 logger = logging.getLogger("localrag.answering")
@@ -42,7 +49,7 @@ class AskPlan:
 def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Config) -> AskPlan:
     """Retrieve, decide the mode and build the prompt; raises every pre-generation error."""
     outcome = search(query=question, top_k=top_k, config=config)
-    context = build_context(hits=outcome.results, token_budget=config.rag_context_token_budget)
+    context = context_build(hits=outcome.results, token_budget=config.rag_context_token_budget)
     # A query without tokens has no results, and a budget too small for any block leaves no
     # context: either way there is nothing to answer from, whatever the threshold says.
     mode = mode_decide(confidence=outcome.confidence, threshold=config.threshold,
@@ -61,8 +68,6 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
         plan.fixed_answer = no_answer_text(
             weak_sources=[hit.source for hit in outcome.results],
             fallback_disabled=fallback and not config.rag_fallback_enabled)
-    # Generation can take many seconds: no database connection is held meanwhile.
-    release_connection()
     return plan
 
 
@@ -73,7 +78,8 @@ def ask(*, question: str, top_k: int | None, fallback: bool, config: Config) -> 
     if plan.mode == MODE_NO_ANSWER:
         answer = plan.fixed_answer
     else:
-        generated = plan.client.complete(messages=plan.messages)
+        with connection_released():
+            generated = plan.client.complete(messages=plan.messages)
         answer, removed = citations_strip(text=generated, block_count=plan.block_count)
         if plan.mode == MODE_FALLBACK:
             answer = FALLBACK_NOTICE + answer
@@ -93,10 +99,11 @@ def ask_events(plan: AskPlan) -> Iterator[tuple[str, dict[str, Any]]]:
         if plan.mode == MODE_FALLBACK:
             yield "delta", {"text": FALLBACK_NOTICE}
         try:
-            for piece in plan.client.stream(messages=plan.messages):
-                text = stream_filter.feed(piece)
-                if text:
-                    yield "delta", {"text": text}
+            with connection_released():
+                for piece in plan.client.stream(messages=plan.messages):
+                    text = stream_filter.feed(piece)
+                    if text:
+                        yield "delta", {"text": text}
             tail = stream_filter.finish()
             if tail:
                 yield "delta", {"text": tail}

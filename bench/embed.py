@@ -59,8 +59,8 @@ def measure_throughput(embedder, chunks: list, rounds: int) -> None:
 
 def measure_ingest(config, copies: int) -> None:
     """Ingest a fresh copy of the sample vault, timing the model calls inside it."""
-    from knowledge.ingest import ingest_vault
-    from knowledge.local_models import LocalModelEmbedder
+    from knowledge.embeddings.local import LocalModelEmbedder
+    from knowledge.ingest import vault_ingest
 
     model_seconds = 0.0
     original = LocalModelEmbedder.embed_documents
@@ -79,7 +79,7 @@ def measure_ingest(config, copies: int) -> None:
         for copy in range(copies):
             shutil.copytree(SAMPLE_VAULT, root / f"copy-{copy:03d}")
         started = time.perf_counter()
-        result = ingest_vault(vault_path=root, config=config, prepare_workers=0)
+        result = vault_ingest(vault_path=root, config=config, prepare_workers=0)
         elapsed = time.perf_counter() - started
         overhead = elapsed - model_seconds
         emit({"measurement": "ingest", "vault": f"samples/acme-vault x{copies}",
@@ -120,8 +120,8 @@ def main() -> None:
                         help="ingest the sample vault copied this many times (one run each)")
     args = parser.parse_args()
     django_setup()
+    from core.config import get_config
     from knowledge.embeddings import get_embedder
-    from localrag_site.config import get_config
 
     base = get_config()
     config = dataclasses.replace(

@@ -62,11 +62,11 @@ def generate(root: Path, notes: int, seed: int) -> list[Path]:
 
 
 def measure(name: str, root: Path, notes: int, workers: int | None) -> dict:
-    from knowledge.ingest import ingest_vault
-    from localrag_site.config import get_config
+    from core.config import get_config
+    from knowledge.ingest import vault_ingest
 
     started = time.perf_counter()
-    result = ingest_vault(vault_path=root, config=get_config(), prepare_workers=workers)
+    result = vault_ingest(vault_path=root, config=get_config(), prepare_workers=workers)
     elapsed = time.perf_counter() - started
     line = {"measurement": name, "notes": notes, "prepare_workers": workers, "seconds": round(elapsed, 3),
             "files_per_s": round(notes / elapsed, 1),

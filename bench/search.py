@@ -67,7 +67,7 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 
 def in_process(requests: int) -> dict[str, float]:
-    from localrag_site.config import get_config
+    from core.config import get_config
     from retrieval.services import search
 
     config = get_config()
@@ -101,7 +101,7 @@ def over_http(url: str, requests: int, concurrency: int) -> dict[str, float]:
 def start_server() -> tuple[subprocess.Popen, str]:
     import httpx
 
-    from localrag_site.embedded_pg import free_port
+    from core.embedded_pg import free_port
 
     port = free_port()
     process = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "serve", "--port",

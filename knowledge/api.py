@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ninja import Router
 
+from core.config import get_config
 from knowledge.selectors import health_report
-from localrag_site.config import get_config
 
 router = Router(tags=["health"])
 

@@ -14,8 +14,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from core.tokens import decode, encode, tokens_count
 from knowledge.markdown import ParsedNote, Section, wikilinks_extract
-from localrag_site.tokens import count_tokens, decode, encode
 
 TARGET_TOKENS = 800
 MAX_TOKENS = 1200
@@ -54,7 +54,7 @@ class _Unit:
     tokens: int
 
 
-def chunk_note(*, note: ParsedNote) -> list[ChunkDraft]:
+def note_chunk(*, note: ParsedNote) -> list[ChunkDraft]:
     """Cut a parsed note into chunks of at most MAX_TOKENS, in document order."""
     drafts: list[ChunkDraft] = []
     for section in note.sections:
@@ -76,7 +76,7 @@ def _section_spans(section: Section) -> list[tuple[int, int, int]]:
     if not section.body.strip():
         return []
     start, end = _trim(source, 0, len(source), keep_indent=True)
-    tokens = count_tokens(source[start:end])
+    tokens = tokens_count(source[start:end])
     if tokens <= TARGET_TOKENS:
         return [(start, end, tokens)]
     units = _units(source, (0, *section.block_offsets, len(source)))
@@ -104,12 +104,12 @@ def _units(source: str, bounds: tuple[int, ...]) -> list[_Unit]:
     for start, end in zip(bounds, bounds[1:]):
         if start >= end:
             continue
-        tokens = count_tokens(source[start:end])
+        tokens = tokens_count(source[start:end])
         if tokens <= TARGET_TOKENS:
             units.append(_Unit(start, end, tokens))
             continue
         for sentence_start, sentence_end in _sentences(source, start, end):
-            tokens = count_tokens(source[sentence_start:sentence_end])
+            tokens = tokens_count(source[sentence_start:sentence_end])
             if tokens <= TARGET_TOKENS:
                 units.append(_Unit(sentence_start, sentence_end, tokens))
             else:
@@ -146,11 +146,11 @@ def _windows(source: str, start: int, end: int, tokens: int) -> list[_Unit]:
         cut = min(end, position + max(1, int(size * chars_per_token)))
         if cut < end:
             cut = _break_before(source, position + (cut - position) // 2, cut)
-        count = count_tokens(source[position:cut])
+        count = tokens_count(source[position:cut])
         # The character estimate is an average; dense stretches (emoji, CJK) need a shorter cut.
         while count > TARGET_TOKENS:
             cut = position + max(1, (cut - position) * size // count)
-            count = count_tokens(source[position:cut])
+            count = tokens_count(source[position:cut])
         units.append(_Unit(position, cut, count))
         position = cut
     return units
@@ -229,7 +229,7 @@ def _trim(source: str, start: int, end: int, *, keep_indent: bool) -> tuple[int,
 
 def _bounded(source: str, start: int, end: int) -> list[tuple[int, int, int]]:
     """The final token count, and a split into windows in the rare case it passes MAX_TOKENS."""
-    tokens = count_tokens(source[start:end])
+    tokens = tokens_count(source[start:end])
     if tokens <= MAX_TOKENS:
         return [(start, end, tokens)]
     spans = []

@@ -16,14 +16,22 @@ from typing import Any
 import psycopg
 from pgvector import Vector
 
+from core.config import Config
+from core.db import db_errors_translated
+from core.errors import LocalRagError, first_line
 from knowledge import store
-from knowledge.db import ensure_schema, translate_db_errors
 from knowledge.embeddings import ChunkText, EmbeddingProvider, get_embedder
 from knowledge.preparing import PrepareFailed, chunk_texts, notes_prepare
-from knowledge.vault import (DEFAULT_MAX_FILE_BYTES, NoteContent, NoteFile, NoteRejected,
-                             note_read, vault_resolve, vault_scan)
-from localrag_site.config import Config
-from localrag_site.errors import LocalRagError, first_line
+from knowledge.schema import schema_ensure
+from knowledge.vault import (
+    DEFAULT_MAX_FILE_BYTES,
+    NoteContent,
+    NoteFile,
+    NoteRejected,
+    note_read,
+    vault_resolve,
+    vault_scan,
+)
 
 # Notes are parsed ahead, embedded together (a real model wants full batches) and written in one
 # transaction per batch of whole notes (a few round trips per batch instead of per row).
@@ -75,15 +83,15 @@ class _Timer:
         self.totals[phase] = self.totals.get(phase, 0.0) + time.perf_counter() - started
 
 
-def ingest_vault(*, vault_path: Path | str, config: Config, progress: Progress | None = None,
+def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress | None = None,
                  wait_for_lock: bool = False, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
                  prepare_workers: int | None = None) -> IngestResult:
     """Synchronise the index with the vault at `vault_path` for the current embedding config."""
     root = vault_resolve(vault_path)
     vault = str(root)
-    ensure_schema()
+    schema_ensure()
     embedder = get_embedder(config=config)
-    with translate_db_errors():
+    with db_errors_translated():
         if not store.vault_lock(vault_path=vault, wait=wait_for_lock):
             raise IngestLocked(f"another ingest of {vault} is running; wait for it to finish "
                                "(or pass --wait)", details={"vault_path": vault})

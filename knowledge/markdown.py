@@ -85,7 +85,7 @@ class _FrontmatterTooLarge(Exception):
     pass
 
 
-def parse_note(*, text: str) -> ParsedNote:
+def note_parse(*, text: str) -> ParsedNote:
     """Parse one note's text into frontmatter, tags, wikilinks and heading sections."""
     # markdown-it counts lines after the same newline normalisation; slices must agree with it.
     text = _NEWLINE.sub("\n", text.removeprefix("\ufeff"))

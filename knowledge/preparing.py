@@ -11,17 +11,17 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import chain, islice
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
+from itertools import chain, islice
 from multiprocessing import get_context
 from typing import Any, TypeVar
 
 from pgvector import Vector
 
-from knowledge.chunking import ChunkDraft, chunk_note
+from knowledge.chunking import ChunkDraft, note_chunk
 from knowledge.embeddings import ChunkText, EmbeddingProvider
-from knowledge.markdown import parse_note
+from knowledge.markdown import note_parse
 
 Item = TypeVar("Item")
 
@@ -53,8 +53,8 @@ def note_prepare(text: str, relative_path: str,
     """Parse and chunk one note's text (and embed its chunks when given a light embedder);
     never raises, so one broken note cannot stop a vault."""
     try:
-        parsed = parse_note(text=text)
-        chunks = chunk_note(note=parsed)
+        parsed = note_parse(text=text)
+        chunks = note_chunk(note=parsed)
     except Exception as exc:
         return PrepareFailed(reason=f"could not parse: {type(exc).__name__}: {exc}")
     vectors = None

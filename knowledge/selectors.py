@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 from django.db import connection
 
+from core.config import Config
+from core.db import db_errors_translated
 from knowledge import sql
-from knowledge.db import schema_error, schema_state, translate_db_errors
 from knowledge.embeddings import embedder_status, embedding_native_dim
-from localrag_site.config import Config
+from knowledge.schema import schema_error, schema_state
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ class IndexCounts:
 
 def index_counts(*, config: Config) -> IndexCounts:
     """How much is indexed, counting only vectors of the current provider/model/dim."""
-    with translate_db_errors(), connection.cursor() as cursor:
+    with db_errors_translated(), connection.cursor() as cursor:
         cursor.execute(sql.INDEX_COUNTS, [config.embedding_provider, config.embedding_model,
                                           config.embedding_dim])
         documents, chunks, embeddings = cursor.fetchone()

@@ -15,8 +15,8 @@ from psycopg.types.json import Jsonb
 
 from knowledge import sql
 from knowledge.chunking import ChunkDraft
-from knowledge.db import raw_connection
 from knowledge.embeddings import EmbeddingProvider
+from knowledge.schema import index_connection
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
         return
     chunks = [(version, chunk) for version in versions for chunk in version.chunks]
     paths = [version.relative_path for version in versions]
-    conn = raw_connection()
+    conn = index_connection()
     # One transaction sent as one pipeline: a handful of round trips per batch, not per row.
     with transaction.atomic(), conn.pipeline(), psycopg.Cursor(conn) as cursor:
         cursor.execute(sql.ASYNC_COMMIT)
@@ -97,7 +97,7 @@ def chunks_missing_embeddings(*, document_ids: Sequence[int],
 def embeddings_add(*, chunk_ids: Sequence[int], vectors: Sequence[Sequence[float]],
                    embedder: EmbeddingProvider) -> None:
     """Add vectors for existing chunks (provider switch) without touching the chunks."""
-    conn = raw_connection()
+    conn = index_connection()
     with transaction.atomic(), psycopg.Cursor(conn) as cursor, cursor.copy(
             sql.COPY_EMBEDDINGS) as copy:
         copy.set_types(sql.COPY_EMBEDDINGS_TYPES)

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from localrag_site.errors import LocalRagError
+from core.errors import LocalRagError
 
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 NOTE_SUFFIX = ".md"

@@ -6,13 +6,13 @@ import logging
 
 from django.core.exceptions import RequestDataTooBig
 from ninja import NinjaAPI
-from ninja.renderers import JSONRenderer
-from ninja.errors import AuthenticationError, HttpError
+from ninja.errors import HttpError
 from ninja.errors import ValidationError as NinjaValidationError
+from ninja.renderers import JSONRenderer
 
 from answering.api import router as answering_router
+from core.errors import LocalRagError, error_body
 from knowledge.api import router as knowledge_router
-from localrag_site.errors import LocalRagError, error_body
 from retrieval.api import router as retrieval_router
 
 logger = logging.getLogger("localrag.api")
@@ -75,12 +75,6 @@ def on_http_error(request, exc: HttpError):
             request, error_body("invalid_request", "request body is not valid JSON"), status=422)
     code = "invalid_request" if exc.status_code < 500 else "internal_error"
     return api.create_response(request, error_body(code, str(exc)), status=exc.status_code)
-
-
-@api.exception_handler(AuthenticationError)
-def on_auth_error(request, exc: AuthenticationError):
-    return api.create_response(request, error_body("unauthorized", "authentication required"),
-                               status=401)
 
 
 @api.exception_handler(Exception)

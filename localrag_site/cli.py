@@ -6,8 +6,8 @@ import os
 import sys
 from pathlib import Path
 
-from localrag_site.config import get_config, use_env_file
-from localrag_site.errors import EXIT_BAD_INPUT, ConfigError
+from core.config import ConfigError, env_file_use, get_config
+from core.errors import EXIT_BAD_INPUT
 
 USAGE = """usage: rag [--env-file PATH] <command> [options]
 
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
             path, args = args[0].split("=", 1)[1], args[1:]
         if not Path(path).expanduser().is_file():
             _fail(f"env file not found: {path}")
-        use_env_file(Path(path))
+        env_file_use(Path(path))
     if not args or args[0] in ("-h", "--help", "help"):
         sys.stdout.write(USAGE)
         return

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.defaults import page_not_found
 
-from localrag_site.errors import error_body
+from core.errors import error_body
 
 ADMIN_PREFIX = "/admin/"
 

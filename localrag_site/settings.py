@@ -1,4 +1,4 @@
-"""Django settings: everything comes from the typed config object (localrag_site.config)."""
+"""Django settings: everything comes from the typed config object (core.config)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 from django.core.management.utils import get_random_secret_key
 
-from localrag_site.config import get_config
-from localrag_site.dburl import database_settings
+from core.config import get_config
+from core.dburl import database_settings
 
 CONFIG = get_config()
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     # Serves /docs from its bundled Swagger UI files instead of a CDN (offline sites).
     "ninja",
+    "core",
     "knowledge",
     "retrieval",
     "answering",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ninja import Router
 
-from localrag_site.config import get_config
-from localrag_site.schemas import ErrorBody
+from core.config import get_config
+from core.schemas import ErrorBody
 from retrieval.schemas import SearchRequest, SearchResponse
 from retrieval.services import search
 

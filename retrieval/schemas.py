@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ninja import Schema
 
-from localrag_site.schemas import QueryText, StrictRequest, TopK
+from core.schemas import QueryText, StrictRequest, TopK
 
 
 class SearchRequest(StrictRequest):

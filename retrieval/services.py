@@ -7,20 +7,17 @@ import math
 import psycopg
 from pgvector import Vector
 
-from knowledge.db import raw_connection, translate_db_errors
-from knowledge.embeddings import EmbeddingProvider, get_embedder
-from localrag_site.config import EMBEDDING_DIM, MAX_TEXT_CHARS, TOP_K_RANGE, Config
-from localrag_site.errors import InvalidRequest, LocalRagError
+from core.config import EMBEDDING_DIM, MAX_TEXT_CHARS, TOP_K_RANGE, Config
+from core.db import db_errors_translated
+from core.errors import InvalidRequest, LocalRagError
+from knowledge.embeddings import EmbeddingDimMismatch, EmbeddingProvider, get_embedder
+from knowledge.schema import index_connection
 from retrieval import sql
 from retrieval.types import SearchHit, SearchOutcome
 
 
 class RetrievalNotReady(LocalRagError):
     code = "retrieval_not_ready"
-
-
-class EmbeddingDimMismatch(LocalRagError):
-    code = "embedding_dim_mismatch"
 
 
 def top_k_validate(top_k: int | None, *, config: Config) -> int:
@@ -50,8 +47,8 @@ def search(*, query: str, top_k: int | None, config: Config,
             f"{EMBEDDING_DIM}; check EMBEDDING_PROVIDER / EMBEDDING_MODEL",
             details={"expected": EMBEDDING_DIM, "actual": len(vector)})
     config_key = [embedder.provider, embedder.model, embedder.dim]
-    with translate_db_errors():
-        conn = raw_connection()
+    with db_errors_translated():
+        conn = index_connection()
         with psycopg.Cursor(conn) as cursor:
             rows = []
             if any(vector):  # a query without any token matches nothing

@@ -8,13 +8,19 @@ import sys
 
 import pytest
 
-from tests.harness import FORCED_ENV, ROOT, SAMPLE_ENV_FILE, UnsafeTestDatabase, assert_safe_test_database
+from tests.harness import (
+    FORCED_ENV,
+    ROOT,
+    SAMPLE_ENV_FILE,
+    UnsafeTestDatabase,
+    assert_safe_test_database,
+)
 
 RAG_TABLES = "ingest_runs, embeddings, chunks, documents"
 
 
 def _config():
-    from localrag_site.config import get_config
+    from core.config import get_config
 
     return get_config()
 
@@ -33,7 +39,7 @@ def django_db_setup(django_db_blocker):
     then start from empty RAG tables."""
     from django.db import connection
 
-    from knowledge.services import db_init
+    from knowledge.schema import db_init
 
     config = _config()
     assert_safe_test_database(test_url=config.test_database_url, main_url=config.database_url)
@@ -88,7 +94,7 @@ def config_override(monkeypatch):
     """Replace fields of the process-wide config for one test (e.g. the LLM settings)."""
     import dataclasses
 
-    from localrag_site import config as module
+    from core import config as module
 
     base = module.get_config()
 
@@ -103,8 +109,8 @@ def config_override(monkeypatch):
 @pytest.fixture
 def sample_index(db):
     """The sample vault, ingested with the fake embedder (rolled back after the test)."""
-    from knowledge.ingest import ingest_vault
-    from localrag_site.config import get_config
+    from core.config import get_config
+    from knowledge.ingest import vault_ingest
 
-    return ingest_vault(vault_path=ROOT / "samples" / "acme-vault", config=get_config(),
+    return vault_ingest(vault_path=ROOT / "samples" / "acme-vault", config=get_config(),
                         prepare_workers=0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from localrag_site.dburl import database_name
+from core.dburl import database_name
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_ENV_FILE = ROOT / ".env.sample"

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from localrag_site.embedded_pg import Cluster  # noqa: E402
+from core.embedded_pg import Cluster  # noqa: E402
 
 SUPERUSER = "local_rag"
 TEST_DB = "local_rag_test"
@@ -40,7 +40,6 @@ def main(pytest_args: list[str]) -> int:
         env["TEST_DATABASE_URL"] = f"postgresql://{SUPERUSER}@/{TEST_DB}?host={socket_dir}"
         # A different database name, so the harness guard can tell them apart; never created.
         env["DATABASE_URL"] = f"postgresql://{SUPERUSER}@/local_rag?host={socket_dir}"
-        env["LOCALRAG_TEST_SOCKET_DIR"] = str(socket_dir)
         result = subprocess.run([sys.executable, "-m", "pytest", *pytest_args], cwd=ROOT, env=env)
         code = result.returncode
     finally:

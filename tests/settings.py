@@ -8,13 +8,13 @@ from pathlib import Path
 
 from tests.harness import FORCED_ENV, SAMPLE_ENV_FILE
 
-# The test harness is the one place besides localrag_site.config that sets the environment:
+# The test harness is the one place besides core.config that sets the environment:
 # it must win over the developer's shell so no test downloads a model or calls a real LLM.
 os.environ.update(FORCED_ENV)
 os.environ["LOCALRAG_ENV_FILE"] = str(SAMPLE_ENV_FILE)
 
+from core.dburl import database_settings  # noqa: E402
 from localrag_site.settings import *  # noqa: E402,F403
-from localrag_site.dburl import database_settings  # noqa: E402
 
 DATABASES = {"default": database_settings(CONFIG.test_database_url)}  # noqa: F405
 DATABASES["default"]["TEST"] = {"NAME": DATABASES["default"]["NAME"]}

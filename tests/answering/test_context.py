@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import re
 
-from answering.context import TRUNCATION_MARKER, Citation, build_context
-from localrag_site.tokens import count_tokens
+from answering.context import TRUNCATION_MARKER, Citation, context_build
+from core.tokens import tokens_count
 from retrieval.types import SearchHit
 
 
@@ -28,7 +28,7 @@ def test_golden_output_sorts_with_tie_breaks_and_dedupes() -> None:
         hit("Top answer.", source="z.md", heading_path=["Top"], score=0.91236, chunk_index=0,
             content_hash="h-top"),
     ]
-    context = build_context(hits=hits, token_budget=1000)
+    context = context_build(hits=hits, token_budget=1000)
     assert context.text == (
         "[1] source: z.md\nheading: Top\nscore: 0.9124\ncontent:\nTop answer.\n\n"
         "[2] source: a.md\nheading: Guide\nscore: 0.8000\ncontent:\nAlpha intro.\n\n"
@@ -54,7 +54,7 @@ def test_same_text_under_another_heading_is_not_a_duplicate() -> None:
         hit("Same.", source="a.md", heading_path=["One"], score=0.5, content_hash="h"),
         hit("Same.", source="a.md", heading_path=["Two"], score=0.5, content_hash="h"),
     ]
-    assert build_context(hits=hits, token_budget=1000).blocks == 2
+    assert context_build(hits=hits, token_budget=1000).blocks == 2
 
 
 def test_hits_without_content_hash_dedupe_on_content() -> None:
@@ -66,7 +66,7 @@ def test_hits_without_content_hash_dedupe_on_content() -> None:
         hit("First chunk.", source="a.md", heading_path=["H"], score=0.5, chunk_index=2,
             content_hash=""),
     ]
-    context = build_context(hits=hits, token_budget=1000)
+    context = context_build(hits=hits, token_budget=1000)
     assert [c.chunk_index for c in context.citations] == [0, 1]
 
 
@@ -74,20 +74,20 @@ def test_too_big_middle_block_is_skipped_and_numbering_stays_dense() -> None:
     small_first = hit("Small first.", source="a.md", heading_path=["A"], score=0.9)
     big_middle = hit("lorem ipsum " * 400, source="b.md", heading_path=["B"], score=0.8)
     small_last = hit("Small last.", source="c.md", heading_path=["C"], score=0.7)
-    context = build_context(hits=[small_last, big_middle, small_first], token_budget=120)
+    context = context_build(hits=[small_last, big_middle, small_first], token_budget=120)
     assert [c.source for c in context.citations] == ["a.md", "c.md"]
     assert context.text == (
         "[1] source: a.md\nheading: A\nscore: 0.9000\ncontent:\nSmall first.\n\n"
         "[2] source: c.md\nheading: C\nscore: 0.7000\ncontent:\nSmall last."
     )
-    assert count_tokens(context.text) <= 120
+    assert tokens_count(context.text) <= 120
 
 
 def test_block_that_would_overflow_budget_is_left_out() -> None:
     first = hit("Small first.", source="a.md", heading_path=["A"], score=0.9)
     second = hit("Small second.", source="b.md", heading_path=["B"], score=0.8)
-    one_block = build_context(hits=[first], token_budget=1000).text
-    context = build_context(hits=[first, second], token_budget=count_tokens(one_block) + 3)
+    one_block = context_build(hits=[first], token_budget=1000).text
+    context = context_build(hits=[first, second], token_budget=tokens_count(one_block) + 3)
     assert context.text == one_block
     assert context.blocks == 1
 
@@ -97,10 +97,10 @@ def test_oversized_first_block_is_truncated_to_fit_budget() -> None:
     first = hit(content, source="big.md", heading_path=["Big"], score=0.9)
     second = hit("Tiny.", source="small.md", heading_path=["Small"], score=0.5)
     for budget in (40, 57, 100, 333):
-        context = build_context(hits=[first, second], token_budget=budget)
-        assert count_tokens(context.text) <= budget
+        context = context_build(hits=[first, second], token_budget=budget)
+        assert tokens_count(context.text) <= budget
         # The prefix is as long as fits: one more token of content would not.
-        assert count_tokens(context.text) >= budget - 3
+        assert tokens_count(context.text) >= budget - 3
         assert context.text.startswith(
             "[1] source: big.md\nheading: Big\nscore: 0.9000\ncontent:\nsentence number 0")
         assert context.text.endswith(f"\n{TRUNCATION_MARKER}")
@@ -109,20 +109,20 @@ def test_oversized_first_block_is_truncated_to_fit_budget() -> None:
 
 def test_truncation_of_multibyte_text_leaves_no_broken_characters() -> None:
     first = hit("知识库中的长段落。" * 200, source="zh.md", heading_path=["中文"], score=0.9)
-    context = build_context(hits=[first], token_budget=50)
-    assert count_tokens(context.text) <= 50
+    context = context_build(hits=[first], token_budget=50)
+    assert tokens_count(context.text) <= 50
     assert "\ufffd" not in context.text
     assert re.search(r"content:\n知识库.*\n\[truncated\]$", context.text, re.DOTALL)
 
 
 def test_budget_too_small_for_any_block_gives_empty_context() -> None:
     first = hit("Some content.", source="a.md", heading_path=["A"], score=0.9)
-    context = build_context(hits=[first], token_budget=5)
+    context = context_build(hits=[first], token_budget=5)
     assert (context.text, context.citations, context.blocks) == ("", [], 0)
 
 
 def test_empty_hits_give_empty_context() -> None:
-    context = build_context(hits=[], token_budget=6000)
+    context = context_build(hits=[], token_budget=6000)
     assert context.text == ""
     assert context.citations == []
     assert context.blocks == 0

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from answering.evaluation import evaluate, questions_load
-from localrag_site.config import get_config
-from localrag_site.errors import InvalidRequest
+from core.config import get_config
+from core.errors import InvalidRequest
 from tests.harness import ROOT
 
 QUESTIONS = ROOT / "eval" / "questions.yaml"

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from answering.context import build_context
+from answering.context import context_build
 from answering.llm import (
     FAKE_FALLBACK_ANSWER,
     FAKE_NO_CONTEXT_ANSWER,
@@ -22,10 +22,10 @@ from answering.llm import (
     LLMUpstreamError,
     OpenAICompatibleClient,
     get_llm_client,
-    llm_check_config,
+    llm_config_check,
 )
 from answering.prompts import fallback_messages, rag_messages
-from localrag_site.config import Config, load_config
+from core.config import Config, config_load
 from retrieval.types import SearchHit
 from tests.answering.stub_openai import AFTER_DONE, DEFAULT_ANSWER, DEFAULT_DELTAS, StubOpenAI
 
@@ -36,7 +36,7 @@ QUESTION = "How do I rotate the VPN certificate?"
 def make_config(tmp_path: Path, **environ: str) -> Config:
     env_file = tmp_path / "empty.env"
     env_file.write_text("")
-    return load_config(environ=environ, start_dir=tmp_path, env_file=env_file)
+    return config_load(environ=environ, start_dir=tmp_path, env_file=env_file)
 
 
 def openai_config(tmp_path: Path, base_url: str, *, timeout: str = "5", **overrides: str
@@ -68,7 +68,7 @@ def rag_prompt() -> list[dict[str, str]]:
         hit("没有换行的中文句子。第二句。", source="zh.md", score=0.7),
         hit("A fourth block that the fake never quotes.", source="z.md", score=0.6),
     ]
-    context = build_context(hits=hits, token_budget=2000)
+    context = context_build(hits=hits, token_budget=2000)
     return rag_messages(question=QUESTION, context_text=context.text)
 
 
@@ -106,7 +106,7 @@ def test_fake_with_empty_context_says_knowledge_base_lacks_answer() -> None:
 
 def test_fake_caps_sentence_length() -> None:
     long = "word " * 100
-    context = build_context(hits=[hit(long, source="a.md", score=0.9)], token_budget=2000)
+    context = context_build(hits=[hit(long, source="a.md", score=0.9)], token_budget=2000)
     answer = FakeLLMClient().complete(messages=rag_messages(question=QUESTION,
                                                             context_text=context.text))
     assert answer.endswith(" [1]")
@@ -248,13 +248,13 @@ def test_missing_variable_is_named(tmp_path: Path, variable: str) -> None:
 def test_all_missing_variables_are_named(tmp_path: Path) -> None:
     config = make_config(tmp_path, LLM_PROVIDER="openai-compatible")
     with pytest.raises(LLMConfigMissing) as caught:
-        llm_check_config(config=config)
+        llm_config_check(config=config)
     assert caught.value.details == {"missing": ["LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL"]}
     assert caught.value.http_status == 503
 
 
 def test_fake_needs_no_llm_variables(tmp_path: Path) -> None:
-    llm_check_config(config=make_config(tmp_path, LLM_PROVIDER="fake"))
+    llm_config_check(config=make_config(tmp_path, LLM_PROVIDER="fake"))
 
 
 # --- the key never leaks ------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import pytest
 
 from answering.modes import FALLBACK_NOTICE
 from answering.services import ask, ask_events, ask_prepare
-from localrag_site.config import get_config
+from core.config import get_config
 
 IN_DOMAIN = "客户 P1 工单应该怎么升级？"
 OUT_OF_DOMAIN = "明天巴黎天气如何？"

@@ -5,9 +5,9 @@ import random
 
 import pytest
 
-from knowledge.chunking import MAX_TOKENS, OVERLAP_TOKENS, TARGET_TOKENS, ChunkDraft, chunk_note
-from knowledge.markdown import ParsedNote, parse_note
-from localrag_site.tokens import count_tokens
+from core.tokens import tokens_count
+from knowledge.chunking import MAX_TOKENS, OVERLAP_TOKENS, TARGET_TOKENS, ChunkDraft, note_chunk
+from knowledge.markdown import ParsedNote, note_parse
 
 _WORDS = ("alpha beta gamma delta project meeting customer release migration database index "
           "the of and to with for schema vector search").split()
@@ -59,7 +59,7 @@ def _assert_chunk_invariants(note: ParsedNote, chunks: list[ChunkDraft]) -> None
     for chunk in chunks:
         assert chunk.content.strip()
         assert chunk.content == chunk.content.rstrip()
-        assert chunk.token_count == count_tokens(chunk.content) <= MAX_TOKENS
+        assert chunk.token_count == tokens_count(chunk.content) <= MAX_TOKENS
         # Units never pass the target, so only the overlap takes a chunk beyond it.
         assert chunk.token_count <= TARGET_TOKENS + OVERLAP_TOKENS + 20
         assert chunk.content_hash == hashlib.sha256(chunk.content.encode("utf-8")).hexdigest()
@@ -79,7 +79,7 @@ def _assert_chunk_invariants(note: ParsedNote, chunks: list[ChunkDraft]) -> None
         rebuilt = group[0].content
         for previous, following in zip(group, group[1:]):
             shared = _overlap(previous.content, following.content)
-            assert OVERLAP_TOKENS // 2 <= count_tokens(shared) <= OVERLAP_TOKENS + 20
+            assert OVERLAP_TOKENS // 2 <= tokens_count(shared) <= OVERLAP_TOKENS + 20
             rebuilt += following.content[len(shared):]
         # Nothing lost and nothing repeated beyond the overlaps.
         assert _squeezed(rebuilt) == _squeezed(section.source)
@@ -87,8 +87,8 @@ def _assert_chunk_invariants(note: ParsedNote, chunks: list[ChunkDraft]) -> None
 
 @pytest.mark.parametrize("seed", range(8))
 def test_mixed_english_chinese_documents_keep_every_chunk_invariant(seed):
-    note = parse_note(text=_mixed_document(seed))
-    chunks = chunk_note(note=note)
+    note = note_parse(text=_mixed_document(seed))
+    chunks = note_chunk(note=note)
     _assert_chunk_invariants(note, chunks)
     assert any(len([c for c in chunks if c.heading_path == s.heading_path]) > 1
                for s in note.sections)
@@ -97,9 +97,9 @@ def test_mixed_english_chinese_documents_keep_every_chunk_invariant(seed):
 def test_paragraph_of_5000_tokens_without_punctuation_is_split_into_bounded_windows():
     rng = random.Random(1)
     paragraph = " ".join(rng.choice(_WORDS) for _ in range(5000))
-    assert count_tokens(paragraph) >= 5000
-    note = parse_note(text="# Big\n\n" + paragraph + "\n")
-    chunks = chunk_note(note=note)
+    assert tokens_count(paragraph) >= 5000
+    note = note_parse(text="# Big\n\n" + paragraph + "\n")
+    chunks = note_chunk(note=note)
     _assert_chunk_invariants(note, chunks)
     assert 6 <= len(chunks) <= 10
     assert min(chunk.token_count for chunk in chunks) >= 400
@@ -109,8 +109,8 @@ def test_long_chinese_text_with_only_full_stops_splits_after_full_stops():
     rng = random.Random(2)
     text = "".join("".join(rng.choice(_HANZI) for _ in range(rng.randint(10, 80))) + "。"
                    for _ in range(300))
-    note = parse_note(text="# 中文\n" + text)
-    chunks = chunk_note(note=note)
+    note = note_parse(text="# 中文\n" + text)
+    chunks = note_chunk(note=note)
     _assert_chunk_invariants(note, chunks)
     assert len(chunks) > 5
     assert all(chunk.content.endswith("。") for chunk in chunks)
@@ -118,17 +118,17 @@ def test_long_chinese_text_with_only_full_stops_splits_after_full_stops():
 
 def test_huge_fenced_code_block_is_split_under_the_maximum():
     code = "\n\n".join(f"result_{n} = transform(records[{n}], key='k{n}')" for n in range(1500))
-    note = parse_note(text="# Code\n\n```python\n" + code + "\n```\n")
-    chunks = chunk_note(note=note)
+    note = note_parse(text="# Code\n\n```python\n" + code + "\n```\n")
+    chunks = note_chunk(note=note)
     _assert_chunk_invariants(note, chunks)
     assert len(chunks) > 10
 
 
 def test_text_without_any_break_is_cut_under_the_maximum():
-    note = parse_note(text="# Dense\n\n" + "😀🚀" * 2000 + "\n")
-    chunks = chunk_note(note=note)
+    note = note_parse(text="# Dense\n\n" + "😀🚀" * 2000 + "\n")
+    chunks = note_chunk(note=note)
     assert len(chunks) > 3
-    assert all(0 < chunk.token_count == count_tokens(chunk.content) <= MAX_TOKENS
+    assert all(0 < chunk.token_count == tokens_count(chunk.content) <= MAX_TOKENS
                for chunk in chunks)
     assert chunks[0].content.startswith("# Dense\n")
 
@@ -137,8 +137,8 @@ def test_fenced_code_block_with_blank_lines_stays_in_one_chunk():
     rng = random.Random(3)
     code = "```sql\n" + "\n\n".join(f"SELECT {n} FROM t{n};" for n in range(60)) + "\n```"
     paragraphs = [_english(rng, 150) for _ in range(8)]
-    note = parse_note(text="# Doc\n\n" + "\n\n".join(paragraphs[:4] + [code] + paragraphs[4:]))
-    chunks = chunk_note(note=note)
+    note = note_parse(text="# Doc\n\n" + "\n\n".join(paragraphs[:4] + [code] + paragraphs[4:]))
+    chunks = note_chunk(note=note)
     _assert_chunk_invariants(note, chunks)
     assert len(chunks) > 1
     assert any(code in chunk.content for chunk in chunks)
@@ -148,29 +148,29 @@ def test_heading_is_never_a_chunk_of_its_own_even_before_a_full_size_paragraph()
     rng = random.Random(6)
     words: list[str] = []
     # A paragraph that fits the target alone but not together with its heading line.
-    while count_tokens(" ".join(words) + "\n\n") < TARGET_TOKENS - 1:
+    while tokens_count(" ".join(words) + "\n\n") < TARGET_TOKENS - 1:
         words.append(rng.choice(_WORDS))
     long_paragraph = " ".join(words)
-    assert count_tokens(long_paragraph + "\n\n") <= TARGET_TOKENS
-    note = parse_note(text=f"## Heading\n\n{long_paragraph}\n\n{_english(rng, 300)}\n")
-    chunks = chunk_note(note=note)
+    assert tokens_count(long_paragraph + "\n\n") <= TARGET_TOKENS
+    note = note_parse(text=f"## Heading\n\n{long_paragraph}\n\n{_english(rng, 300)}\n")
+    chunks = note_chunk(note=note)
     _assert_chunk_invariants(note, chunks)
     assert chunks[0].content == f"## Heading\n\n{long_paragraph}"
 
 
 def test_small_section_is_one_chunk_with_exact_content_and_links():
-    chunks = chunk_note(note=parse_note(text="# Title\n\nHello [[Page|Shown]] and [[Other]].\n\n"))
+    chunks = note_chunk(note=note_parse(text="# Title\n\nHello [[Page|Shown]] and [[Other]].\n\n"))
     assert len(chunks) == 1
     chunk = chunks[0]
     assert chunk.content == "# Title\n\nHello [[Page|Shown]] and [[Other]]."
     assert (chunk.chunk_index, chunk.heading_path) == (0, ["Title"])
     assert chunk.wikilinks == ["Page", "Other"]
     assert chunk.wikilink_aliases == {"Page": ["Shown"]}
-    assert chunk.token_count == count_tokens(chunk.content)
+    assert chunk.token_count == tokens_count(chunk.content)
 
 
 def test_heading_only_sections_yield_no_chunk():
-    chunks = chunk_note(note=parse_note(text="# A\n## B\ntext under b\n## C\n\n### D\n   \n"))
+    chunks = note_chunk(note=note_parse(text="# A\n## B\ntext under b\n## C\n\n### D\n   \n"))
     assert [(chunk.heading_path, chunk.content) for chunk in chunks] == [
         (["A", "B"], "## B\ntext under b")]
 
@@ -178,11 +178,11 @@ def test_heading_only_sections_yield_no_chunk():
 @pytest.mark.parametrize("text", ["", "   \n\n\t\n", "---\ntitle: Only\ntags: [x]\n---\n",
                                   "---\ntitle: Only\n---\n\n  \n"])
 def test_empty_whitespace_and_frontmatter_only_notes_yield_no_chunks(text):
-    assert chunk_note(note=parse_note(text=text)) == []
+    assert note_chunk(note=note_parse(text=text)) == []
 
 
 def test_text_before_first_heading_is_a_chunk_with_empty_heading_path():
-    chunks = chunk_note(note=parse_note(text="---\na: 1\n---\n\nIntro text.\n\n# H\nBody.\n"))
+    chunks = note_chunk(note=note_parse(text="---\na: 1\n---\n\nIntro text.\n\n# H\nBody.\n"))
     assert [(chunk.heading_path, chunk.content) for chunk in chunks] == [
         ([], "Intro text."), (["H"], "# H\nBody.")]
 
@@ -190,8 +190,8 @@ def test_text_before_first_heading_is_a_chunk_with_empty_heading_path():
 def test_setext_section_first_chunk_starts_with_raw_heading_lines():
     rng = random.Random(4)
     body = "\n\n".join(_english(rng, 120) for _ in range(12))
-    note = parse_note(text="Overview\n========\n\n" + body + "\n")
-    chunks = chunk_note(note=note)
+    note = note_parse(text="Overview\n========\n\n" + body + "\n")
+    chunks = note_chunk(note=note)
     _assert_chunk_invariants(note, chunks)
     assert len(chunks) > 1
     assert chunks[0].content.startswith("Overview\n========\n")
@@ -199,7 +199,7 @@ def test_setext_section_first_chunk_starts_with_raw_heading_lines():
 
 
 def test_h1_title_is_part_of_nested_heading_paths():
-    chunks = chunk_note(note=parse_note(text="# Title\nintro\n### Deep\ntext\n"))
+    chunks = note_chunk(note=note_parse(text="# Title\nintro\n### Deep\ntext\n"))
     assert [chunk.heading_path for chunk in chunks] == [["Title"], ["Title", "Deep"]]
 
 
@@ -207,7 +207,7 @@ def test_chunk_wikilinks_are_only_those_in_the_chunk_text():
     rng = random.Random(5)
     filler = "\n\n".join(_english(rng, 150) for _ in range(10))
     text = f"# Links\n\nStart [[First]] and `[[InCode]]`.\n\n{filler}\n\nEnd [[Last|Final]].\n"
-    chunks = chunk_note(note=parse_note(text=text))
+    chunks = note_chunk(note=note_parse(text=text))
     assert len(chunks) > 2
     assert chunks[0].wikilinks == ["First"]
     assert chunks[-1].wikilinks == ["Last"]
@@ -217,7 +217,7 @@ def test_chunk_wikilinks_are_only_those_in_the_chunk_text():
 
 def test_wikilinks_inside_a_split_code_block_are_ignored_in_every_chunk():
     code = "\n".join(f"link_{n} = '[[Target{n % 5}]]'  # [[Other]]" for n in range(1200))
-    chunks = chunk_note(note=parse_note(text="# Code\n\n```\n" + code + "\n```\n\n[[Real]]\n"))
+    chunks = note_chunk(note=note_parse(text="# Code\n\n```\n" + code + "\n```\n\n[[Real]]\n"))
     assert len(chunks) > 3
     assert [chunk.wikilinks for chunk in chunks[:-1]] == [[]] * (len(chunks) - 1)
     assert chunks[-1].wikilinks == ["Real"]

@@ -6,6 +6,8 @@ import math
 
 import pytest
 
+from core.config import config_load
+from core.errors import LocalRagError
 from knowledge.embeddings import (
     ChunkText,
     FakeLexicalEmbedder,
@@ -13,8 +15,6 @@ from knowledge.embeddings import (
     fake_tokens,
     get_embedder,
 )
-from localrag_site.config import load_config
-from localrag_site.errors import LocalRagError
 
 
 def _bucket(token: str) -> int:
@@ -142,7 +142,7 @@ def test_cjk_query_matches_cjk_document_better_than_unrelated(embedder):
 def _config(tmp_path):
     env_file = tmp_path / ".env"
     env_file.write_text("")
-    return load_config(environ={"EMBEDDING_PROVIDER": "fake"}, start_dir=tmp_path,
+    return config_load(environ={"EMBEDDING_PROVIDER": "fake"}, start_dir=tmp_path,
                        env_file=env_file)
 
 

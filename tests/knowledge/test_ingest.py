@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from core.config import get_config
+from core.db import SchemaNotInitialized
 from knowledge import ingest as ingest_module
 from knowledge import sql, store
-from knowledge.db import SchemaNotInitialized
 from knowledge.embeddings import FakeLexicalEmbedder
-from knowledge.ingest import IngestLocked, ingest_vault
+from knowledge.ingest import IngestLocked, vault_ingest
 from knowledge.vault import VaultNotFound
-from localrag_site.config import get_config
 from tests.harness import ROOT
 
 SAMPLE_VAULT = ROOT / "samples" / "acme-vault"
@@ -48,7 +48,7 @@ def vault(tmp_path: Path) -> Path:
 
 
 def ingest(path, **kwargs):
-    return ingest_vault(vault_path=path, config=get_config(), **kwargs)
+    return vault_ingest(vault_path=path, config=get_config(), **kwargs)
 
 
 def test_sample_vault_is_indexed_with_metadata():
@@ -202,7 +202,7 @@ def test_uninitialised_schema_is_reported_and_nothing_is_created(vault: Path):
 def test_second_ingest_of_a_locked_vault_fails_clearly(vault: Path):
     import psycopg
 
-    from localrag_site.dburl import database_settings
+    from core.dburl import database_settings
 
     settings = database_settings(get_config().test_database_url)
     key = store.vault_lock_key(str(vault.resolve()))

@@ -15,15 +15,15 @@ import dataclasses, io, json, sys
 import django
 django.setup()
 from django.core.management import call_command
-import knowledge.embeddings, knowledge.local_models
+import knowledge.embeddings, knowledge.embeddings.local
 from knowledge.embeddings import embedder_status, embedding_native_dim
-from knowledge.ingest import ingest_vault
+from knowledge.ingest import vault_ingest
 from knowledge.selectors import health_report
-from localrag_site import config as module
+from core import config as module
 from retrieval.services import search
 
 config = module.get_config()
-ingest_vault(vault_path=sys.argv[1], config=config, prepare_workers=0)
+vault_ingest(vault_path=sys.argv[1], config=config, prepare_workers=0)
 hits = search(query="Atlas CRM export", top_k=3, config=config).results
 states = []
 for provider, model in (("local-qwen3", "Qwen/Qwen3-Embedding-0.6B"),

@@ -12,10 +12,10 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from knowledge import local_models
+from core.config import ConfigError, config_load
+from core.errors import LocalRagError
 from knowledge.embeddings import embedder_status, get_embedder
-from localrag_site.config import load_config
-from localrag_site.errors import ConfigError, LocalRagError
+from knowledge.embeddings import local as local_models
 
 QWEN = "Qwen/Qwen3-Embedding-0.6B"
 REVISION = "0123456789abcdef0123456789abcdef01234567"
@@ -24,7 +24,7 @@ REVISION = "0123456789abcdef0123456789abcdef01234567"
 def _config(tmp_path: Path, **environ: str):
     env_file = tmp_path / "empty.env"
     env_file.write_text("")
-    return load_config(environ=environ, start_dir=tmp_path, env_file=env_file)
+    return config_load(environ=environ, start_dir=tmp_path, env_file=env_file)
 
 
 def _model_files(folder: Path, *, pooling: dict, hidden: int = 384, dense: int | None = None,

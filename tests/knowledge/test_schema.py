@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from knowledge.db import schema_state
-from knowledge.services import db_init
+from knowledge.schema import db_init, schema_state
 
 VECTOR = "[" + ",".join(["0.5"] * 1024) + "]"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
+from core.config import get_config
+from core.errors import InvalidRequest
 from knowledge.embeddings import FakeLexicalEmbedder
-from localrag_site.config import get_config
-from localrag_site.errors import InvalidRequest
 from retrieval.services import EmbeddingDimMismatch, RetrievalNotReady, search
 
 
@@ -41,10 +41,10 @@ def test_query_without_tokens_returns_nothing_with_zero_confidence(sample_index)
 
 
 def test_chunk_without_heading_has_empty_heading(sample_index, tmp_path):
-    from knowledge.ingest import ingest_vault
+    from knowledge.ingest import vault_ingest
 
     (tmp_path / "plain.md").write_text("zebra quagga okapi without any heading\n")
-    ingest_vault(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
     hit = run("zebra quagga okapi").results[0]
     assert (hit.source, hit.heading_path, hit.heading) == ("plain.md", [], "")
 

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from localrag_site.config import load_config
-from localrag_site.errors import ConfigError
+from core.config import ConfigError, config_load
 from tests.harness import ROOT
 
 
@@ -27,7 +26,7 @@ def write_env(project: Path, **values: str) -> None:
 
 def test_os_env_beats_dotenv_beats_default(project: Path):
     write_env(project, RAG_TOP_K="7", LLM_TIMEOUT_SECONDS="12")
-    config = load_config(environ={"RAG_TOP_K": "9"}, start_dir=project)
+    config = config_load(environ={"RAG_TOP_K": "9"}, start_dir=project)
     assert config.rag_top_k == 9 and config.sources["RAG_TOP_K"] == "env"
     assert config.llm_timeout_seconds == 12 and config.sources["LLM_TIMEOUT_SECONDS"] == ".env"
     assert config.rag_context_token_budget == 6000
@@ -36,14 +35,14 @@ def test_os_env_beats_dotenv_beats_default(project: Path):
 
 def test_empty_os_variable_does_not_hide_dotenv_value(project: Path):
     write_env(project, RAG_TOP_K="7")
-    config = load_config(environ={"RAG_TOP_K": ""}, start_dir=project)
+    config = config_load(environ={"RAG_TOP_K": ""}, start_dir=project)
     assert config.rag_top_k == 7
     assert config.sources["RAG_TOP_K"] == ".env"
 
 
 def test_empty_dotenv_value_falls_back_to_default(project: Path):
     write_env(project, RAG_TOP_K="", LLM_PROVIDER="")
-    config = load_config(environ={}, start_dir=project)
+    config = config_load(environ={}, start_dir=project)
     assert config.rag_top_k == 5 and config.llm_provider == "fake"
     assert config.sources["RAG_TOP_K"] == "default"
 
@@ -52,7 +51,7 @@ def test_dotenv_is_found_from_a_subdirectory(project: Path):
     write_env(project, RAG_TOP_K="11")
     nested = project / "a" / "b"
     nested.mkdir(parents=True)
-    config = load_config(environ={}, start_dir=nested)
+    config = config_load(environ={}, start_dir=nested)
     assert config.rag_top_k == 11
     assert config.project_root == project
     assert config.env_file == project / ".env"
@@ -62,18 +61,18 @@ def test_explicit_env_file_overrides_discovery(project: Path, tmp_path_factory):
     write_env(project, RAG_TOP_K="11")
     other = tmp_path_factory.mktemp("elsewhere") / "custom.env"
     other.write_text("RAG_TOP_K=3\n")
-    config = load_config(environ={}, start_dir=project, env_file=other)
+    config = config_load(environ={}, start_dir=project, env_file=other)
     assert config.rag_top_k == 3 and config.env_file == other
 
 
 def test_missing_explicit_env_file_is_an_error(project: Path):
     with pytest.raises(ConfigError) as err:
-        load_config(environ={}, start_dir=project, env_file=project / "nope.env")
+        config_load(environ={}, start_dir=project, env_file=project / "nope.env")
     assert err.value.variable == "--env-file"
 
 
 def test_code_defaults_leave_llm_model_url_and_key_empty(project: Path):
-    config = load_config(environ={}, start_dir=project)
+    config = config_load(environ={}, start_dir=project)
     assert (config.llm_model, config.llm_base_url, config.llm_api_key) == ("", "", "")
     assert config.embedding_model == "fake-lexical-v1"
     assert config.embedding_dim == 1024
@@ -104,22 +103,22 @@ def test_code_defaults_leave_llm_model_url_and_key_empty(project: Path):
 )
 def test_invalid_value_is_an_error_naming_the_variable(project, variable, value, fragment):
     with pytest.raises(ConfigError) as err:
-        load_config(environ={variable: value}, start_dir=project)
+        config_load(environ={variable: value}, start_dir=project)
     assert err.value.variable == variable
     assert fragment in err.value.message
 
 
 def test_qwen_provider_requires_its_fixed_model(project: Path):
     with pytest.raises(ConfigError) as err:
-        load_config(environ={"EMBEDDING_PROVIDER": "local-qwen3",
+        config_load(environ={"EMBEDDING_PROVIDER": "local-qwen3",
                              "EMBEDDING_MODEL": "fake-lexical-v1"}, start_dir=project)
     assert "Qwen/Qwen3-Embedding-0.6B" in err.value.message
 
 
 def test_threshold_defaults_per_provider_and_explicit_value_wins(project: Path):
-    fake = load_config(environ={}, start_dir=project)
-    qwen = load_config(environ={"EMBEDDING_PROVIDER": "local-qwen3"}, start_dir=project)
-    explicit = load_config(environ={"EMBEDDING_PROVIDER": "local-qwen3",
+    fake = config_load(environ={}, start_dir=project)
+    qwen = config_load(environ={"EMBEDDING_PROVIDER": "local-qwen3"}, start_dir=project)
+    explicit = config_load(environ={"EMBEDDING_PROVIDER": "local-qwen3",
                                     "RAG_MIN_SIMILARITY": "0.5"}, start_dir=project)
     assert (fake.threshold, fake.threshold_origin) == (0.20, "fake default")
     assert (qwen.threshold, qwen.embedding_model) == (0.35, "Qwen/Qwen3-Embedding-0.6B")
@@ -128,7 +127,7 @@ def test_threshold_defaults_per_provider_and_explicit_value_wins(project: Path):
 
 def test_explicit_threshold_from_dotenv_wins_too(project: Path):
     write_env(project, RAG_MIN_SIMILARITY="0.31")
-    assert load_config(environ={}, start_dir=project).threshold == 0.31
+    assert config_load(environ={}, start_dir=project).threshold == 0.31
 
 
 def _rag_config(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
@@ -183,7 +182,7 @@ def test_rag_config_shows_qwen_model_and_threshold_defaults(tmp_path: Path):
 
 def test_invalid_key_error_does_not_echo_the_key(project: Path):
     with pytest.raises(ConfigError) as err:
-        load_config(environ={"LLM_API_KEY": "sk-sécret"}, start_dir=project)
+        config_load(environ={"LLM_API_KEY": "sk-sécret"}, start_dir=project)
     assert "sécret" not in err.value.message
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from localrag_site.config import load_config
-from localrag_site.pg_services import pg_start, pg_status, pg_stop
+from core.config import config_load
+from core.pg_services import pg_start, pg_status, pg_stop
 from tests.conftest import cli_env
 
 
@@ -24,7 +24,7 @@ def scratch_project():
     (root / ".env.sample").write_text("")
     yield root
     try:
-        pg_stop(config=load_config(environ={}, start_dir=root))
+        pg_stop(config=config_load(environ={}, start_dir=root))
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -42,7 +42,7 @@ def test_lifecycle_with_taken_port_stale_pid_and_restart(scratch_project: Path, 
     env_file.write_text(
         f"DATABASE_URL=postgresql://local_rag:pw@localhost:{busy_port}/local_rag\n"
         f"TEST_DATABASE_URL=postgresql://local_rag:pw@localhost:{busy_port}/local_rag_test\n")
-    config = load_config(environ={}, start_dir=scratch_project)
+    config = config_load(environ={}, start_dir=scratch_project)
 
     first = pg_start(config=config)
     assert not first.already_running
@@ -53,7 +53,7 @@ def test_lifecycle_with_taken_port_stale_pid_and_restart(scratch_project: Path, 
     assert f"localhost:{port}/local_rag_test\n" in env_file.read_text()
     assert sorted(first.databases_created) == ["local_rag", "local_rag_test"]
 
-    reloaded = load_config(environ={}, start_dir=scratch_project)
+    reloaded = config_load(environ={}, start_dir=scratch_project)
     again = pg_start(config=reloaded)
     assert again.already_running and again.status.port == port and again.databases_created == []
 

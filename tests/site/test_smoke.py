@@ -10,7 +10,7 @@ import time
 import httpx
 import pytest
 
-from localrag_site.embedded_pg import free_port
+from core.embedded_pg import free_port
 from tests.answering.stub_openai import StubOpenAI
 from tests.conftest import cli_env
 from tests.harness import ROOT

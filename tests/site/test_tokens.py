@@ -16,8 +16,8 @@ socket.create_connection = refuse
 socket.getaddrinfo = refuse
 import os, tempfile
 os.environ["TIKTOKEN_CACHE_DIR"] = tempfile.mkdtemp()  # empty cache: nothing to reuse
-from localrag_site.tokens import count_tokens, encode
-print(count_tokens("hello world"), encode("hello world"), count_tokens("客户 P1 工单"))
+from core.tokens import tokens_count, encode
+print(tokens_count("hello world"), encode("hello world"), tokens_count("客户 P1 工单"))
 """
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from answering.evaluation import evaluate, questions_load
-from localrag_site.commands import RagCommand
-from localrag_site.config import get_config
-from localrag_site.output import body_json
+from core.commands import RagCommand
+from core.config import get_config
+from core.errors import EXIT_FAILURE
+from core.output import body_json
 from retrieval.services import top_k_validate
 
 
@@ -30,7 +31,7 @@ class Command(RagCommand):
         else:
             self._print(report)
         if report["summary"]["failed"]:
-            raise SystemExit(1)
+            raise SystemExit(EXIT_FAILURE)
 
     def _print(self, report: dict) -> None:
         summary = report["summary"]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from localrag_site.commands import RagCommand
-from knowledge.services import db_init
+from core.commands import RagCommand
+from knowledge.schema import db_init
 
 
 class Command(RagCommand):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from knowledge.embeddings import FAKE_MODEL
-from knowledge.local_models import LOCAL_PROVIDERS, model_warmup
-from localrag_site.commands import RagCommand
-from localrag_site.config import get_config
+from core.commands import RagCommand
+from core.config import get_config
+from knowledge.embeddings import provider_spec
+from knowledge.embeddings.local import model_warmup
 
 
 class Command(RagCommand):
@@ -18,10 +18,10 @@ class Command(RagCommand):
 
     def handle(self, *args, action: str, **options) -> None:
         config = get_config()
-        if config.embedding_provider not in LOCAL_PROVIDERS:
+        if not provider_spec(config=config).loads_model:
             self.stdout.write(f"EMBEDDING_PROVIDER={config.embedding_provider} needs no model "
-                              f"({FAKE_MODEL}: {config.embedding_dim} dimensions, native and "
-                              "stored); nothing to warm up")
+                              f"({config.embedding_model}: {config.embedding_dim} dimensions, "
+                              "native and stored); nothing to warm up")
             return
         report = model_warmup(config=config)
         label = "local custom model" if report.provider == "sentence-transformers" else "model"

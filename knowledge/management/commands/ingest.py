@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sys
 
-from knowledge.ingest import ingest_vault
-from localrag_site.commands import RagCommand
-from localrag_site.config import get_config
-from localrag_site.progress import ProgressBar
+from core.commands import RagCommand
+from core.config import get_config
+from core.progress import ProgressBar
+from knowledge.ingest import vault_ingest
 
 
 class Command(RagCommand):
@@ -26,7 +26,7 @@ class Command(RagCommand):
         config = get_config()
         bar = ProgressBar(label="ingest", stream=sys.stderr)
         try:
-            result = ingest_vault(vault_path=path or config.vault_path, config=config,
+            result = vault_ingest(vault_path=path or config.vault_path, config=config,
                                   progress=bar.update, wait_for_lock=options["wait"],
                                   max_file_bytes=int(options["max_file_mb"] * 1024 * 1024))
         finally:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from localrag_site.commands import RagCommand
-from localrag_site.config import get_config
-from localrag_site.output import body_json, citation_line
+from core.commands import RagCommand
+from core.config import get_config
+from core.output import body_json, citation_line
 from retrieval.schemas import SearchResponse
 from retrieval.services import search
 

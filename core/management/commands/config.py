@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from knowledge.embeddings import embedding_native_dim
-from localrag_site.commands import RagCommand
-from localrag_site.config import Config, get_config
+from core.commands import RagCommand
+from core.config import Config, get_config
 
 
 class Command(RagCommand):
@@ -16,7 +15,7 @@ class Command(RagCommand):
     def handle(self, *args, **options) -> None:
         config = get_config()
         items = config.display_items()
-        native_dim = embedding_native_dim(config=config)
+        native_dim = config.embedding_spec.native_dim(config=config)
         if options["json"]:
             self.write_json({
                 "variables": {name: {"value": value, "source": source}

@@ -22,14 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localrag_site.config import EMBEDDING_DIM
-from localrag_site.errors import LocalRagError
+from core.config import EMBEDDING_DIM
+from core.errors import LocalRagError
+from knowledge.embeddings.base import ChunkText, EmbeddingDimMismatch
 
 if TYPE_CHECKING:
-    from knowledge.embeddings import ChunkText
-    from localrag_site.config import Config
+    from core.config import Config
 
-LOCAL_PROVIDERS = ("local-qwen3", "sentence-transformers")
 QWEN_INSTRUCTION = ("Instruct: Given a user question, retrieve relevant passages from the local "
                     "enterprise knowledge base that answer the question\nQuery: ")
 QWEN_SIZE = "about 1.2 GB; reserve 1.5 GB of disk"
@@ -252,8 +251,6 @@ def model_load(*, folder: Path, device: str) -> Any:
 def model_warmup(*, config: Config) -> WarmupReport:
     """Download the model when it is not cached (the only step that uses the network), load
     it, then embed one query and one batch of passages to measure it."""
-    from knowledge.embeddings import ChunkText  # knowledge.embeddings imports this module
-
     _runtime_require(config=config)
     downloaded = False
     if config.embedding_provider == "local-qwen3" and model_folder_locate(config=config) is None:
@@ -284,9 +281,9 @@ def _embedder_build(*, config: Config, folder: Path) -> LocalModelEmbedder:
     embedder = LocalModelEmbedder(provider=config.embedding_provider, model=config.embedding_model,
                                   encoder=encoder, batch_size=config.embedding_batch_size)
     if embedder.native_dim > EMBEDDING_DIM:
-        raise LocalRagError(
+        raise EmbeddingDimMismatch(
             f"{config.embedding_model} makes {embedder.native_dim}-dimensional vectors, more than "
-            f"the {EMBEDDING_DIM} the index stores", code="embedding_dim_mismatch",
+            f"the {EMBEDDING_DIM} the index stores",
             details={"expected": EMBEDDING_DIM, "actual": embedder.native_dim})
     return embedder
 

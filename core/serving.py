@@ -1,34 +1,28 @@
-"""Site-level services: the admin account and the HTTP server."""
+"""`rag serve`: gunicorn's command line and how many worker processes to start."""
 
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import sys
 
-from django.contrib.auth import get_user_model
+from django.conf import settings
 
-from knowledge.db import translate_db_errors
+from core.config import Config
 
 
-def admin_ensure(*, username: str) -> str | None:
-    """Create superuser `username` with a random password unless any superuser exists; returns
-    the password (to print once) or None."""
-    users = get_user_model()
-    with translate_db_errors():
-        if users.objects.filter(is_superuser=True).exists():
-            return None
-        password = secrets.token_urlsafe(12)
-        users.objects.create_superuser(username=username, email="", password=password)
-    return password
+def serve_workers(*, config: Config) -> int:
+    """Two workers, or one when the embedding provider loads a model into each process."""
+    return 1 if config.embedding_spec.loads_model else 2
 
 
 def gunicorn_argv(*, host: str, port: int, workers: int, threads: int) -> list[str]:
     """Command line of gunicorn serving the site with gthread workers (streaming-safe)."""
     executable = shutil.which("gunicorn", path=os.path.dirname(sys.executable)) or "gunicorn"
+    # The site's WSGI_APPLICATION setting, in gunicorn's `module:attribute` form.
+    module, _, attribute = settings.WSGI_APPLICATION.rpartition(".")
     return [
-        executable, "localrag_site.wsgi:application",
+        executable, f"{module}:{attribute}",
         "--bind", f"{host}:{port}",
         "--worker-class", "gthread",
         "--workers", str(workers),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from localrag_site.commands import RagCommand
-from localrag_site.config import get_config
-from localrag_site.site_services import gunicorn_argv
+from core.commands import RagCommand
+from core.config import get_config
+from core.serving import gunicorn_argv, serve_workers
 
 
 class Command(RagCommand):
@@ -24,7 +24,7 @@ class Command(RagCommand):
                **options) -> None:
         config = get_config()
         if workers is None:
-            workers = 2 if config.embedding_provider == "fake" else 1
+            workers = serve_workers(config=config)
         if host in ("0.0.0.0", "::"):
             self.stderr.write("warning: serving on every interface; add the names clients use "
                               "to RAG_ALLOWED_HOSTS (currently "

@@ -7,8 +7,7 @@ from typing import Annotated, Any
 from ninja import Schema
 from pydantic import AfterValidator, ConfigDict, Field
 
-from localrag_site.config import MAX_TEXT_CHARS, TOP_K_RANGE
-
+from core.config import MAX_TEXT_CHARS, TOP_K_RANGE
 
 
 def _not_blank(value: str) -> str:

@@ -3,6 +3,10 @@
 Precedence is fixed: OS environment > `.env` > code defaults. An empty value counts as unset
 wherever it appears, so an empty OS variable never hides a value from `.env`. This module is the
 only place in the project that reads `os.environ`.
+
+Which embedding providers exist is not known here: core imports no app. The table lives in
+knowledge/embeddings/providers.py, and the project wiring (localrag_site/__init__.py) plugs it in
+with `embedding_providers_use()` before any configuration is loaded.
 """
 
 from __future__ import annotations
@@ -12,21 +16,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from typing import Protocol
 
 from dotenv import dotenv_values
 
-from localrag_site.errors import ConfigError
+from core.dburl import database_url_valid, url_password_mask
+from core.errors import LocalRagError
 
-EMBEDDING_DIM = 1024
-
-# Provider -> its fixed model name. `None` means the provider takes a model path/package instead.
-EMBEDDING_PROVIDERS: dict[str, str | None] = {
-    "fake": "fake-lexical-v1",
-    "local-qwen3": "Qwen/Qwen3-Embedding-0.6B",
-    "sentence-transformers": None,
-}
-PROVIDER_DEFAULT_THRESHOLD = {"fake": 0.20, "local-qwen3": 0.35, "sentence-transformers": 0.35}
+EMBEDDING_DIM = 1024  # the schema stores vector(1024)
 LLM_PROVIDERS = ("fake", "openai-compatible")
 TOP_K_RANGE = (1, 20)
 MAX_TEXT_CHARS = 4000  # longest query / question accepted by the API, the CLI and the services
@@ -64,6 +61,45 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
+class ConfigError(LocalRagError):
+    """A setting that is missing or invalid; `variable` names it."""
+
+    code = "invalid_config"
+
+    def __init__(self, message: str, *, variable: str) -> None:
+        super().__init__(message, details={"variable": variable})
+        self.variable = variable
+
+
+class EmbeddingProviderSpec(Protocol):
+    """What the configuration and the installation commands read of one embedding provider."""
+
+    name: str
+    fixed_model: str | None  # None: the provider takes a model folder or package instead
+    default_threshold: float  # RAG_MIN_SIMILARITY when that is unset
+    loads_model: bool  # runs a model inside each serving process
+
+    def native_dim(self, *, config: Config) -> int | None: ...
+
+
+_providers: Mapping[str, EmbeddingProviderSpec] | None = None
+
+
+def embedding_providers_use(table: Mapping[str, EmbeddingProviderSpec]) -> None:
+    """Plug in the table of embedding providers (done once by the project wiring)."""
+    global _providers, _config
+    _providers = table
+    _config = None
+
+
+def embedding_providers() -> Mapping[str, EmbeddingProviderSpec]:
+    """The plugged-in provider table."""
+    if _providers is None:
+        raise RuntimeError("no embedding provider table is plugged in; import localrag_site "
+                           "(the project wiring) before loading the configuration")
+    return _providers
+
+
 @dataclass(frozen=True)
 class Config:
     """Resolved, validated settings. `sources` says where each value came from."""
@@ -96,21 +132,22 @@ class Config:
     sources: Mapping[str, str] = field(repr=False)
 
     @property
+    def embedding_spec(self) -> EmbeddingProviderSpec:
+        """The table entry of EMBEDDING_PROVIDER."""
+        return embedding_providers()[self.embedding_provider]
+
+    @property
     def threshold(self) -> float:
         """RAG_MIN_SIMILARITY when set explicitly, else the provider default."""
         if self.rag_min_similarity is not None:
             return self.rag_min_similarity
-        return PROVIDER_DEFAULT_THRESHOLD[self.embedding_provider]
+        return self.embedding_spec.default_threshold
 
     @property
     def threshold_origin(self) -> str:
         if self.rag_min_similarity is not None:
             return "explicit"
         return f"{self.embedding_provider} default"
-
-    @property
-    def llm_api_key_set(self) -> bool:
-        return bool(self.llm_api_key)
 
     def display_items(self) -> list[tuple[str, str, str]]:
         """(name, shown value, source) for every key; secrets and DB passwords masked."""
@@ -122,22 +159,12 @@ class Config:
             elif name == "POSTGRES_PASSWORD":
                 value = "<set>" if value else "<unset>"
             elif name.endswith("DATABASE_URL"):
-                value = mask_url_password(value)
+                value = url_password_mask(value)
             items.append((name, value, self.sources[name]))
         return items
 
 
-def mask_url_password(url: str) -> str:
-    """Replace the password inside a database URL with `***`."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    userinfo = netloc[0].split(":", 1)[0]
-    return urlunsplit(parts._replace(netloc=f"{userinfo}:***@{netloc[1]}"))
-
-
-def find_project_root(start: Path) -> Path | None:
+def project_root_find(start: Path) -> Path | None:
     """First directory at or above `start` holding both pyproject.toml and .env.sample."""
     for candidate in (start, *start.parents):
         if (candidate / "pyproject.toml").is_file() and (candidate / ".env.sample").is_file():
@@ -145,7 +172,7 @@ def find_project_root(start: Path) -> Path | None:
     return None
 
 
-def load_config(
+def config_load(
     *,
     environ: Mapping[str, str],
     start_dir: Path,
@@ -153,9 +180,9 @@ def load_config(
 ) -> Config:
     """Resolve OS env > .env > defaults and validate. Pure: every input is passed in."""
     explicit_env_file = env_file is not None
-    project_root = find_project_root(start_dir.resolve())
+    project_root = project_root_find(start_dir.resolve())
     if project_root is None:
-        project_root = find_project_root(Path(__file__).resolve().parent)
+        project_root = project_root_find(Path(__file__).resolve().parent)
     if env_file is None and project_root is not None:
         env_file = project_root / ".env"
     file_values: dict[str, str | None] = {}
@@ -178,12 +205,13 @@ def load_config(
 
 def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Path | None,
               env_file: Path | None) -> Config:
+    providers = embedding_providers()
     provider = raw["EMBEDDING_PROVIDER"]
-    if provider not in EMBEDDING_PROVIDERS:
+    if provider not in providers:
         raise ConfigError(
             f"EMBEDDING_PROVIDER={provider!r} is not supported; use one of "
-            f"{', '.join(EMBEDDING_PROVIDERS)}", variable="EMBEDDING_PROVIDER")
-    fixed_model = EMBEDDING_PROVIDERS[provider]
+            f"{', '.join(providers)}", variable="EMBEDDING_PROVIDER")
+    fixed_model = providers[provider].fixed_model
     if not raw["EMBEDDING_MODEL"]:
         if fixed_model is None:
             raise ConfigError(
@@ -229,7 +257,7 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         raise ConfigError("RAG_CONTEXT_TOKEN_BUDGET must be a positive integer",
                           variable="RAG_CONTEXT_TOKEN_BUDGET")
     for name in ("DATABASE_URL", "TEST_DATABASE_URL"):
-        if not _database_url_valid(raw[name]):
+        if not database_url_valid(raw[name]):
             raise ConfigError(f"{name} must be a postgresql://user:password@host:port/database "
                               "URL", variable=name)
     # The key travels in an HTTP header, which only carries printable ASCII.
@@ -270,15 +298,6 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
     )
 
 
-def _database_url_valid(url: str) -> bool:
-    parts = urlsplit(url)
-    try:
-        parts.port  # raises ValueError for a port that is not a number in range
-    except ValueError:
-        return False
-    return parts.scheme in ("postgres", "postgresql") and bool(parts.path.strip("/"))
-
-
 def _integer(raw: Mapping[str, str], name: str) -> int:
     try:
         return int(raw[name])
@@ -305,7 +324,7 @@ def _boolean(raw: Mapping[str, str], name: str) -> bool:
 _config: Config | None = None
 
 
-def use_env_file(path: Path) -> None:
+def env_file_use(path: Path) -> None:
     """Make this process and its children read `path` instead of the discovered `.env`."""
     global _config
     os.environ[ENV_FILE_VARIABLE] = str(Path(path).expanduser().resolve())
@@ -317,6 +336,6 @@ def get_config() -> Config:
     global _config
     if _config is None:
         env_file = os.environ.get(ENV_FILE_VARIABLE)
-        _config = load_config(environ=os.environ, start_dir=Path.cwd(),
+        _config = config_load(environ=os.environ, start_dir=Path.cwd(),
                               env_file=Path(env_file) if env_file else None)
     return _config

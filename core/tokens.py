@@ -20,7 +20,7 @@ def get_encoding() -> tiktoken.Encoding:
     return tiktoken.get_encoding(ENCODING_NAME)
 
 
-def count_tokens(text: str) -> int:
+def tokens_count(text: str) -> int:
     """cl100k_base token count of `text` (special-token text is counted as plain text)."""
     return len(get_encoding().encode_ordinary(text))
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from localrag_site.errors import LocalRagError
+from core.errors import LocalRagError
 
 
 class RagCommand(BaseCommand):

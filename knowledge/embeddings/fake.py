@@ -1,9 +1,6 @@
-"""Embedding providers behind one small interface, and the deterministic `fake-lexical-v1`.
+"""The deterministic `fake-lexical-v1` embedder: no model, no network.
 
-The local model providers (`local-qwen3`, `sentence-transformers`) live in knowledge.local_models;
-choosing or checking one here never imports torch.
-
-`fake-lexical-v1` hashes lexical tokens into 1024 buckets. Its exact arithmetic is a contract:
+It hashes lexical tokens into 1024 buckets. Its exact arithmetic is a contract:
 other components and tests compare its vectors value for value, so any change here needs a new
 model name.
 """
@@ -16,17 +13,9 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Protocol
 
-from knowledge.local_models import (LOCAL_PROVIDERS, local_embedder, local_model_status,
-                                    model_folder_dimension, model_folder_locate)
-from localrag_site.config import EMBEDDING_DIM
-from localrag_site.errors import LocalRagError
-
-if TYPE_CHECKING:
-    from localrag_site.config import Config
+from knowledge.embeddings.base import ChunkText
 
 FAKE_MODEL = "fake-lexical-v1"
 FAKE_DIM = 1024
@@ -40,31 +29,6 @@ _PATH_WEIGHT = 1.5
 _TAG_WEIGHT = 1.25
 _WIKILINK_WEIGHT = 1.25
 _MAX_OCCURRENCES = 4
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkText:
-    """The fields of a chunk that a provider may embed."""
-
-    content: str
-    heading_path: Sequence[str] = ()
-    relative_path: str = ""
-    tags: Sequence[str] = ()
-    wikilinks: Sequence[str] = ()
-
-
-class EmbeddingProvider(Protocol):
-    """What ingest and retrieval need from an embedder."""
-
-    provider: str
-    model: str
-    dim: int
-    native_dim: int
-    runs_in_workers: bool
-
-    def embed_documents(self, chunks: Sequence[ChunkText]) -> list[list[float]]: ...
-
-    def embed_query(self, text: str) -> list[float]: ...
 
 
 class FakeLexicalEmbedder:
@@ -90,16 +54,6 @@ class FakeLexicalEmbedder:
     def embed_query(self, text: str) -> list[float]:
         """The vector of a query: its text as content only."""
         return _fake_vector([(text, _CONTENT_WEIGHT)])
-
-
-def get_embedder(*, config: Config) -> EmbeddingProvider:
-    """The provider named by EMBEDDING_PROVIDER."""
-    if config.embedding_provider == "fake":
-        return FakeLexicalEmbedder()
-    if config.embedding_provider in LOCAL_PROVIDERS:
-        return local_embedder(config=config)
-    raise LocalRagError(f"embedding provider {config.embedding_provider!r} is not available",
-                        code="invalid_config", details={"variable": "EMBEDDING_PROVIDER"})
 
 
 def fake_tokens(text: str) -> list[str]:
@@ -152,22 +106,3 @@ def _fake_vector(fields: list[tuple[str, float]]) -> list[float]:
     for bucket, value in buckets.items():
         vector[bucket] = value / norm
     return vector
-
-
-def embedder_status(*, config: Config) -> str:
-    """`ok` when the configured provider can embed now, else a short reason (for /health):
-    `runtime_missing`, `model_not_cached` or `model_not_found`; reads files, loads nothing."""
-    if config.embedding_provider == "fake":
-        return "ok"
-    if config.embedding_provider in LOCAL_PROVIDERS:
-        return local_model_status(config=config)
-    return "unavailable"
-
-
-def embedding_native_dim(*, config: Config) -> int | None:
-    """The configured model's own vector size before zero-padding to 1024, read from its files
-    (None when the custom model cannot be found); fake and local-qwen3 make 1024."""
-    if config.embedding_provider != "sentence-transformers":
-        return EMBEDDING_DIM
-    folder = model_folder_locate(config=config)
-    return model_folder_dimension(folder) if folder is not None else None

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from localrag_site.commands import RagCommand
-from localrag_site.site_services import admin_ensure
+from core.accounts import admin_ensure
+from core.commands import RagCommand
 
 
 class Command(RagCommand):

@@ -16,11 +16,11 @@ import socket
 import subprocess
 import tempfile
 import time
-from importlib.metadata import version as package_version
 from dataclasses import dataclass
+from importlib.metadata import version as package_version
 from pathlib import Path
 
-from localrag_site.errors import LocalRagError
+from core.errors import LocalRagError
 
 RUN_AS = "postgres"
 STARTUP_TIMEOUT_S = 60

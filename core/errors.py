@@ -1,7 +1,9 @@
-"""Domain errors and the one table that maps their codes to HTTP statuses and CLI exit codes.
+"""The one table that maps error codes to HTTP statuses and CLI exit codes, and the base error.
 
-Adapters raise these (translating library errors); the API's exception handler and the
-management commands' base class read `ERROR_TABLE` — nowhere else decides a status.
+Each code has exactly one error class, defined next to the code that raises it (for example
+`LLMTimeout` in answering/llm.py). A class whose code is not in `ERROR_TABLE` fails when it is
+defined, so a new error can never silently become a 500. The API's exception handler and the
+management commands' base class read the table — nowhere else decides a status.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 # CLI exit codes shared by every command.
-EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT, EXIT_NOT_READY, EXIT_LLM = 0, 1, 2, 3, 4
+EXIT_FAILURE, EXIT_BAD_INPUT, EXIT_NOT_READY, EXIT_LLM = 1, 2, 3, 4
 
 # code -> (HTTP status, CLI exit code)
 ERROR_TABLE: dict[str, tuple[int, int]] = {
@@ -42,21 +44,24 @@ class LocalRagError(Exception):
 
     code = "internal_error"
 
-    def __init__(self, message: str, *, code: str | None = None,
-                 details: dict[str, Any] | None = None) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.code not in ERROR_TABLE:
+            raise TypeError(f"{cls.__qualname__}.code = {cls.code!r} is not in core.errors."
+                            "ERROR_TABLE; add its HTTP status and exit code there")
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
-        if code is not None:
-            self.code = code
         self.message = message
         self.details = details or {}
 
     @property
     def http_status(self) -> int:
-        return ERROR_TABLE.get(self.code, (500, EXIT_FAILURE))[0]
+        return ERROR_TABLE[self.code][0]
 
     @property
     def exit_code(self) -> int:
-        return ERROR_TABLE.get(self.code, (500, EXIT_FAILURE))[1]
+        return ERROR_TABLE[self.code][1]
 
     def as_body(self) -> dict[str, Any]:
         """The unified error body: {"error": {"code", "message", "details"}}."""
@@ -83,11 +88,3 @@ class ConfigError(LocalRagError):
 
 class InvalidRequest(LocalRagError):
     code = "invalid_request"
-
-
-class DatabaseUnavailable(LocalRagError):
-    code = "database_unavailable"
-
-
-class SchemaNotInitialized(LocalRagError):
-    code = "schema_not_initialized"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from localrag_site.commands import RagCommand
-from localrag_site.config import get_config, mask_url_password
-from localrag_site.pg_services import pg_start, pg_status, pg_stop
+from core.commands import RagCommand
+from core.config import get_config
+from core.dburl import url_password_mask
+from core.errors import EXIT_NOT_READY
+from core.pg_services import pg_start, pg_status, pg_stop
 
 
 class Command(RagCommand):
@@ -26,7 +28,7 @@ class Command(RagCommand):
                 self.stdout.write(f"port {result.status.port} written to {result.env_file_updated}")
             elif result.database_url != config.database_url:
                 self.stdout.write("the configured port is taken; use:\n  export DATABASE_URL="
-                                  f"{mask_url_password(result.database_url)}")
+                                  f"{url_password_mask(result.database_url)}")
         elif action == "stop":
             stopped = pg_stop(config=config)
             self.stdout.write("PostgreSQL stopped" if stopped else "PostgreSQL was not running")
@@ -37,4 +39,4 @@ class Command(RagCommand):
                                   f"data {status.data_dir})")
             else:
                 self.stdout.write(f"not running (data {status.data_dir})")
-                raise SystemExit(3)
+                raise SystemExit(EXIT_NOT_READY)

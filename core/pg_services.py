@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
-from localrag_site.config import Config
-from localrag_site.dburl import database_name
-from localrag_site.embedded_pg import Cluster, ClusterStatus, EmbeddedPostgresError, free_port
+from core.config import Config
+from core.dburl import database_name, url_with_port
+from core.embedded_pg import Cluster, ClusterStatus, EmbeddedPostgresError, free_port
 
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", ""}
 
@@ -29,14 +29,6 @@ def cluster_for(*, config: Config) -> Cluster:
         raise EmbeddedPostgresError("cannot find the project root (a folder with pyproject.toml "
                                     "and .env.sample); run rag from inside the checkout")
     return Cluster(config.project_root / ".local" / "pg" / "data")
-
-
-def _with_port(url: str, port: int) -> str:
-    parts = urlsplit(url)
-    host = parts.netloc.rsplit("@", 1)
-    userinfo = f"{host[0]}@" if len(host) == 2 else ""
-    hostname = parts.hostname or "localhost"
-    return urlunsplit(parts._replace(netloc=f"{userinfo}{hostname}:{port}"))
 
 
 def _rewrite_env(env_file: Path, values: dict[str, str]) -> None:
@@ -71,9 +63,9 @@ def pg_start(*, config: Config) -> PgStartResult:
         current = cluster.start(port=port)
     updated = None
     if port != (parts.port or 5432):
-        url = _with_port(url, port)
+        url = url_with_port(url, port)
         new_values = {"DATABASE_URL": url,
-                      "TEST_DATABASE_URL": _with_port(config.test_database_url, port)}
+                      "TEST_DATABASE_URL": url_with_port(config.test_database_url, port)}
         if config.env_file and config.env_file.is_file() and config.sources["DATABASE_URL"] != "env":
             _rewrite_env(config.env_file, new_values)
             updated = config.env_file
