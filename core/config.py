@@ -206,11 +206,7 @@ def config_load(
 def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Path | None,
               env_file: Path | None) -> Config:
     providers = embedding_providers()
-    provider = raw["EMBEDDING_PROVIDER"]
-    if provider not in providers:
-        raise ConfigError(
-            f"EMBEDDING_PROVIDER={provider!r} is not supported; use one of "
-            f"{', '.join(providers)}", variable="EMBEDDING_PROVIDER")
+    provider = _choice(raw, "EMBEDDING_PROVIDER", tuple(providers))
     fixed_model = providers[provider].fixed_model
     if not raw["EMBEDDING_MODEL"]:
         if fixed_model is None:
@@ -227,18 +223,12 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         raise ConfigError(f"EMBEDDING_DIM={dim} is not supported; the schema stores "
                           f"vector({EMBEDDING_DIM}), so it must be {EMBEDDING_DIM}",
                           variable="EMBEDDING_DIM")
-    device = raw["EMBEDDING_DEVICE"]
-    if device not in EMBEDDING_DEVICES:
-        raise ConfigError(f"EMBEDDING_DEVICE={device!r} is not supported; use one of "
-                          f"{', '.join(EMBEDDING_DEVICES)}", variable="EMBEDDING_DEVICE")
+    device = _choice(raw, "EMBEDDING_DEVICE", EMBEDDING_DEVICES)
     batch_size = _integer(raw, "EMBEDDING_BATCH_SIZE")
     if batch_size < 1:
         raise ConfigError("EMBEDDING_BATCH_SIZE must be a positive integer",
                           variable="EMBEDDING_BATCH_SIZE")
-    llm_provider = raw["LLM_PROVIDER"]
-    if llm_provider not in LLM_PROVIDERS:
-        raise ConfigError(f"LLM_PROVIDER={llm_provider!r} is not supported; use one of "
-                          f"{', '.join(LLM_PROVIDERS)}", variable="LLM_PROVIDER")
+    llm_provider = _choice(raw, "LLM_PROVIDER", LLM_PROVIDERS)
     timeout = _number(raw, "LLM_TIMEOUT_SECONDS")
     if not math.isfinite(timeout) or timeout <= 0:
         raise ConfigError("LLM_TIMEOUT_SECONDS must be greater than 0", variable="LLM_TIMEOUT_SECONDS")
@@ -298,6 +288,13 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
     )
 
 
+def _choice(raw: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str:
+    if raw[name] not in choices:
+        raise ConfigError(f"{name}={raw[name]!r} is not supported; use one of "
+                          f"{', '.join(choices)}", variable=name)
+    return raw[name]
+
+
 def _integer(raw: Mapping[str, str], name: str) -> int:
     try:
         return int(raw[name])
@@ -329,6 +326,13 @@ def env_file_use(path: Path) -> None:
     global _config
     os.environ[ENV_FILE_VARIABLE] = str(Path(path).expanduser().resolve())
     _config = None
+
+
+def config_use(config: Config) -> None:
+    """Make `config` the process-wide configuration (tests change one setting this way, with
+    `dataclasses.replace(get_config(), ...)`, and put the original back afterwards)."""
+    global _config
+    _config = config
 
 
 def get_config() -> Config:

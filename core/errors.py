@@ -78,13 +78,5 @@ def error_body(code: str, message: str, details: dict[str, Any] | None = None) -
     return {"error": {"code": code, "message": message, "details": details or {}}}
 
 
-class ConfigError(LocalRagError):
-    code = "invalid_config"
-
-    def __init__(self, message: str, *, variable: str) -> None:
-        super().__init__(message, details={"variable": variable})
-        self.variable = variable
-
-
 class InvalidRequest(LocalRagError):
     code = "invalid_request"

@@ -1,7 +1,7 @@
 """Unmanaged models over the tables of knowledge/schema.sql (the schema's source of truth).
 
 Django never creates or alters these tables; they exist for the read-only admin and for simple
-ORM reads. Writes go through knowledge.ingest with psycopg (COPY / executemany).
+ORM reads. Writes go through knowledge.store with psycopg (set-based statements in knowledge.sql).
 """
 
 from __future__ import annotations

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -90,20 +93,21 @@ def run_cli():
 
 
 @pytest.fixture
-def config_override(monkeypatch):
+def config_override():
     """Replace fields of the process-wide config for one test (e.g. the LLM settings)."""
     import dataclasses
 
-    from core import config as module
+    from core.config import config_use, get_config
 
-    base = module.get_config()
+    base = get_config()
 
     def apply(**changes):
         changed = dataclasses.replace(base, **changes)
-        monkeypatch.setattr(module, "_config", changed)
+        config_use(changed)
         return changed
 
-    return apply
+    yield apply
+    config_use(base)
 
 
 @pytest.fixture
@@ -114,3 +118,21 @@ def sample_index(db):
 
     return vault_ingest(vault_path=ROOT / "samples" / "acme-vault", config=get_config(),
                         prepare_workers=0)
+
+
+@pytest.fixture
+def scratch_project():
+    """An empty project folder for `rag pg` (its cluster is stopped and removed afterwards)."""
+    from core.config import config_load
+    from core.pg_services import pg_stop
+
+    # Not under pytest's tmp_path: that is mode 700 for root, and the server runs as `postgres`.
+    root = Path(tempfile.mkdtemp(prefix="lrpg-", dir="/tmp"))
+    root.chmod(0o755)
+    (root / "pyproject.toml").write_text("[project]\nname='scratch'\n")
+    (root / ".env.sample").write_text("")
+    yield root
+    try:
+        pg_stop(config=config_load(environ={}, start_dir=root))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

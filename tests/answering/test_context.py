@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import re
 
-from answering.context import TRUNCATION_MARKER, Citation, context_build
+from answering.context import TRUNCATION_MARKER, context_build
 from core.tokens import tokens_count
 from retrieval.types import SearchHit
 
@@ -127,8 +127,3 @@ def test_empty_hits_give_empty_context() -> None:
     assert context.citations == []
     assert context.blocks == 0
 
-
-def test_citation_as_dict_has_exactly_the_api_keys() -> None:
-    citation = Citation(source="a.md", heading="H", heading_path=["H"], score=0.5, chunk_index=2)
-    assert set(citation.as_dict()) == {"source", "heading", "heading_path", "score",
-                                       "chunk_index"}

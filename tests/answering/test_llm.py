@@ -7,7 +7,6 @@ import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from answering.context import context_build
@@ -113,13 +112,20 @@ def test_fake_caps_sentence_length() -> None:
     assert len(answer) <= 200 + len(" [1]")
 
 
-def test_fake_never_touches_the_network(monkeypatch: pytest.MonkeyPatch,
+def test_fake_never_touches_the_network(monkeypatch: pytest.MonkeyPatch, config_override,
                                         rag_prompt: list[dict[str, str]]) -> None:
-    def refuse(*args: object, **kwargs: object) -> None:
-        raise AssertionError("the fake LLM opened an HTTP client")
+    attempts: list[object] = []
+    original = socket.socket.connect
 
-    monkeypatch.setattr(httpx.Client, "__init__", refuse)
-    assert FakeLLMClient().complete(messages=rag_prompt).endswith("[3]")
+    def record(sock: socket.socket, address: object) -> object:
+        attempts.append(address)
+        return original(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", record)
+    client = get_llm_client(config=config_override())
+    assert client.complete(messages=rag_prompt).endswith("[3]")
+    assert "".join(client.stream(messages=rag_prompt)).endswith("[3]")
+    assert attempts == []
 
 
 # --- openai-compatible: requests and answers ----------------------------------------------------
@@ -251,10 +257,6 @@ def test_all_missing_variables_are_named(tmp_path: Path) -> None:
         llm_config_check(config=config)
     assert caught.value.details == {"missing": ["LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL"]}
     assert caught.value.http_status == 503
-
-
-def test_fake_needs_no_llm_variables(tmp_path: Path) -> None:
-    llm_config_check(config=make_config(tmp_path, LLM_PROVIDER="fake"))
 
 
 # --- the key never leaks ------------------------------------------------------------------------

@@ -122,9 +122,3 @@ def test_ingest_run_status_is_constrained():
         cursor.execute("INSERT INTO ingest_runs (vault_path, embedding_provider, embedding_model, "
                        "embedding_dim, status) VALUES ('/v', 'fake', 'm', 1024, 'done')")
 
-
-@pytest.mark.django_db
-def test_rag_tables_are_unmanaged_by_django():
-    from knowledge.models import Chunk, Document, Embedding, IngestRun
-
-    assert not any(m._meta.managed for m in (Document, Chunk, Embedding, IngestRun))

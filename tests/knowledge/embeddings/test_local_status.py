@@ -3,13 +3,11 @@ the errors that stop ingest and search before any work (no torch needed for any 
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
 from django.test import Client
 
 from core.config import ConfigError, config_load
@@ -148,23 +146,6 @@ def test_native_dim_is_read_from_the_module_configs(tmp_path, pooling, dense, ex
     assert local_models.model_folder_dimension(folder) == expected
 
 
-def test_rag_config_shows_the_native_dim(tmp_path, config_override):
-    folder = _model_files(tmp_path / "model",
-                          pooling={"embedding_dimension": 384, "pooling_mode": "mean"})
-    lines = []
-    for changes in ({}, {"embedding_provider": "sentence-transformers",
-                         "embedding_model": str(folder)},
-                    {"embedding_provider": "sentence-transformers",
-                     "embedding_model": str(tmp_path / "gone")}):
-        config_override(**changes)
-        out = io.StringIO()
-        call_command("config", stdout=out)
-        lines.append(out.getvalue().splitlines()[-1])
-    assert lines == ["embedding native dim = 1024",
-                     "embedding native dim = 384 (zero-padded to 1024)",
-                     "embedding native dim = unknown (model not found)"]
-
-
 def test_health_reports_the_local_model_state_and_native_dim(tmp_path, db, config_override,
                                                              runtime_present):
     folder = _model_files(tmp_path / "model",
@@ -190,12 +171,6 @@ def test_search_with_an_uncached_model_is_503_before_any_work(tmp_path, db, conf
     error = json.loads(response.content)["error"]
     assert error["code"] == "embedding_model_unavailable"
     assert error["details"]["command"] == "rag embeddings warmup"
-
-
-def test_warmup_with_the_fake_provider_needs_no_model(run_cli):
-    result = run_cli("embeddings", "warmup")
-    assert result.returncode == 0, result.stderr
-    assert "needs no model" in result.stdout and "1024 dimensions" in result.stdout
 
 
 @pytest.mark.parametrize("value, accepted", [("16", 16), ("1", 1), ("0", None), ("-2", None),

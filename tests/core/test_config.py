@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from core.config import ConfigError, config_load
-from tests.harness import ROOT
 
 
 @pytest.fixture
@@ -75,7 +71,6 @@ def test_code_defaults_leave_llm_model_url_and_key_empty(project: Path):
     config = config_load(environ={}, start_dir=project)
     assert (config.llm_model, config.llm_base_url, config.llm_api_key) == ("", "", "")
     assert config.embedding_model == "fake-lexical-v1"
-    assert config.embedding_dim == 1024
 
 
 @pytest.mark.parametrize(
@@ -130,62 +125,9 @@ def test_explicit_threshold_from_dotenv_wins_too(project: Path):
     assert config_load(environ={}, start_dir=project).threshold == 0.31
 
 
-def _rag_config(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=60)
-
-
-def _clean_env() -> dict[str, str]:
-    import os
-
-    keep = ("PATH", "HOME", "LANG", "SYSTEMROOT")
-    return {k: v for k, v in os.environ.items() if k in keep}
-
-
-def test_rag_config_never_prints_the_key_or_db_password(tmp_path: Path):
-    env = _clean_env() | {"LLM_API_KEY": "sk-very-secret-value", "LLM_PROVIDER": "openai-compatible",
-                          "DATABASE_URL": "postgresql://u:db-pass-123@localhost:5432/x"}
-    env_file = tmp_path / "t.env"
-    env_file.write_text("RAG_TOP_K=4\n")
-    text = _rag_config("--env-file", str(env_file), "config", env=env, cwd=tmp_path)
-    as_json = _rag_config("--env-file", str(env_file), "config", "--json", env=env, cwd=tmp_path)
-    assert text.returncode == 0, text.stderr
-    for output in (text.stdout + text.stderr, as_json.stdout + as_json.stderr):
-        assert "sk-very-secret-value" not in output
-        assert "db-pass-123" not in output
-    assert "LLM_API_KEY = <set>  (env)" in text.stdout
-    assert "RAG_TOP_K = 4  (.env)" in text.stdout
-    assert "resolved threshold = 0.20 (fake default)" in text.stdout
-    payload = json.loads(as_json.stdout)
-    assert payload["variables"]["LLM_API_KEY"] == {"value": "<set>", "source": "env"}
-    assert payload["resolved_threshold"] == {"value": 0.2, "origin": "fake default"}
-
-
-def test_rag_config_with_invalid_value_exits_2(tmp_path: Path):
-    empty = tmp_path / "empty.env"
-    empty.write_text("")
-    result = _rag_config("--env-file", str(empty), "config",
-                         env=_clean_env() | {"EMBEDDING_DIM": "384"}, cwd=tmp_path)
-    assert result.returncode == 2
-    assert "EMBEDDING_DIM" in result.stderr
-
-
-def test_rag_config_shows_qwen_model_and_threshold_defaults(tmp_path: Path):
-    env = _clean_env() | {"EMBEDDING_PROVIDER": "local-qwen3"}
-    empty = tmp_path / "empty.env"
-    empty.write_text("")
-    result = _rag_config("--env-file", str(empty), "config", env=env, cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert "EMBEDDING_MODEL = Qwen/Qwen3-Embedding-0.6B" in result.stdout
-    assert "resolved threshold = 0.35 (local-qwen3 default)" in result.stdout
-
-
 def test_invalid_key_error_does_not_echo_the_key(project: Path):
     with pytest.raises(ConfigError) as err:
         config_load(environ={"LLM_API_KEY": "sk-sécret"}, start_dir=project)
     assert "sécret" not in err.value.message
 
 
-def test_unknown_command_is_bad_input(tmp_path: Path):
-    result = _rag_config("no-such-command", env=_clean_env(), cwd=tmp_path)
-    assert result.returncode == 2 and "unknown command" in result.stderr

@@ -40,11 +40,6 @@ def embedder() -> FakeLexicalEmbedder:
     return FakeLexicalEmbedder()
 
 
-def test_provider_identity_attributes(embedder):
-    assert (embedder.provider, embedder.model, embedder.dim, embedder.native_dim) == (
-        "fake", "fake-lexical-v1", 1024, 1024)
-
-
 def test_bucket_is_first_8_sha256_bytes_big_endian_mod_1024():
     for token in ("atlas", "crm", "升级", "v2"):
         assert fake_bucket(token) == _bucket(token)

@@ -33,7 +33,7 @@ for provider, model in (("local-qwen3", "Qwen/Qwen3-Embedding-0.6B"),
     states.append(health_report(config=local)["checks"]["embedding_config"])
     embedder_status(config=local)
     embedding_native_dim(config=local)
-    module._config = local
+    module.config_use(local)
     call_command("config", stdout=io.StringIO())
 heavy = [name for name in ("torch", "transformers", "sentence_transformers")
          if sys.modules.get(name) is not None]

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
 import socket
-import tempfile
 from pathlib import Path
 
 import psycopg
@@ -12,21 +10,6 @@ import pytest
 
 from core.config import config_load
 from core.pg_services import pg_start, pg_status, pg_stop
-from tests.conftest import cli_env
-
-
-@pytest.fixture
-def scratch_project():
-    # Not under pytest's tmp_path: that is mode 700 for root, and the server runs as `postgres`.
-    root = Path(tempfile.mkdtemp(prefix="lrpg-", dir="/tmp"))
-    root.chmod(0o755)
-    (root / "pyproject.toml").write_text("[project]\nname='scratch'\n")
-    (root / ".env.sample").write_text("")
-    yield root
-    try:
-        pg_stop(config=config_load(environ={}, start_dir=root))
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture
@@ -73,15 +56,3 @@ def test_lifecycle_with_taken_port_stale_pid_and_restart(scratch_project: Path, 
     assert restarted.status.running and restarted.status.port == port
 
 
-def test_cli_status_exit_codes(scratch_project: Path, run_cli):
-    env = cli_env()
-    for key in ("DATABASE_URL", "TEST_DATABASE_URL", "LOCALRAG_ENV_FILE"):
-        env.pop(key)
-    stopped = run_cli("pg", "status", env=env, cwd=scratch_project)
-    assert stopped.returncode == 3
-    assert "not running" in stopped.stdout
-    started = run_cli("pg", "start", env=env, cwd=scratch_project)
-    assert started.returncode == 0, started.stderr
-    running = run_cli("pg", "status", env=env, cwd=scratch_project)
-    assert running.returncode == 0 and "running (pid" in running.stdout
-    assert run_cli("pg", "stop", env=env, cwd=scratch_project).returncode == 0

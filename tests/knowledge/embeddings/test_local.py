@@ -228,7 +228,16 @@ def test_switching_fake_to_local_qwen3_adds_only_the_missing_vectors(sample_inde
     assert index_counts(config=qwen).embeddings_current_config == len(chunks)
     assert health_report(config=qwen)["details"]["embeddings_current_config"] == len(chunks)
     hits = search(query="Atlas CRM export", top_k=3, config=qwen).results
-    assert len(hits) == 3 and all(-1.0 <= hit.score <= 1.0 for hit in hits)
+    # The scores are the cosines with the qwen vectors, not with the fake ones still stored.
+    query = get_embedder(config=qwen).embed_query("Atlas CRM export")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 - (embedding <=> %s::vector) FROM embeddings "
+                       "WHERE embedding_provider = 'local-qwen3' "
+                       "ORDER BY embedding <=> %s::vector, chunk_id LIMIT 3",
+                       [str(query), str(query)])
+        cosines = [row[0] for row in cursor.fetchall()]
+    assert [hit.score for hit in hits] == pytest.approx(
+        [max(0.0, min(1.0, cosine)) for cosine in cosines])
     for config in (qwen, fake):
         again = vault_ingest(vault_path=ROOT / "samples" / "acme-vault", config=config,
                              prepare_workers=0)

@@ -1,4 +1,4 @@
-"""The whole loop over real processes: CLI ingest, gunicorn over a real socket, CLI search/ask."""
+"""`rag serve` over a real socket: CLI ingest, gunicorn, HTTP and CLI search/ask agree."""
 
 from __future__ import annotations
 
@@ -135,18 +135,3 @@ def test_server_starts_without_a_database_and_reports_it(serve, run_cli):
     assert cli.returncode == 3 and "database_unavailable" in cli.stderr
 
 
-def test_ingest_cli_summary_and_bad_path(clean_tables, run_cli, tmp_path):
-    (tmp_path / "a.md").write_text("# A\n\nBody.\n")
-    (tmp_path / "bad.md").write_bytes(b"\xff\xfe\x00binary")
-    result = run_cli("ingest", str(tmp_path))
-    assert result.returncode == 0, result.stderr
-    assert "1 added, 0 updated, 0 deleted, 0 unchanged" in result.stdout
-    assert "warning: bad.md:" in result.stderr
-    missing = run_cli("ingest", str(tmp_path / "nope"))
-    assert missing.returncode == 2 and "vault_not_found" in missing.stderr
-
-
-def test_missing_llm_settings_exit_4(clean_tables, run_cli):
-    assert run_cli("ingest", "samples/acme-vault").returncode == 0
-    result = run_cli("ask", QUESTION, env=cli_env(LLM_PROVIDER="openai-compatible"))
-    assert result.returncode == 4 and "llm_config_missing" in result.stderr

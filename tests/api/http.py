@@ -1,0 +1,44 @@
+"""Helpers of the in-process HTTP contract tests: request, error body and SSE parsing."""
+
+from __future__ import annotations
+
+import json
+
+from django.test import Client
+
+from tests.answering.stub_openai import StubOpenAI
+
+IN_DOMAIN = "客户 P1 工单应该怎么升级？"
+OUT_OF_DOMAIN = "明天巴黎天气如何？"
+SECRET = "sk-test-SECRET-never-shown-4242"
+
+
+def post(client: Client, path: str, body, *, raw: bool = False):
+    data = body if raw else json.dumps(body)
+    return client.post(path, data=data, content_type="application/json")
+
+
+def error_of(response) -> dict:
+    body = json.loads(response.content)
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "details"}
+    return body["error"]
+
+
+def sse_events(response) -> list[tuple[str, dict]]:
+    text = b"".join(response.streaming_content).decode("utf-8")
+    assert text.endswith("\n\n")
+    events = []
+    for frame in text.split("\n\n")[:-1]:
+        event_line, data_line = frame.split("\n")
+        assert event_line.startswith("event: ") and data_line.startswith("data: ")
+        events.append((event_line[7:], json.loads(data_line[6:])))
+    return events
+
+
+def openai(config_override, stub: StubOpenAI, **changes):
+    values = {"llm_provider": "openai-compatible", "llm_base_url": stub.base_url,
+              "llm_model": "stub-model", "llm_api_key": SECRET, "llm_timeout_seconds": 0.5}
+    values.update(changes)
+    return config_override(**values)
+
+

@@ -1,0 +1,47 @@
+"""`POST /search`: the response shape and request validation."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.api.http import error_of, post
+
+
+def test_search_shape(client, sample_index):
+    response = post(client, "/search", {"query": "Atlas CRM 导出限制", "top_k": 3})
+    assert response.status_code == 200
+    body = json.loads(response.content)
+    assert set(body) == {"confidence", "results"} and len(body["results"]) == 3
+    assert set(body["results"][0]) == {"content", "source", "relative_path", "heading_path",
+                                       "heading", "score", "chunk_index", "document_id"}
+    assert body["confidence"] == body["results"][0]["score"]
+    assert "导出" in response.content.decode("utf-8")  # UTF-8, not \\u escapes
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        ({"query": "x", "top_k": 21}, "top_k"),
+        ({"query": "x", "top_k": 0}, "top_k"),
+        ({"query": "x", "top_k": "5"}, "top_k"),
+        ({"query": 5}, "query"),
+        ({"query": ""}, "query"),
+        ({"query": "   \n\t"}, "query"),
+        ({"query": "x" * 4001}, "query"),
+        ({"query": "x", "unknown": True}, "unknown"),
+        ({}, "query"),
+        ([], "body"),
+    ],
+)
+def test_invalid_search_requests_are_422_invalid_request(client, db, body, fragment):
+    response = post(client, "/search", body)
+    assert response.status_code == 422
+    error = error_of(response)
+    assert error["code"] == "invalid_request" and fragment in error["message"]
+
+
+def test_body_that_is_not_json_is_422(client, db):
+    response = post(client, "/search", "{not json", raw=True)
+    assert response.status_code == 422 and error_of(response)["code"] == "invalid_request"

@@ -1,0 +1,97 @@
+"""`rag config [--json]` and the `rag` entry point: what is shown, what is never shown, exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from django.core.management import call_command
+
+from tests.harness import ROOT
+from tests.knowledge.embeddings.test_local_status import _model_files
+
+
+def _rag_config(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def _clean_env() -> dict[str, str]:
+    import os
+
+    keep = ("PATH", "HOME", "LANG", "SYSTEMROOT")
+    return {k: v for k, v in os.environ.items() if k in keep}
+
+
+def test_rag_config_never_prints_the_key_or_db_password(tmp_path: Path):
+    env = _clean_env() | {"LLM_API_KEY": "sk-very-secret-value", "LLM_PROVIDER": "openai-compatible",
+                          "DATABASE_URL": "postgresql://u:db-pass-123@localhost:5432/x"}
+    env_file = tmp_path / "t.env"
+    env_file.write_text("RAG_TOP_K=4\n")
+    text = _rag_config("--env-file", str(env_file), "config", env=env, cwd=tmp_path)
+    as_json = _rag_config("--env-file", str(env_file), "config", "--json", env=env, cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    for output in (text.stdout + text.stderr, as_json.stdout + as_json.stderr):
+        assert "sk-very-secret-value" not in output
+        assert "db-pass-123" not in output
+    assert "LLM_API_KEY = <set>  (env)" in text.stdout
+    assert "RAG_TOP_K = 4  (.env)" in text.stdout
+    assert "resolved threshold = 0.20 (fake default)" in text.stdout
+    payload = json.loads(as_json.stdout)
+    assert payload["variables"]["LLM_API_KEY"] == {"value": "<set>", "source": "env"}
+    assert payload["resolved_threshold"] == {"value": 0.2, "origin": "fake default"}
+
+
+def test_rag_config_with_invalid_value_exits_2(tmp_path: Path):
+    empty = tmp_path / "empty.env"
+    empty.write_text("")
+    result = _rag_config("--env-file", str(empty), "config",
+                         env=_clean_env() | {"EMBEDDING_DIM": "384"}, cwd=tmp_path)
+    assert result.returncode == 2
+    assert "EMBEDDING_DIM" in result.stderr
+
+
+def test_rag_config_shows_qwen_model_and_threshold_defaults(tmp_path: Path):
+    env = _clean_env() | {"EMBEDDING_PROVIDER": "local-qwen3"}
+    empty = tmp_path / "empty.env"
+    empty.write_text("")
+    result = _rag_config("--env-file", str(empty), "config", env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "EMBEDDING_MODEL = Qwen/Qwen3-Embedding-0.6B" in result.stdout
+    assert "resolved threshold = 0.35 (local-qwen3 default)" in result.stdout
+
+
+def test_unknown_command_is_bad_input(tmp_path: Path):
+    result = _rag_config("no-such-command", env=_clean_env(), cwd=tmp_path)
+    assert result.returncode == 2 and "unknown command" in result.stderr
+
+
+def test_rag_config_shows_the_native_dim(tmp_path, config_override):
+    folder = _model_files(tmp_path / "model",
+                          pooling={"embedding_dimension": 384, "pooling_mode": "mean"})
+    lines = []
+    for changes in ({}, {"embedding_provider": "sentence-transformers",
+                         "embedding_model": str(folder)},
+                    {"embedding_provider": "sentence-transformers",
+                     "embedding_model": str(tmp_path / "gone")}):
+        config_override(**changes)
+        out = io.StringIO()
+        call_command("config", stdout=out)
+        lines.append(out.getvalue().splitlines()[-1])
+    assert lines == ["embedding native dim = 1024",
+                     "embedding native dim = 384 (zero-padded to 1024)",
+                     "embedding native dim = unknown (model not found)"]
+
+
+def test_installed_rag_script_works_from_any_folder(tmp_path: Path):
+    # The console script does not run from the checkout: every package must be installed.
+    rag = Path(sys.executable).with_name("rag")
+    empty = tmp_path / "empty.env"
+    empty.write_text("")
+    result = subprocess.run([str(rag), "--env-file", str(empty), "config", "--json"], cwd=tmp_path,
+                            env=_clean_env(), capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["variables"]["EMBEDDING_PROVIDER"]["value"] == "fake"

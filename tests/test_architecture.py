@@ -1,0 +1,118 @@
+"""The layers import one way: core <- knowledge <- retrieval <- answering <- localrag_site.
+
+Parsed, not imported: every `import` and `from ... import` in a module counts, including those
+inside functions and `if TYPE_CHECKING:` blocks, because a lazy import is still a dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.harness import ROOT
+
+LAYERS = ("core", "knowledge", "retrieval", "answering", "localrag_site")
+
+
+def imported_packages(source: str, *, package: str) -> set[str]:
+    """Top-level project packages that `source` (a module of `package`) imports."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            # A relative import stays inside its own package.
+            names = [package if node.level else (node.module or "")]
+        else:
+            continue
+        found.update(name.split(".")[0] for name in names if name.split(".")[0] in LAYERS)
+    return found
+
+
+def layer_violations(source: str, *, package: str) -> set[str]:
+    """Higher layers that a module of `package` imports."""
+    higher = set(LAYERS[LAYERS.index(package) + 1:])
+    return imported_packages(source, package=package) & higher
+
+
+def project_modules() -> list[tuple[str, Path]]:
+    return [(package, path) for package in LAYERS[:-1]
+            for path in sorted((ROOT / package).rglob("*.py"))]
+
+
+@pytest.mark.parametrize(("package", "path"), project_modules(),
+                         ids=lambda value: str(value.relative_to(ROOT)) if isinstance(value, Path)
+                         else value)
+def test_no_module_imports_a_higher_layer(package: str, path: Path):
+    violations = layer_violations(path.read_text(encoding="utf-8"), package=package)
+    assert not violations, f"{path.relative_to(ROOT)} ({package}) imports {sorted(violations)}"
+
+
+def test_every_layer_has_modules_to_check():
+    packages = {package for package, _ in project_modules()}
+    assert packages == set(LAYERS[:-1])
+
+
+@pytest.mark.parametrize(("package", "source", "expected"), [
+    ("core", "from knowledge.embeddings import get_embedder", {"knowledge"}),
+    ("core", "def f():\n    import answering.llm\n", {"answering"}),
+    ("knowledge", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                  "    from retrieval.types import SearchHit\n", {"retrieval"}),
+    ("retrieval", "import localrag_site.settings", {"localrag_site"}),
+    ("answering", "from retrieval.services import search\nfrom core import db\n", set()),
+    ("knowledge", "from . import sql\nfrom .embeddings import base\n", set()),
+])
+def test_checker_sees_imports_wherever_they_are(package: str, source: str, expected: set[str]):
+    assert layer_violations(source, package=package) == expected
+
+
+def module_level_imports() -> dict[str, set[str]]:
+    """module -> the project modules it imports at module level (lazy imports excluded)."""
+    paths = {}
+    for package, path in project_modules():
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        paths[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {}
+    for name, path in paths.items():
+        targets = set()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                targets.add(node.module)
+                targets.update(f"{node.module}.{alias.name}" for alias in node.names)
+        graph[name] = {target for target in targets if target in paths and target != name}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every cycle a depth-first walk of `graph` meets, as [a, b, ..., a]."""
+    state: dict[str, str] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = "open"
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == "open":
+                cycles.append([*path[path.index(target):], node, target] if target in path
+                              else [node, target])
+            elif target not in state:
+                visit(target, [*path, node])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
+    return cycles
+
+
+def test_no_import_cycles_between_modules():
+    assert import_cycles(module_level_imports()) == []
+
+
+def test_cycle_finder_sees_an_indirect_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert import_cycles(graph) == [["a", "b", "c", "a"]]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []
