@@ -48,13 +48,20 @@ DEFAULTS: dict[str, str] = {
     "LLM_MODEL": "",
     "LLM_API_KEY": "",
     "LLM_TIMEOUT_SECONDS": "30",
+    "LLM_STREAM_MAX_SECONDS": "300",
+    "LLM_MAX_RETRIES": "2",
+    "LLM_MAX_CONCURRENCY": "4",
+    "LLM_QUEUE_WAIT_SECONDS": "2",
+    "LLM_MAX_RESPONSE_BYTES": "2097152",
     "RAG_TOP_K": "5",
     "RAG_MIN_SIMILARITY": "",
     "RAG_CONTEXT_TOKEN_BUDGET": "6000",
     "RAG_FALLBACK_ENABLED": "false",
     "RAG_ALLOWED_HOSTS": "localhost,127.0.0.1,[::1]",
+    "RAG_API_TOKEN": "",
+    "RAG_STATEMENT_TIMEOUT_SECONDS": "30",
 }
-SECRET_KEYS = frozenset({"LLM_API_KEY"})
+SECRET_KEYS = frozenset({"LLM_API_KEY", "RAG_API_TOKEN"})
 ENV_FILE_VARIABLE = "LOCALRAG_ENV_FILE"
 EMBEDDING_DEVICES = ("cpu", "cuda", "mps")
 _TRUE = {"1", "true", "yes", "on"}
@@ -121,11 +128,18 @@ class Config:
     llm_model: str
     llm_api_key: str = field(repr=False)
     llm_timeout_seconds: float
+    llm_stream_max_seconds: float
+    llm_max_retries: int
+    llm_max_concurrency: int
+    llm_queue_wait_seconds: float
+    llm_max_response_bytes: int
     rag_top_k: int
     rag_min_similarity: float | None
     rag_context_token_budget: int
     rag_fallback_enabled: bool
     rag_allowed_hosts: tuple[str, ...]
+    rag_api_token: str = field(repr=False)
+    rag_statement_timeout_seconds: float
     project_root: Path | None
     env_file: Path | None
     raw: Mapping[str, str] = field(repr=False)
@@ -229,9 +243,24 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         raise ConfigError("EMBEDDING_BATCH_SIZE must be a positive integer",
                           variable="EMBEDDING_BATCH_SIZE")
     llm_provider = _choice(raw, "LLM_PROVIDER", LLM_PROVIDERS)
-    timeout = _number(raw, "LLM_TIMEOUT_SECONDS")
-    if not math.isfinite(timeout) or timeout <= 0:
-        raise ConfigError("LLM_TIMEOUT_SECONDS must be greater than 0", variable="LLM_TIMEOUT_SECONDS")
+    timeout = _positive_number(raw, "LLM_TIMEOUT_SECONDS")
+    stream_max = _positive_number(raw, "LLM_STREAM_MAX_SECONDS")
+    retries = _integer(raw, "LLM_MAX_RETRIES")
+    if not 0 <= retries <= 10:
+        raise ConfigError("LLM_MAX_RETRIES must be between 0 and 10", variable="LLM_MAX_RETRIES")
+    concurrency = _integer(raw, "LLM_MAX_CONCURRENCY")
+    if concurrency < 1:
+        raise ConfigError("LLM_MAX_CONCURRENCY must be a positive integer",
+                          variable="LLM_MAX_CONCURRENCY")
+    queue_wait = _number(raw, "LLM_QUEUE_WAIT_SECONDS")
+    if not math.isfinite(queue_wait) or queue_wait < 0:
+        raise ConfigError("LLM_QUEUE_WAIT_SECONDS must be 0 or more",
+                          variable="LLM_QUEUE_WAIT_SECONDS")
+    max_response = _integer(raw, "LLM_MAX_RESPONSE_BYTES")
+    if max_response < 1024:
+        raise ConfigError("LLM_MAX_RESPONSE_BYTES must be at least 1024",
+                          variable="LLM_MAX_RESPONSE_BYTES")
+    statement_timeout = _positive_number(raw, "RAG_STATEMENT_TIMEOUT_SECONDS")
     top_k = _integer(raw, "RAG_TOP_K")
     if not TOP_K_RANGE[0] <= top_k <= TOP_K_RANGE[1]:
         raise ConfigError(f"RAG_TOP_K={top_k} is outside {TOP_K_RANGE[0]}..{TOP_K_RANGE[1]}",
@@ -251,11 +280,11 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
             raise ConfigError(f"{name} must be a postgresql://user:password@host:port/database "
                               "URL", variable=name)
     # The key travels in an HTTP header, which only carries printable ASCII.
-    if raw["LLM_API_KEY"] and not (raw["LLM_API_KEY"].isascii()
-                                   and raw["LLM_API_KEY"].isprintable()):
-        raise ConfigError("LLM_API_KEY contains characters an HTTP header cannot carry "
-                          "(non-ASCII or control characters); check how it was copied",
-                          variable="LLM_API_KEY")
+    for name in ("LLM_API_KEY", "RAG_API_TOKEN"):
+        if raw[name] and not (raw[name].isascii() and raw[name].isprintable()):
+            raise ConfigError(f"{name} contains characters an HTTP header cannot carry "
+                              "(non-ASCII or control characters); check how it was copied",
+                              variable=name)
     base = project_root or Path.cwd()
     return Config(
         postgres_db=raw["POSTGRES_DB"],
@@ -275,12 +304,19 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         llm_model=raw["LLM_MODEL"],
         llm_api_key=raw["LLM_API_KEY"],
         llm_timeout_seconds=timeout,
+        llm_stream_max_seconds=stream_max,
+        llm_max_retries=retries,
+        llm_max_concurrency=concurrency,
+        llm_queue_wait_seconds=queue_wait,
+        llm_max_response_bytes=max_response,
         rag_top_k=top_k,
         rag_min_similarity=min_similarity,
         rag_context_token_budget=budget,
         rag_fallback_enabled=_boolean(raw, "RAG_FALLBACK_ENABLED"),
         rag_allowed_hosts=tuple(host.strip() for host in raw["RAG_ALLOWED_HOSTS"].split(",")
                                 if host.strip()),
+        rag_api_token=raw["RAG_API_TOKEN"],
+        rag_statement_timeout_seconds=statement_timeout,
         project_root=project_root,
         env_file=env_file,
         raw=dict(raw),
@@ -307,6 +343,13 @@ def _number(raw: Mapping[str, str], name: str) -> float:
         return float(raw[name])
     except ValueError:
         raise ConfigError(f"{name}={raw[name]!r} is not a number", variable=name) from None
+
+
+def _positive_number(raw: Mapping[str, str], name: str) -> float:
+    value = _number(raw, name)
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{name} must be greater than 0", variable=name)
+    return value
 
 
 def _boolean(raw: Mapping[str, str], name: str) -> bool:

@@ -18,10 +18,16 @@ ERROR_TABLE: dict[str, tuple[int, int]] = {
     "invalid_request": (422, EXIT_BAD_INPUT),
     "invalid_config": (500, EXIT_BAD_INPUT),
     "payload_too_large": (413, EXIT_BAD_INPUT),
+    "unsupported_media_type": (415, EXIT_BAD_INPUT),
+    "unauthorized": (401, EXIT_BAD_INPUT),
     "not_found": (404, EXIT_BAD_INPUT),
     "method_not_allowed": (405, EXIT_BAD_INPUT),
     "vault_not_found": (422, EXIT_BAD_INPUT),
+    "vault_empty": (409, EXIT_BAD_INPUT),
+    "vault_overlap": (409, EXIT_BAD_INPUT),
     "database_unavailable": (503, EXIT_NOT_READY),
+    "database_timeout": (503, EXIT_NOT_READY),
+    "database_error": (500, EXIT_FAILURE),
     "schema_not_initialized": (503, EXIT_NOT_READY),
     "pgvector_unavailable": (503, EXIT_NOT_READY),
     "retrieval_not_ready": (503, EXIT_NOT_READY),
@@ -34,6 +40,7 @@ ERROR_TABLE: dict[str, tuple[int, int]] = {
     "llm_timeout": (504, EXIT_LLM),
     "llm_auth_failed": (502, EXIT_LLM),
     "llm_rate_limited": (503, EXIT_LLM),
+    "llm_busy": (503, EXIT_LLM),
     "llm_upstream_error": (502, EXIT_LLM),
     "internal_error": (500, EXIT_FAILURE),
 }
@@ -50,10 +57,13 @@ class LocalRagError(Exception):
             raise TypeError(f"{cls.__qualname__}.code = {cls.code!r} is not in core.errors."
                             "ERROR_TABLE; add its HTTP status and exit code there")
 
-    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None,
+                 headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.details = details or {}
+        # HTTP response headers that go with the error (e.g. Retry-After on a 503).
+        self.headers = headers or {}
 
     @property
     def http_status(self) -> int:

@@ -38,7 +38,10 @@ api.add_router("", answering_router)
 
 @api.exception_handler(LocalRagError)
 def on_domain_error(request, exc: LocalRagError):
-    return api.create_response(request, exc.as_body(), status=exc.http_status)
+    response = api.create_response(request, exc.as_body(), status=exc.http_status)
+    for name, value in exc.headers.items():
+        response[name] = value
+    return response
 
 
 @api.exception_handler(NinjaValidationError)
