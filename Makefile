@@ -33,7 +33,7 @@ install-local-qwen3: $(STAMP)
 
 ## make demo: embedded PostgreSQL + schema + sample vault + admin account + API on :8000
 demo: $(STAMP)
-	test -f .env || cp .env.sample .env
+	test -f .env || install -m 600 .env.sample .env
 	$(RAG) pg start
 	$(RAG) db init
 	$(RAG) ingest samples/acme-vault

@@ -1,16 +1,37 @@
-"""Deterministic context assembly: ranked hits -> numbered source blocks within a token budget."""
+r"""Deterministic context assembly: ranked hits -> numbered source blocks within a token budget.
+
+A block opens with the plain-text header `[n] source: …`, which a note could imitate. Every content
+line that starts like a header (after any indentation, a citation marker in any form the citation
+filter reads, then `source:`) gets a backslash before its marker: `\[7] source: secret.md`. A
+backslash is Markdown's own escape for `[`, so the line still reads the same, while neither the
+fake model's block parser nor a real model (told so in the prompt) can take it for a header.
+The escape is deterministic and idempotent (an escaped line no longer starts with a marker), and
+blocks are measured after escaping, so the token budget counts it. Header fields are kept to one
+line for the same reason.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from answering.citations import MARKER_PATTERN
 from core.tokens import decode, encode, tokens_count
 from retrieval.types import SearchHit
 
 BLOCK_SEPARATOR = "\n\n"
 TRUNCATION_MARKER = "[truncated]"
+HEADER_ESCAPE = "\\"
+
+# Every line break str.splitlines() knows: a model may read any of them as a new line.
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029"
+# Blanks that are not line breaks, and zero-width characters a reader does not see.
+_INDENT = f"(?:[^\\S{_LINE_BREAKS}]|[\u200b-\u200d\u2060\ufeff])*"
+_HEADER_LOOKALIKE = re.compile(
+    f"(?P<indent>(?:^|(?<=[{_LINE_BREAKS}])){_INDENT})(?={MARKER_PATTERN}\\s*source\\s*[:：])",
+    re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -83,10 +104,19 @@ def _ranked_unique(hits: Sequence[SearchHit]) -> list[SearchHit]:
 
 
 def _block_text(*, hit: SearchHit, number: int, content: str) -> str:
-    return (f"[{number}] source: {hit.source}\n"
-            f"heading: {hit.heading}\n"
+    return (f"[{number}] source: {_one_line(hit.source)}\n"
+            f"heading: {_one_line(hit.heading)}\n"
             f"score: {hit.score:.4f}\n"
-            f"content:\n{content}")
+            f"content:\n{_header_lookalikes_escaped(content)}")
+
+
+def _header_lookalikes_escaped(content: str) -> str:
+    return _HEADER_LOOKALIKE.sub(lambda line: f"{line.group('indent')}{HEADER_ESCAPE}", content)
+
+
+def _one_line(field: str) -> str:
+    # A file name may hold a line break; in the header it would start a line of its own.
+    return " ".join(field.splitlines())
 
 
 def _truncated_block(*, hit: SearchHit, number: int, token_budget: int) -> str | None:

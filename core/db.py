@@ -5,12 +5,13 @@ around slow calls. Which tables the schema holds is the knowledge app's business
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import psycopg
-from django.db import DatabaseError, connection
-from django.db import OperationalError as DjangoOperationalError
+from django.db import DatabaseError, InterfaceError, connection
+from django.db.backends.signals import connection_created
 from pgvector.psycopg.vector import register_vector_info
 from psycopg.types import TypeInfo
 
@@ -19,10 +20,26 @@ from core.dburl import url_password_mask
 from core.errors import LocalRagError, first_line
 
 SCHEMA_HINT = "run `rag db init`"
+# SQLSTATEs that mean the connection itself is gone: class 08 (connection exception) and the
+# server shutting down or restarting (57P01..57P05). Every other error is about the statement.
+_CONNECTION_STATES = ("08", "57P0")
+_QUERY_CANCELED = "57014"
+
+logger = logging.getLogger("localrag.db")
 
 
 class DatabaseUnavailable(LocalRagError):
     code = "database_unavailable"
+
+
+class DatabaseTimeout(LocalRagError):
+    code = "database_timeout"
+
+
+class DatabaseRefused(LocalRagError):
+    """A statement the database refused for a reason other than a lost connection."""
+
+    code = "database_error"
 
 
 class SchemaNotInitialized(LocalRagError):
@@ -42,29 +59,50 @@ def pgvector_missing_error(*, details: dict | None = None) -> PgvectorUnavailabl
                                details=details)
 
 
-def _unavailable(exc: Exception) -> DatabaseUnavailable:
-    url = url_password_mask(get_config().database_url)
-    return DatabaseUnavailable(
-        f"database unreachable at {url}: {first_line(exc)}. Start it with `rag pg start` "
-        "(or `docker compose up -d postgres`) and check DATABASE_URL.",
-        details={"database_url": url})
+def database_error(exc: Exception) -> LocalRagError | None:
+    """The domain error for a driver error, or None when `exc` is not one.
+
+    The messages name no host, port, user or database (they reach HTTP clients); the server log
+    gets the details."""
+    cause = exc.__cause__ if isinstance(exc, (DatabaseError, InterfaceError)) else exc
+    if not isinstance(cause, psycopg.Error) and not isinstance(exc, InterfaceError):
+        return None
+    state = getattr(cause, "sqlstate", None) or ""
+    if isinstance(exc, InterfaceError) or (not state and isinstance(
+            cause, (psycopg.OperationalError, psycopg.InterfaceError))) or state.startswith(
+            _CONNECTION_STATES):
+        logger.warning("database unreachable at %s: %s",
+                       url_password_mask(get_config().database_url), first_line(cause))
+        return DatabaseUnavailable(
+            "the database is unreachable; start it with `rag pg start` (or `docker compose up "
+            "-d postgres`) and check DATABASE_URL")
+    if isinstance(cause, psycopg.errors.UndefinedTable):
+        return schema_missing_error()
+    if isinstance(cause, psycopg.errors.UndefinedObject) and "vector" in str(cause):
+        return pgvector_missing_error()
+    if state == _QUERY_CANCELED:
+        return DatabaseTimeout("a database statement ran longer than "
+                               "RAG_STATEMENT_TIMEOUT_SECONDS and was cancelled",
+                               details={"sqlstate": state})
+    logger.warning("database refused a statement: SQLSTATE %s: %s", state, first_line(cause))
+    return DatabaseRefused(f"the database refused the request ({type(cause).__name__}, "
+                           f"SQLSTATE {state}); see the server log",
+                           details={"sqlstate": state, "condition": type(cause).__name__})
 
 
 @contextmanager
 def db_errors_translated() -> Iterator[None]:
-    """Turn driver errors into database_unavailable, schema_not_initialized (a missing table)
-    or pgvector_unavailable (a missing `vector` type); anything else propagates unchanged."""
+    """Turn driver errors into domain errors: database_unavailable only for a lost connection
+    (SQLSTATE class 08, server shutdown 57P0x, no connection at all), schema_not_initialized
+    for a missing table, pgvector_unavailable for a missing `vector` type, database_timeout for
+    a cancelled statement, database_error for anything else the database refused."""
     try:
         yield
-    except (DjangoOperationalError, psycopg.OperationalError) as exc:
-        raise _unavailable(exc) from exc
-    except (DatabaseError, psycopg.Error) as exc:
-        cause = exc.__cause__ if isinstance(exc, DatabaseError) else exc
-        if isinstance(cause, psycopg.errors.UndefinedTable):
-            raise schema_missing_error() from exc
-        if isinstance(cause, psycopg.errors.UndefinedObject) and "vector" in str(cause):
-            raise pgvector_missing_error() from exc
-        raise
+    except (DatabaseError, InterfaceError, psycopg.Error) as exc:
+        error = database_error(exc)
+        if error is None:
+            raise
+        raise error from exc
 
 
 def raw_connection() -> psycopg.Connection:
@@ -85,6 +123,19 @@ def raw_connection() -> psycopg.Connection:
         register_vector_info(conn, info)
         conn._localrag_vector_registered = True
     return conn
+
+
+def statement_timeout_apply(*, seconds: float) -> None:
+    """Give every new database connection of this process a statement_timeout (the API server
+    calls this once, so a runaway query cannot hold a request thread for long)."""
+    milliseconds = max(1, round(seconds * 1000))
+
+    def apply(sender, connection, **kwargs) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SET statement_timeout = {milliseconds:d}")
+
+    # A strong reference and a fixed uid: calling this again replaces the handler.
+    connection_created.connect(apply, weak=False, dispatch_uid="localrag.statement_timeout")
 
 
 @contextmanager

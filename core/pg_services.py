@@ -1,25 +1,51 @@
-"""`rag pg start | stop | status`: the project's embedded PostgreSQL under `.local/pg/`."""
+"""`rag pg start | stop | status`: the project's embedded PostgreSQL under `.local/pg/`.
+
+`.local/pg/` (mode 0700) holds the data directory, the server log and `bootstrap.json`, the
+bootstrap superuser's credentials. The application's own password lives in DATABASE_URL /
+TEST_DATABASE_URL in `.env` (mode 0600), or in `.local/pg/database.env` when DATABASE_URL comes
+from the OS environment, which `rag pg start` never overrides.
+"""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from core.config import Config
 from core.dburl import database_name, url_with_port
 from core.embedded_pg import Cluster, ClusterStatus, EmbeddedPostgresError, free_port
+from core.pg_auth import (
+    BOOTSTRAP_FILE,
+    AppAccess,
+    bootstrap_create,
+    bootstrap_load,
+    cluster_access_ensure,
+    hba_allows_trust,
+    password_generate,
+    password_strong,
+    private_file_write,
+    state_folder_ensure,
+    vector_extension_ensure,
+)
+from core.pg_upgrade import legacy_cluster_upgrade
 
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", ""}
+URL_KEYS = ("DATABASE_URL", "TEST_DATABASE_URL")
+URLS_FILE = "database.env"
 
 
 @dataclass(frozen=True)
 class PgStartResult:
     status: ClusterStatus
     already_running: bool
-    database_url: str
-    env_file_updated: Path | None
+    database_url: str = field(repr=False)  # carries the application's password
+    env_file_updated: Path | None  # `.env`, rewritten with the port and/or a new password
+    env_file_created: bool  # `.env` did not exist and was made from `.env.sample`
+    urls_file: Path | None  # written instead of `.env` when DATABASE_URL is an OS variable
+    password_generated: bool
+    upgraded: bool  # a cluster from before passwords was brought to today's model
     databases_created: list[str]
 
 
@@ -31,49 +57,142 @@ def cluster_for(*, config: Config) -> Cluster:
     return Cluster(config.project_root / ".local" / "pg" / "data")
 
 
-def _rewrite_env(env_file: Path, values: dict[str, str]) -> None:
-    text = env_file.read_text(encoding="utf-8")
-    for key, value in values.items():
+def pg_start(*, config: Config) -> PgStartResult:
+    """Initialise (once) and start the embedded server on DATABASE_URL's port (or a free one),
+    upgrade a cluster from before passwords, and make sure the application's roles, passwords,
+    databases and `vector` extension are there; new URLs are written before they are used."""
+    try:
+        return _start(config=config)
+    except OSError as exc:
+        raise EmbeddedPostgresError(f"`rag pg start` could not use a file or folder: {exc}. "
+                                    "Check that the project folder is writable by this user and "
+                                    "run it again.") from exc
+
+
+def _start(*, config: Config) -> PgStartResult:
+    parts = urlsplit(config.database_url)
+    if (parts.hostname or "") not in LOOPBACK_HOSTS:
+        raise EmbeddedPostgresError(
+            f"DATABASE_URL points at {parts.hostname}, not this machine; the embedded server only "
+            "serves loopback. Use a localhost DATABASE_URL or your own server.")
+    cluster = cluster_for(config=config)
+    folder = cluster.data_dir.parent
+    state_folder_ensure(folder)
+    current = cluster.status()
+    was_running = current.running
+    port = current.port if was_running else free_port(parts.port or 5432)
+    urls, generated = _urls_for(config=config, port=port)
+    env_file, env_created, urls_file = _urls_persist(config=config, urls=urls, folder=folder)
+    bootstrap = bootstrap_load(folder=folder)
+    if not cluster.initialised:
+        bootstrap = bootstrap or bootstrap_create(folder=folder)
+        cluster.init(superuser=bootstrap.user, password=bootstrap.password)
+    if not was_running:
+        current = cluster.start(port=port)
+    access = _access_for(urls)
+    upgraded = hba_allows_trust(hba_file=cluster.hba_file)
+    if upgraded:
+        bootstrap = bootstrap or bootstrap_create(folder=folder)
+        legacy_cluster_upgrade(cluster=cluster, port=port, bootstrap=bootstrap, access=access)
+    if bootstrap is None:
+        raise EmbeddedPostgresError(
+            f"{folder / BOOTSTRAP_FILE} is missing, so `rag pg start` cannot manage the roles and "
+            f"databases of the cluster in {cluster.data_dir}. Restore that file; or, if its data "
+            f"can be rebuilt (`rag db init`, `rag ingest`), run `rag pg stop`, move {folder} "
+            "aside and run `rag pg start` again.")
+    created = cluster_access_ensure(host="127.0.0.1", port=port, bootstrap=bootstrap,
+                                    access=access)
+    return PgStartResult(current, already_running=was_running, database_url=urls["DATABASE_URL"],
+                         env_file_updated=env_file, env_file_created=env_created,
+                         urls_file=urls_file, password_generated=generated, upgraded=upgraded,
+                         databases_created=created)
+
+
+def _urls_for(*, config: Config, port: int) -> tuple[dict[str, str], bool]:
+    """DATABASE_URL and TEST_DATABASE_URL on `port`, each with a strong password: the one it
+    has, the one its user already got, or a generated one. True when one was generated."""
+    passwords: dict[str, str] = {}
+    urls = {}
+    generated = False
+    moved = port != (urlsplit(config.database_url).port or 5432)
+    for key in URL_KEYS:
+        url = config.raw[key]
+        parts = urlsplit(url)
+        user = unquote(parts.username or "") or config.postgres_user
+        given = unquote(parts.password or "")
+        if user not in passwords:
+            if not password_strong(given):
+                given, generated = password_generate(), True
+            passwords[user] = given
+        if passwords[user] != unquote(parts.password or "") or not parts.username:
+            url = _url_with_credentials(url, user=user, password=passwords[user])
+        if moved:
+            url = url_with_port(url, port)
+        urls[key] = url
+    return urls, generated
+
+
+def _url_with_credentials(url: str, *, user: str, password: str) -> str:
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit(parts._replace(
+        netloc=f"{quote(user, safe='')}:{quote(password, safe='')}@{host}"))
+
+
+def _access_for(urls: dict[str, str]) -> AppAccess:
+    roles, databases = {}, {}
+    for url in urls.values():
+        parts = urlsplit(url)
+        user = unquote(parts.username or "")
+        roles.setdefault(user, unquote(parts.password or ""))
+        if database_name(url):
+            databases.setdefault(database_name(url), user)
+    return AppAccess(roles=roles, databases=databases)
+
+
+def _urls_persist(*, config: Config, urls: dict[str, str],
+                  folder: Path) -> tuple[Path | None, bool, Path | None]:
+    """Write changed URLs to `.env` (created from `.env.sample` when missing), or to
+    `folder/database.env` when DATABASE_URL is an OS variable: (env file, created, urls file)."""
+    if all(urls[key] == config.raw[key] for key in URL_KEYS):
+        return None, False, None
+    if config.sources["DATABASE_URL"] == "env" or config.env_file is None:
+        path = folder / URLS_FILE
+        private_file_write(path, "".join(f"{key}={url}\n" for key, url in urls.items()))
+        return None, False, path
+    env_file = config.env_file.resolve()
+    created = not env_file.exists()
+    if created:
+        sample = config.project_root / ".env.sample" if config.project_root else None
+        text = sample.read_text(encoding="utf-8") if sample and sample.is_file() else ""
+    else:
+        text = env_file.read_text(encoding="utf-8")
+    for key, value in urls.items():
         pattern = re.compile(rf"^{key}=.*$", re.MULTILINE)
         if pattern.search(text):
             text = pattern.sub(lambda _m, k=key, v=value: f"{k}={v}", text)
         else:
             text = text.rstrip("\n") + f"\n{key}={value}\n"
-    env_file.write_text(text, encoding="utf-8")
+    private_file_write(env_file, text)
+    return config.env_file, created, None
 
 
-def pg_start(*, config: Config) -> PgStartResult:
-    """Initialise (once) and start the embedded server on DATABASE_URL's port, or on a free
-    port written back into `.env` when that one is taken; create the app and test databases."""
-    url = config.database_url
-    parts = urlsplit(url)
-    if (parts.hostname or "") not in LOOPBACK_HOSTS:
-        raise EmbeddedPostgresError(
-            f"DATABASE_URL points at {parts.hostname}, not this machine; the embedded server only "
-            "serves loopback. Use a localhost DATABASE_URL or your own server.")
-    superuser = parts.username or config.postgres_user
+def embedded_vector_extension_ensure(*, config: Config, host: str, port: int | str | None,
+                                     dbname: str) -> bool:
+    """CREATE EXTENSION vector in `dbname` as the bootstrap superuser when `host:port` is this
+    project's running embedded server and its bootstrap file exists; False for any other server
+    (schema.sql then runs as the configured user, as it always did)."""
+    if config.project_root is None or (host or "") not in LOOPBACK_HOSTS:
+        return False
     cluster = cluster_for(config=config)
-    current = cluster.status()
-    was_running = current.running
-    if was_running:
-        port = current.port
-    else:
-        cluster.init(superuser=superuser)
-        port = free_port(parts.port or 5432)
-        current = cluster.start(port=port)
-    updated = None
-    if port != (parts.port or 5432):
-        url = url_with_port(url, port)
-        new_values = {"DATABASE_URL": url,
-                      "TEST_DATABASE_URL": url_with_port(config.test_database_url, port)}
-        if config.env_file and config.env_file.is_file() and config.sources["DATABASE_URL"] != "env":
-            _rewrite_env(config.env_file, new_values)
-            updated = config.env_file
-    created = []
-    for name in (database_name(url), database_name(config.test_database_url)):
-        if name and cluster.create_database(name=name, superuser=superuser, port=port):
-            created.append(name)
-    return PgStartResult(current, already_running=was_running, database_url=url, env_file_updated=updated, databases_created=created)
+    bootstrap = bootstrap_load(folder=cluster.data_dir.parent)
+    if bootstrap is None:
+        return False
+    status = cluster.status()
+    if not status.running or status.port != int(port or 5432):
+        return False
+    vector_extension_ensure(host="127.0.0.1", port=status.port, bootstrap=bootstrap, dbname=dbname)
+    return True
 
 
 def pg_stop(*, config: Config) -> bool:

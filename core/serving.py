@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 import sys
@@ -9,6 +10,30 @@ import sys
 from django.conf import settings
 
 from core.config import Config
+from core.errors import InvalidRequest
+
+
+def host_is_loopback(host: str) -> bool:
+    """True for `localhost` and any loopback address (127.0.0.0/8, ::1)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def serve_exposure_check(*, host: str, config: Config, trusted_network: bool) -> None:
+    """Refuse to serve beyond this machine without an API token, unless the operator says the
+    network is trusted: the API would answer anyone who can reach the port."""
+    if host_is_loopback(host) or config.rag_api_token or trusted_network:
+        return
+    raise InvalidRequest(
+        f"refusing to serve on {host} without an API token: anyone who can reach this port could "
+        "read the knowledge base. Set RAG_API_TOKEN (e.g. `python3 -c \"import secrets; "
+        "print(secrets.token_urlsafe(32))\"`) and give it to the clients, or pass "
+        "--trusted-network if every machine that can reach this port may read everything",
+        details={"host": host})
 
 
 def serve_workers(*, config: Config) -> int:

@@ -10,6 +10,8 @@ from knowledge.selectors import health_report
 router = Router(tags=["health"])
 
 
-@router.get("/health", summary="Readiness of the database, schema, pgvector and embeddings")
+# Open without a token, like a load balancer's probe: it names no document or content.
+@router.get("/health", auth=None,
+            summary="Readiness of the database, schema, pgvector and embeddings")
 def health(request):
     return health_report(config=get_config())

@@ -2,7 +2,9 @@
 
 Unchanged notes are skipped; notes whose text is unchanged but which lack vectors for the
 current embedding provider get only the missing vectors; changed notes are rebuilt; notes gone
-from the vault are deleted. Bad files are skipped with a warning and never abort the run.
+from the vault are deleted. Bad files are skipped with a warning and never abort the run; a
+folder the scan cannot read deletes nothing, and a scan that finds no note at all deletes
+nothing unless the operator says `prune`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,11 @@ from knowledge.vault import (
     vault_resolve,
     vault_scan,
 )
+from knowledge.vault_index import vault_overlap_check
+
+# Failures that belong to the values of one note, never to the connection: a value PostgreSQL
+# refuses (data exceptions, a path over an index's row limit) or one JSON cannot encode.
+NOTE_REFUSED = (psycopg.DataError, psycopg.errors.ProgramLimitExceeded, ValueError)
 
 # Notes are parsed ahead, embedded together (a real model wants full batches) and written in one
 # transaction per batch of whole notes (a few round trips per batch instead of per row).
@@ -42,6 +49,10 @@ Progress = Callable[[int, int], None]
 
 class IngestLocked(LocalRagError):
     code = "ingest_locked"
+
+
+class VaultEmpty(LocalRagError):
+    code = "vault_empty"
 
 
 @dataclass
@@ -85,25 +96,29 @@ class _Timer:
 
 def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress | None = None,
                  wait_for_lock: bool = False, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
-                 prepare_workers: int | None = None) -> IngestResult:
+                 prepare_workers: int | None = None, prune: bool = False) -> IngestResult:
     """Synchronise the index with the vault at `vault_path` for the current embedding config."""
     root = vault_resolve(vault_path)
     vault = str(root)
     schema_ensure()
     embedder = get_embedder(config=config)
     with db_errors_translated():
+        vault_overlap_check(vault_path=vault)
         if not store.vault_lock(vault_path=vault, wait=wait_for_lock):
             raise IngestLocked(f"another ingest of {vault} is running; wait for it to finish "
                                "(or pass --wait)", details={"vault_path": vault})
         try:
+            # This process holds the vault's lock, so a run still marked running was cut short.
+            store.runs_interrupted_mark(vault_path=vault)
             return _run(root=root, embedder=embedder, progress=progress,
-                        max_file_bytes=max_file_bytes, prepare_workers=prepare_workers)
+                        max_file_bytes=max_file_bytes, prepare_workers=prepare_workers,
+                        prune=prune)
         finally:
             store.vault_unlock(vault_path=vault)
 
 
 def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
-         max_file_bytes: int, prepare_workers: int | None) -> IngestResult:
+         max_file_bytes: int, prepare_workers: int | None, prune: bool) -> IngestResult:
     started = time.perf_counter()
     vault = str(root)
     result = IngestResult(run_id=store.run_start(vault_path=vault, embedder=embedder),
@@ -112,7 +127,7 @@ def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
     timer = _Timer()
     try:
         _synchronise(root=root, embedder=embedder, result=result, timer=timer, progress=progress,
-                     max_file_bytes=max_file_bytes, prepare_workers=prepare_workers)
+                     max_file_bytes=max_file_bytes, prepare_workers=prepare_workers, prune=prune)
         result.status = "success"
     except BaseException as exc:
         result.status = "failed"
@@ -133,14 +148,21 @@ def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
 
 def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResult, timer: _Timer,
                  progress: Progress | None, max_file_bytes: int,
-                 prepare_workers: int | None) -> None:
+                 prepare_workers: int | None, prune: bool) -> None:
     vault = str(root)
     mark = time.perf_counter()
-    notes, scan_warnings = vault_scan(root=root)
-    result.warnings.extend({"file": path, "reason": reason} for path, reason in scan_warnings)
+    scan = vault_scan(root=root)
+    notes = scan.notes
+    result.warnings.extend({"file": path, "reason": reason} for path, reason in scan.warnings)
     existing = store.document_states(vault_path=vault, embedder=embedder)
     timer.add("scan", mark)
     result.files_seen = len(notes)
+    if not notes and existing and not prune:
+        # An unmounted disk or an emptied folder looks exactly like this.
+        raise VaultEmpty(
+            f"found no note in {vault}, but the index holds {len(existing)} of this vault; "
+            "nothing was deleted. Check the path; to remove them, run `rag ingest --prune` (or "
+            "`rag vault forget`)", details={"vault_path": vault, "indexed": len(existing)})
 
     needs_vectors: list[int] = []
 
@@ -151,7 +173,7 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
                 progress(position, len(notes))
             mark = time.perf_counter()
             try:
-                content = note_read(note=note, max_bytes=max_file_bytes)
+                content = note_read(note=note, root=root, max_bytes=max_file_bytes)
             except NoteRejected as exc:
                 result.files_rejected += 1
                 result.warnings.append({"file": note.relative_path, "reason": str(exc)})
@@ -193,7 +215,8 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
 
     mark = time.perf_counter()
     present = {note.relative_path for note in notes}
-    gone = sorted(path for path in existing if path not in present)
+    gone = sorted(path for path in existing
+                  if path not in present and not scan.covers(path))
     result.documents_deleted = store.documents_delete(vault_path=vault, relative_paths=gone)
     timer.add("delete", mark)
 
@@ -217,16 +240,17 @@ def _flush(pending: list[tuple[store.DocumentVersion, list[Vector] | None, bool]
                               vectors=[vector for vectors in per_note for vector in vectors],
                               embedder=embedder)
         stored = pending
-    except psycopg.DataError:
-        # A value PostgreSQL refuses (the batch was rolled back as a whole): store the notes
-        # one by one so only the offending note is skipped, with a warning naming it.
+    except NOTE_REFUSED:
+        # A value PostgreSQL or the JSON encoder refuses (the batch was rolled back as a
+        # whole): store the notes one by one so only the offending note is skipped, with a
+        # warning naming it.
         stored = []
         for entry, vectors in zip(pending, per_note):
             try:
                 store.documents_write(vault_path=vault, versions=[entry[0]], vectors=vectors,
                                       embedder=embedder)
                 stored.append(entry)
-            except psycopg.DataError as exc:
+            except NOTE_REFUSED as exc:
                 result.files_rejected += 1
                 result.warnings.append({"file": entry[0].relative_path,
                                         "reason": f"could not be stored: {first_line(exc)}"})

@@ -9,6 +9,8 @@ so memory stays flat however large the vault is.
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -28,6 +30,7 @@ Item = TypeVar("Item")
 # Below this many notes to prepare, starting worker processes costs more than it saves.
 SERIAL_FIRST = 128
 IN_FLIGHT_PER_WORKER = 256
+PARENT_CHECK_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,8 @@ def notes_prepare(items: Iterable[tuple[Item, str, str]], *, embedder: Embedding
         return  # all prepared in process: no worker was ever started
     iterator = chain([rest], iterator)
     # "spawn": a forked child would share the parent's open database socket.
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
+                             initializer=worker_parent_watch, initargs=(os.getpid(),)) as pool:
         window: deque[tuple[Item, Future]] = deque()
         for item, text, relative_path in iterator:
             window.append((item, pool.submit(note_prepare, text, relative_path, light)))
@@ -103,3 +107,15 @@ def notes_prepare(items: Iterable[tuple[Item, str, str]], *, embedder: Embedding
         while window:
             done_item, future = window.popleft()
             yield done_item, future.result()
+
+
+def worker_parent_watch(parent_pid: int) -> None:
+    """Runs first in every worker process: the worker ends itself once the ingest that started
+    it is gone (killed, crashed), instead of living on as an orphan."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()

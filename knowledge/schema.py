@@ -8,8 +8,9 @@ from pathlib import Path
 
 import psycopg
 from django.core.management import call_command
-from django.db import connection
+from django.db import DatabaseError, connection
 
+from core.config import get_config
 from core.db import (
     DatabaseUnavailable,
     PgvectorUnavailable,
@@ -18,7 +19,8 @@ from core.db import (
     raw_connection,
     schema_missing_error,
 )
-from core.errors import LocalRagError
+from core.errors import LocalRagError, first_line
+from core.pg_services import embedded_vector_extension_ensure
 from knowledge import sql
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema.sql"
@@ -28,9 +30,25 @@ RAG_TABLES = ("documents", "chunks", "embeddings", "ingest_runs")
 def db_init(*, verbosity: int = 0) -> None:
     """Apply schema.sql (idempotent) and then Django's own migrations."""
     schema = SCHEMA_FILE.read_text(encoding="utf-8")
+    target = connection.settings_dict
+    # pgvector is not a trusted extension: on the project's embedded server the bootstrap
+    # superuser creates it, and schema.sql's CREATE EXTENSION IF NOT EXISTS is then a no-op for
+    # the application's role. On any other server schema.sql runs as configured, as before.
+    embedded_vector_extension_ensure(config=get_config(), host=target["HOST"],
+                                     port=target["PORT"], dbname=target["NAME"])
     with db_errors_translated():
-        with connection.cursor() as cursor:
-            cursor.execute(schema)
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(schema)
+        except DatabaseError as exc:
+            cause = exc.__cause__
+            denied = isinstance(cause, psycopg.errors.InsufficientPrivilege)
+            if denied and "extension" in str(cause):
+                raise PgvectorUnavailable(
+                    f"{target['USER']} may not create the pgvector extension "
+                    f"({first_line(cause)}); ask a superuser to run `CREATE EXTENSION vector;` "
+                    f"in {target['NAME']}, then run `rag db init` again") from exc
+            raise
         call_command("migrate", interactive=False, verbosity=verbosity)
 
 

@@ -45,8 +45,8 @@ def health_report(*, config: Config) -> dict:
     if error is not None:
         raise error
     counts = index_counts(config=config)
-    checks["retrieval_ready"] = "ready" if counts.embeddings_current_config else "not_ready"
-    healthy = checks["embedding_config"] == "ok" and checks["retrieval_ready"] == "ready"
+    checks["retrieval_ready"] = "ok" if counts.embeddings_current_config else "not_ready"
+    healthy = checks["embedding_config"] == "ok" and checks["retrieval_ready"] == "ok"
     return {
         "status": "ok" if healthy else "degraded",
         "checks": checks,

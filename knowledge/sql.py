@@ -110,6 +110,33 @@ UPDATE ingest_runs SET status = %s, finished_at = now(), documents_added = %s,
 WHERE id = %s
 """
 
+FAIL_INTERRUPTED_RUNS = """
+UPDATE ingest_runs SET status = 'failed', finished_at = now(),
+  error_summary = 'interrupted: the run ended without recording its outcome (killed or crashed)'
+WHERE vault_path = %s AND status = 'running'
+"""
+
+# Every vault the index holds, with its counts and its latest run.
+VAULTS = """
+SELECT v.vault_path,
+       (SELECT count(*) FROM documents d WHERE d.vault_path = v.vault_path),
+       (SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id
+         WHERE d.vault_path = v.vault_path),
+       r.started_at, r.status
+FROM (SELECT DISTINCT vault_path FROM documents) v
+LEFT JOIN LATERAL (SELECT started_at, status FROM ingest_runs r
+                   WHERE r.vault_path = v.vault_path ORDER BY r.id DESC LIMIT 1) r ON true
+ORDER BY v.vault_path
+"""
+
+INDEXED_VAULT_PATHS = "SELECT DISTINCT vault_path FROM documents"
+
+# Chunks and embeddings cascade; the vault's ingest history stays as a record.
+FORGET_VAULT = """
+WITH gone AS (DELETE FROM documents WHERE vault_path = %s RETURNING id)
+SELECT count(*) FROM gone
+"""
+
 TRY_VAULT_LOCK = "SELECT pg_try_advisory_lock(%s)"
 WAIT_VAULT_LOCK = "SELECT pg_advisory_lock(%s)"
 RELEASE_VAULT_LOCK = "SELECT pg_advisory_unlock(%s)"

@@ -122,6 +122,14 @@ def run_start(*, vault_path: str, embedder: EmbeddingProvider) -> int:
         return cursor.fetchone()[0]
 
 
+def runs_interrupted_mark(*, vault_path: str) -> int:
+    """Mark the vault's runs still `running` as failed: only the holder of the vault's lock
+    calls this, so no other run can be live."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql.FAIL_INTERRUPTED_RUNS, [vault_path])
+        return cursor.rowcount
+
+
 def run_finish(*, run_id: int, status: str, counts: dict[str, int], error_summary: str | None,
                metadata: dict[str, Any]) -> None:
     with connection.cursor() as cursor:

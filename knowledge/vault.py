@@ -1,16 +1,26 @@
-"""The vault on disk: canonical paths, which files are notes, and reading them safely."""
+"""The vault on disk: canonical paths, which files are notes, and reading them safely.
+
+The scan and the read are separated in time, so a read must not trust the path alone: it opens
+without following a final symlink, checks that the opened file is the very file the scan saw
+(device and inode) and that it is still inside the vault, and reads at most the size limit
+plus one byte.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import LocalRagError
 
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 NOTE_SUFFIX = ".md"
+# The index keeps (vault_path, relative_path) in a btree, whose rows must stay under ~2.7 KB.
+MAX_PATH_BYTES = 2000
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
 class VaultNotFound(LocalRagError):
@@ -19,10 +29,12 @@ class VaultNotFound(LocalRagError):
 
 @dataclass(frozen=True)
 class NoteFile:
-    """A candidate note: where it is and how to name it in the index."""
+    """A candidate note: where it is, how to name it in the index, and which file it was."""
 
     relative_path: str  # POSIX, relative to the canonical vault root
     file_path: Path  # resolved absolute path
+    device: int = 0  # st_dev and st_ino of the file the scan saw (0: not checked)
+    inode: int = 0
 
 
 @dataclass(frozen=True)
@@ -31,6 +43,21 @@ class NoteContent:
     content_hash: str  # SHA-256 hex of the file's bytes
     mtime_ns: int
     size_bytes: int
+
+
+@dataclass
+class VaultScan:
+    """What a scan found: the notes, warnings, and the folders it could not read (nothing
+    under those may be deleted from the index in this run)."""
+
+    notes: list[NoteFile] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+
+    def covers(self, relative_path: str) -> bool:
+        """True when `relative_path` lies under a folder the scan could not read."""
+        return any(folder == "" or relative_path == folder
+                   or relative_path.startswith(folder + "/") for folder in self.unreadable)
 
 
 class NoteRejected(Exception):
@@ -53,53 +80,108 @@ def vault_resolve(path: Path | str) -> Path:
     return resolved
 
 
-def vault_scan(*, root: Path) -> tuple[list[NoteFile], list[tuple[str, str]]]:
-    """Every `*.md` under `root` (hidden folders such as .obsidian/.trash skipped, symlinks that
-    leave the vault refused), sorted by relative path; plus (path, reason) warnings."""
-    notes: list[NoteFile] = []
-    warnings: list[tuple[str, str]] = []
-    for folder, dirnames, filenames in os.walk(root, followlinks=False):
+def path_display(path: str) -> str:
+    """A path as text that any JSON or database column can hold (undecodable bytes escaped)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def vault_scan(*, root: Path) -> VaultScan:
+    """Every `*.md` under `root`, sorted by relative path. Hidden files and folders (.obsidian,
+    .trash) are skipped, symlinks leaving the vault or entering a hidden folder are refused, names
+    that are not UTF-8 or too long to index are skipped, and every folder that cannot be read is
+    a warning and recorded as unreadable."""
+    scan = VaultScan()
+
+    def on_error(error: OSError) -> None:
+        relative = _relative(Path(error.filename or root), root)
+        scan.warnings.append((path_display(relative) or ".",
+                              f"cannot read folder: {error.strerror or error}"))
+        scan.unreadable.append(relative)
+
+    for folder, dirnames, filenames in os.walk(root, onerror=on_error, followlinks=False):
         here = Path(folder)
         kept = []
         for name in dirnames:
             if name.startswith("."):
                 continue
+            relative = _relative(here / name, root)
+            if not _utf8(relative):
+                scan.warnings.append((path_display(relative), "folder name is not valid UTF-8; "
+                                      "not indexed"))
+                continue
             if (here / name).is_symlink():
-                relative = (here / name).relative_to(root).as_posix()
-                warnings.append((relative, "symlinked folder not followed"))
+                scan.warnings.append((relative, "symlinked folder not followed"))
                 continue
             kept.append(name)
         dirnames[:] = sorted(kept)
         for name in filenames:
-            if not name.lower().endswith(NOTE_SUFFIX):
+            if name.startswith(".") or not name.lower().endswith(NOTE_SUFFIX):
                 continue
-            link = here / name
-            relative = link.relative_to(root).as_posix()
-            try:
-                target = link.resolve(strict=True)
-            except (FileNotFoundError, RuntimeError, OSError):
-                warnings.append((relative, "broken symlink"))
-                continue
-            if not target.is_relative_to(root):
-                warnings.append((relative, "symlink points outside the vault; not indexed"))
-                continue
-            if not target.is_file():
-                continue
-            notes.append(NoteFile(relative_path=relative, file_path=target))
-    notes.sort(key=lambda note: note.relative_path)
-    return notes, warnings
+            note, reason = _note_file(here / name, root)
+            if note is not None:
+                scan.notes.append(note)
+            elif reason is not None:
+                scan.warnings.append((path_display(_relative(here / name, root)), reason))
+    scan.notes.sort(key=lambda note: note.relative_path)
+    return scan
 
 
-def note_read(*, note: NoteFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> NoteContent:
-    """Read, hash and decode one note; raises NoteRejected for binary, non-UTF-8 or huge files."""
+def _note_file(link: Path, root: Path) -> tuple[NoteFile | None, str | None]:
+    """The NoteFile for one `*.md` entry, or (None, why not) — (None, None) to skip silently."""
+    relative = _relative(link, root)
+    if not _utf8(relative):
+        return None, "file name is not valid UTF-8; not indexed"
+    if len(str(root).encode()) + len(relative.encode()) > MAX_PATH_BYTES:
+        return None, f"path is longer than the {MAX_PATH_BYTES}-byte limit of the index"
     try:
-        stat = note.file_path.stat()
-        if stat.st_size > max_bytes:
-            raise NoteRejected(f"file is larger than the {max_bytes:,}-byte limit "
-                               f"({stat.st_size:,} bytes)")
-        data = note.file_path.read_bytes()
+        target = link.resolve(strict=True)
+        facts = target.stat()
+    except (FileNotFoundError, RuntimeError, OSError):
+        return None, "broken symlink"
+    if not target.is_relative_to(root):
+        return None, "symlink points outside the vault; not indexed"
+    if any(part.startswith(".") for part in target.relative_to(root).parts):
+        return None, "symlink points into a hidden folder; not indexed"
+    if not stat.S_ISREG(facts.st_mode):
+        return None, None
+    return NoteFile(relative_path=relative, file_path=target, device=facts.st_dev,
+                    inode=facts.st_ino), None
+
+
+def _relative(path: Path, root: Path) -> str:
+    return "" if path == root else path.relative_to(root).as_posix()
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # os.walk hands undecodable bytes over as lone surrogates
+        return False
+    return True
+
+
+def note_read(*, note: NoteFile, root: Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES
+              ) -> NoteContent:
+    """Read, hash and decode one note; raises NoteRejected for a file that changed since the
+    scan, left the vault, grew past `max_bytes`, is binary or is not UTF-8."""
+    try:
+        descriptor = os.open(note.file_path, _READ_FLAGS)
     except OSError as exc:
         raise NoteRejected(f"cannot read file: {exc.strerror or exc}") from None
+    with os.fdopen(descriptor, "rb") as handle:
+        facts = os.fstat(descriptor)
+        if not stat.S_ISREG(facts.st_mode) or (
+                note.inode and (facts.st_dev, facts.st_ino) != (note.device, note.inode)):
+            raise NoteRejected("file was replaced since the scan; not read")
+        opened = _descriptor_path(descriptor)
+        if opened is not None and not opened.is_relative_to(root):
+            raise NoteRejected("file is no longer inside the vault; not read")
+        try:
+            data = handle.read(max_bytes + 1)
+        except OSError as exc:
+            raise NoteRejected(f"cannot read file: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:
+        raise NoteRejected(f"file is larger than the {max_bytes:,}-byte limit")
     if b"\x00" in data:
         raise NoteRejected("file contains NUL bytes (binary, not Markdown)")
     try:
@@ -107,4 +189,12 @@ def note_read(*, note: NoteFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Not
     except UnicodeDecodeError as exc:
         raise NoteRejected(f"file is not valid UTF-8 (byte {exc.start})") from None
     return NoteContent(text=text, content_hash=hashlib.sha256(data).hexdigest(),
-                       mtime_ns=stat.st_mtime_ns, size_bytes=len(data))
+                       mtime_ns=facts.st_mtime_ns, size_bytes=len(data))
+
+
+def _descriptor_path(descriptor: int) -> Path | None:
+    """Where an open file really is (Linux /proc); None where the system cannot say."""
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{descriptor}"))
+    except OSError:
+        return None

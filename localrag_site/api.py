@@ -6,13 +6,15 @@ import logging
 
 from django.core.exceptions import RequestDataTooBig
 from ninja import NinjaAPI
-from ninja.errors import HttpError
+from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 from ninja.renderers import JSONRenderer
 
 from answering.api import router as answering_router
+from core.auth import api_token_auth
 from core.errors import LocalRagError, error_body
 from knowledge.api import router as knowledge_router
+from localrag_site.http_errors import body_drain
 from retrieval.api import router as retrieval_router
 
 logger = logging.getLogger("localrag.api")
@@ -30,6 +32,8 @@ api = NinjaAPI(
     description="Answers from a local Markdown / Obsidian knowledge base, with citations.",
     docs_url="/docs",
     openapi_url="/openapi.json",
+    # Every operation needs the API token when RAG_API_TOKEN is set; /health opts out.
+    auth=api_token_auth,
 )
 api.add_router("", knowledge_router)
 api.add_router("", retrieval_router)
@@ -67,6 +71,9 @@ def _field_name(loc) -> str:
 
 @api.exception_handler(RequestDataTooBig)
 def on_too_large(request, exc: RequestDataTooBig):
+    # Django refused the body before reading it: drop it, or the client's next request on this
+    # keep-alive connection would be read from the middle of this body.
+    body_drain(request)
     return api.create_response(
         request, error_body("payload_too_large", "request body is larger than 1 MB"), status=413)
 
@@ -78,6 +85,15 @@ def on_http_error(request, exc: HttpError):
             request, error_body("invalid_request", "request body is not valid JSON"), status=422)
     code = "invalid_request" if exc.status_code < 500 else "internal_error"
     return api.create_response(request, error_body(code, str(exc)), status=exc.status_code)
+
+
+@api.exception_handler(AuthenticationError)
+def on_auth_error(request, exc: AuthenticationError):
+    response = api.create_response(
+        request, error_body("unauthorized", "a valid API token is required: send "
+                                            "`Authorization: Bearer <RAG_API_TOKEN>`"), status=401)
+    response["WWW-Authenticate"] = "Bearer"
+    return response
 
 
 @api.exception_handler(Exception)

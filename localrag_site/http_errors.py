@@ -1,5 +1,6 @@
-"""404 and 405 outside the API's own handlers, in the unified error shape (the admin keeps its
-HTML pages)."""
+"""The unified error body outside the API's own handlers: 404 and 405 (the admin keeps its HTML
+pages), 415 for request bodies that are not JSON, and draining a refused body so the client's
+keep-alive connection stays usable."""
 
 from __future__ import annotations
 
@@ -9,14 +10,72 @@ from django.views.defaults import page_not_found
 from core.errors import error_body
 
 ADMIN_PREFIX = "/admin/"
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+JSON_MEDIA_TYPE = "application/json"
+# A refused body up to this size is read and dropped, so the connection can carry the next
+# request; gunicorn itself drains only 64 KB and then drops the connection without a word.
+DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
+_DRAIN_CHUNK = 64 * 1024
+
+
+def unified_json(code: str, message: str, status: int, details: dict | None = None) -> JsonResponse:
+    return JsonResponse(error_body(code, message, details), status=status,
+                        json_dumps_params={"ensure_ascii": False})
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """handler404: JSON for API clients, the usual page inside the admin."""
     if request.path.startswith(ADMIN_PREFIX):
         return page_not_found(request, exception)
-    return JsonResponse(error_body("not_found", f"no such endpoint: {request.path}"), status=404,
-                        json_dumps_params={"ensure_ascii": False})
+    return unified_json("not_found", f"no such endpoint: {request.path}", 404)
+
+
+def body_drain(request: HttpRequest) -> None:
+    """Read and drop the unread part of a refused request body (up to DRAIN_LIMIT_BYTES)."""
+    try:
+        remaining = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return
+    if remaining > DRAIN_LIMIT_BYTES:
+        return
+    stream = request.META.get("wsgi.input")
+    while stream is not None and remaining > 0:
+        chunk = stream.read(min(_DRAIN_CHUNK, remaining))
+        if not chunk:
+            break
+        remaining -= len(chunk)
+
+
+def json_media_type(content_type: str) -> bool:
+    """`application/json`, optionally with a UTF-8 charset parameter."""
+    media_type, _, parameters = content_type.partition(";")
+    if media_type.strip().lower() != JSON_MEDIA_TYPE:
+        return False
+    for parameter in filter(None, (part.strip() for part in parameters.split(";"))):
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() != "charset" or value.strip().strip('"').lower() not in (
+                "utf-8", "utf8"):
+            return False
+    return True
+
+
+class JsonBodyMiddleware:
+    """Request bodies of the API must be JSON (415 unsupported_media_type otherwise). A form or
+    text/plain body is what any web page can make a browser send to 127.0.0.1 without a CORS
+    preflight; requiring application/json closes that door."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if (request.method in BODY_METHODS and not request.path.startswith(ADMIN_PREFIX)
+                and not json_media_type(request.META.get("CONTENT_TYPE", ""))):
+            body_drain(request)
+            return unified_json(
+                "unsupported_media_type",
+                f"request bodies must be {JSON_MEDIA_TYPE} (got "
+                f"{request.META.get('CONTENT_TYPE') or 'no Content-Type'})", 415)
+        return self.get_response(request)
 
 
 class MethodNotAllowedMiddleware:
@@ -30,10 +89,9 @@ class MethodNotAllowedMiddleware:
         if response.status_code != 405 or request.path.startswith(ADMIN_PREFIX):
             return response
         allowed = response.get("Allow", "")
-        unified = JsonResponse(
-            error_body("method_not_allowed", f"{request.method} is not allowed on {request.path}",
-                       {"allowed": [m.strip() for m in allowed.split(",") if m.strip()]}),
-            status=405)
+        unified = unified_json(
+            "method_not_allowed", f"{request.method} is not allowed on {request.path}", 405,
+            {"allowed": [m.strip() for m in allowed.split(",") if m.strip()]})
         if allowed:
             unified["Allow"] = allowed
         return unified

@@ -17,6 +17,7 @@ from tests.harness import (
     SAMPLE_ENV_FILE,
     UnsafeTestDatabase,
     assert_safe_test_database,
+    bootstrap_credentials,
 )
 
 RAG_TABLES = "ingest_runs, embeddings, chunks, documents"
@@ -64,6 +65,31 @@ def clean_tables(transactional_db):
     truncate()
     yield
     truncate()
+
+
+@pytest.fixture
+def superuser_db(django_db_setup, django_db_blocker):
+    """Instead of `db`, for a test whose statements the application's role may not run (e.g.
+    DROP EXTENSION vector): Django's connection logs in as the test cluster's bootstrap
+    superuser for this one test, still on the guarded test database, and everything is rolled
+    back. Outside tests/run_with_cluster.py (no bootstrap credentials) the configured user is
+    used as it is."""
+    from django.db import connection, transaction
+
+    credentials = bootstrap_credentials()
+    saved = {key: connection.settings_dict[key] for key in ("USER", "PASSWORD")}
+    with django_db_blocker.unblock():
+        connection.close()
+        if credentials is not None:
+            connection.settings_dict.update(USER=credentials[0], PASSWORD=credentials[1])
+        try:
+            with transaction.atomic():
+                yield
+                transaction.set_rollback(True)
+        finally:
+            # The next test must connect as the application again, never reuse this session.
+            connection.close()
+            connection.settings_dict.update(saved)
 
 
 def cli_env(**overrides: str) -> dict[str, str]:

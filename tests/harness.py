@@ -1,8 +1,11 @@
-"""Test-harness helpers: the forced environment and the guard on the test database name."""
+"""Test-harness helpers: the forced environment, the guard on the test database name, and the
+test cluster's bootstrap-superuser credentials."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from core.dburl import database_name
 
@@ -13,6 +16,9 @@ FORCED_ENV = {
     "EMBEDDING_MODEL": "fake-lexical-v1",
     "LLM_PROVIDER": "fake",
 }
+
+# Set by tests/run_with_cluster.py: the bootstrap superuser of the throw-away cluster.
+BOOTSTRAP_URL_VARIABLE = "LOCALRAG_TEST_BOOTSTRAP_URL"
 
 
 class UnsafeTestDatabase(Exception):
@@ -31,3 +37,15 @@ def assert_safe_test_database(*, test_url: str, main_url: str) -> str:
             f"TEST_DATABASE_URL and DATABASE_URL both name database {test_name!r}; "
             "refusing to touch the application's data")
     return test_name
+
+
+def bootstrap_credentials() -> tuple[str, str] | None:
+    """(user, password) of the test cluster's bootstrap superuser, None outside the runner.
+
+    Read here rather than through core.config: it is a property of the test run, never a
+    setting of the application."""
+    url = os.environ.get(BOOTSTRAP_URL_VARIABLE, "")
+    if not url:
+        return None
+    parts = urlsplit(url)
+    return unquote(parts.username or ""), unquote(parts.password or "")

@@ -1,7 +1,12 @@
 """`make test`: a throw-away embedded PostgreSQL cluster for one pytest run.
 
 The cluster listens only on a unix socket in a short private directory under /tmp (socket paths
-must stay under 108 bytes) and is stopped and deleted afterwards, whatever pytest's outcome.
+must stay under 108 bytes) and is stopped and deleted afterwards, whatever pytest's outcome. It
+is set up the way `rag pg start` sets up a project's cluster: scram-sha-256 passwords for every
+connection, a bootstrap superuser, and an application role without superuser powers that owns
+the test database, so the suite runs with exactly the rights the application has. Tests that
+need more (tests/conftest.py `superuser_db`) get the bootstrap credentials from
+LOCALRAG_TEST_BOOTSTRAP_URL (tests/harness.py `bootstrap_credentials`).
 """
 
 from __future__ import annotations
@@ -18,8 +23,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from core.embedded_pg import Cluster  # noqa: E402
+from core.errors import LocalRagError  # noqa: E402
+from core.pg_auth import (  # noqa: E402
+    BOOTSTRAP_USER,
+    AppAccess,
+    BootstrapCredentials,
+    cluster_access_ensure,
+    password_generate,
+)
+from tests.harness import BOOTSTRAP_URL_VARIABLE  # noqa: E402
 
-SUPERUSER = "local_rag"
+APP_USER = "local_rag"
 TEST_DB = "local_rag_test"
 PORT = 5432
 
@@ -29,19 +43,29 @@ def main(pytest_args: list[str]) -> int:
     workdir.chmod(0o755)
     socket_dir = workdir / "s"
     cluster = Cluster(workdir / "data")
+    bootstrap = BootstrapCredentials(user=BOOTSTRAP_USER, password=password_generate())
+    app_password = password_generate()
     started = time.monotonic()
     try:
-        cluster.init(superuser=SUPERUSER)
+        cluster.init(superuser=bootstrap.user, password=bootstrap.password)
         cluster.start(port=PORT, socket_dir=socket_dir)
-        cluster.create_database(name=TEST_DB, superuser=SUPERUSER, port=PORT, socket_dir=socket_dir)
+        cluster_access_ensure(host=str(socket_dir), port=PORT, bootstrap=bootstrap,
+                              access=AppAccess(roles={APP_USER: app_password},
+                                               databases={TEST_DB: APP_USER}))
         print(f"test cluster ready in {time.monotonic() - started:.1f}s (socket {socket_dir})",
               flush=True)
         env = dict(os.environ)
-        env["TEST_DATABASE_URL"] = f"postgresql://{SUPERUSER}@/{TEST_DB}?host={socket_dir}"
+        env["TEST_DATABASE_URL"] = (f"postgresql://{APP_USER}:{app_password}@/{TEST_DB}"
+                                    f"?host={socket_dir}")
         # A different database name, so the harness guard can tell them apart; never created.
-        env["DATABASE_URL"] = f"postgresql://{SUPERUSER}@/local_rag?host={socket_dir}"
+        env["DATABASE_URL"] = f"postgresql://{APP_USER}:{app_password}@/local_rag?host={socket_dir}"
+        env[BOOTSTRAP_URL_VARIABLE] = (f"postgresql://{bootstrap.user}:{bootstrap.password}@/"
+                                       f"{TEST_DB}?host={socket_dir}")
         result = subprocess.run([sys.executable, "-m", "pytest", *pytest_args], cwd=ROOT, env=env)
         code = result.returncode
+    except LocalRagError as exc:
+        print(f"error [{exc.code}]: {exc.message}", file=sys.stderr)
+        code = 3
     finally:
         cluster.stop()
         shutil.rmtree(workdir, ignore_errors=True)

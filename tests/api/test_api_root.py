@@ -64,7 +64,8 @@ def test_requests_for_other_host_names_are_refused(db):
 
 
 @pytest.mark.parametrize("path", ["/health", "/search"])
-def test_database_never_initialised_is_schema_not_initialized(client, db, path):
+def test_database_never_initialised_is_schema_not_initialized(client, superuser_db, path):
+    # Dropping pgvector takes a superuser (the application's role does not own the extension).
     with connection.cursor() as cursor:  # rolled back with the test's transaction
         cursor.execute("DROP TABLE ingest_runs, embeddings, chunks, documents CASCADE")
         cursor.execute("DROP EXTENSION vector")

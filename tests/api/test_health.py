@@ -20,7 +20,7 @@ def test_health_reports_counts_for_the_current_config(client, sample_index):
     body = json.loads(client.get("/health").content)
     assert body["status"] == "ok"
     assert body["checks"] == {"app": "ok", "database": "ok", "schema": "ok", "pgvector": "ok",
-                              "embedding_config": "ok", "retrieval_ready": "ready"}
+                              "embedding_config": "ok", "retrieval_ready": "ok"}
     details = body["details"]
     assert details["embedding_provider"] == "fake" and details["documents"] == 9
     assert details["chunks"] == details["embeddings_current_config"] == sample_index.chunks_written

@@ -1,21 +1,128 @@
-"""`rag pg start | stop | status` as subprocesses: output and exit codes."""
+"""`rag pg start | stop | status` as subprocesses: output, exit codes, files it writes."""
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import signal
+import stat
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import psycopg
+import pytest
+from dotenv import dotenv_values
+
+from core.dburl import database_settings
 from tests.conftest import cli_env
 
 
-def test_cli_status_exit_codes(scratch_project: Path, run_cli):
+@pytest.fixture
+def pg_env() -> dict[str, str]:
+    """The CLI's environment for a scratch project: its own `.env`, no database URL given."""
     env = cli_env()
     for key in ("DATABASE_URL", "TEST_DATABASE_URL", "LOCALRAG_ENV_FILE"):
         env.pop(key)
-    stopped = run_cli("pg", "status", env=env, cwd=scratch_project)
+    return env
+
+
+def connect(url: str) -> psycopg.Connection:
+    settings = database_settings(url)
+    return psycopg.connect(host=settings["HOST"], port=settings["PORT"], user=settings["USER"],
+                           password=settings["PASSWORD"], dbname=settings["NAME"],
+                           autocommit=True)
+
+
+def running_pid(output: str) -> int:
+    return int(re.search(r"running \(pid (\d+)", output).group(1))
+
+
+def test_cli_status_exit_codes_and_private_env_file(scratch_project: Path, run_cli, pg_env):
+    stopped = run_cli("pg", "status", env=pg_env, cwd=scratch_project)
     assert stopped.returncode == 3
     assert "not running" in stopped.stdout
-    started = run_cli("pg", "start", env=env, cwd=scratch_project)
+    started = run_cli("pg", "start", env=pg_env, cwd=scratch_project)
     assert started.returncode == 0, started.stderr
-    running = run_cli("pg", "status", env=env, cwd=scratch_project)
+    env_file = scratch_project / ".env"
+    assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
+    url = dotenv_values(env_file)["DATABASE_URL"]
+    password = urlsplit(url).password
+    assert len(password) >= 40
+    assert password not in started.stdout + started.stderr
+    assert f"written to {env_file}" in started.stdout
+    with connect(url) as conn:
+        assert conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user"
+                            ).fetchone() == (False,)
+    running = run_cli("pg", "status", env=pg_env, cwd=scratch_project)
     assert running.returncode == 0 and "running (pid" in running.stdout
-    assert run_cli("pg", "stop", env=env, cwd=scratch_project).returncode == 0
+    assert run_cli("pg", "stop", env=pg_env, cwd=scratch_project).returncode == 0
+
+
+def test_database_url_from_the_environment_leaves_env_file_alone(scratch_project: Path, run_cli,
+                                                                  pg_env):
+    pg_env["DATABASE_URL"] = "postgresql://local_rag:local_rag@localhost:5432/local_rag"
+    started = run_cli("pg", "start", env=pg_env, cwd=scratch_project)
+    assert started.returncode == 0, started.stderr
+    assert not (scratch_project / ".env").exists()
+    urls_file = scratch_project / ".local/pg/database.env"
+    assert stat.S_IMODE(urls_file.stat().st_mode) == 0o600
+    assert f"set -a; . {urls_file}; set +a" in started.stdout
+    url = dotenv_values(urls_file)["DATABASE_URL"]
+    assert urlsplit(url).password not in started.stdout + started.stderr
+    with connect(url) as conn:
+        assert conn.execute("SELECT current_database()").fetchone() == ("local_rag",)
+
+
+def test_start_after_kill_9_and_over_a_pid_file_of_another_process(scratch_project: Path,
+                                                                    run_cli, pg_env):
+    assert run_cli("pg", "start", env=pg_env, cwd=scratch_project).returncode == 0
+    url = dotenv_values(scratch_project / ".env")["DATABASE_URL"]
+    first = running_pid(run_cli("pg", "status", env=pg_env, cwd=scratch_project).stdout)
+    with connect(url) as conn:
+        conn.execute("CREATE TABLE kept (n int)")
+        conn.execute("INSERT INTO kept VALUES (1)")
+        os.kill(first, signal.SIGKILL)  # this session's backend outlives its postmaster
+        recovered = run_cli("pg", "start", env=pg_env, cwd=scratch_project)
+    assert recovered.returncode == 0, recovered.stderr
+    assert "Traceback" not in recovered.stderr and "started" in recovered.stdout
+    with connect(url) as conn:
+        assert conn.execute("SELECT n FROM kept").fetchall() == [(1,)]
+
+    assert run_cli("pg", "stop", env=pg_env, cwd=scratch_project).returncode == 0
+    pid_file = scratch_project / ".local/pg/data/postmaster.pid"
+    port = urlsplit(url).port
+    pid_file.write_text(f"{os.getpid()}\n{pid_file.parent}\n0\n{port}\n\n127.0.0.1\n")
+    assert run_cli("pg", "status", env=pg_env, cwd=scratch_project).returncode == 3
+    restarted = run_cli("pg", "start", env=pg_env, cwd=scratch_project)
+    assert restarted.returncode == 0, restarted.stderr
+    status = run_cli("pg", "status", env=pg_env, cwd=scratch_project)
+    assert status.returncode == 0 and running_pid(status.stdout) != os.getpid()
+    with connect(url) as conn:
+        assert conn.execute("SELECT n FROM kept").fetchall() == [(1,)]
+
+
+def test_db_init_on_the_embedded_server_creates_pgvector_as_bootstrap(scratch_project: Path,
+                                                                       run_cli, pg_env):
+    assert run_cli("pg", "start", env=pg_env, cwd=scratch_project).returncode == 0
+    url = dotenv_values(scratch_project / ".env")["DATABASE_URL"]
+    bootstrap = json.loads((scratch_project / ".local/pg/bootstrap.json").read_text())
+    with psycopg.connect(host="127.0.0.1", port=urlsplit(url).port, user=bootstrap["user"],
+                         password=bootstrap["password"], dbname="local_rag",
+                         autocommit=True) as conn:
+        conn.execute("DROP EXTENSION vector")
+    # Without the bootstrap file it is any server: schema.sql as the application's role, which
+    # may not create pgvector, and says so.
+    bootstrap_file = scratch_project / ".local/pg/bootstrap.json"
+    bootstrap_file.rename(bootstrap_file.with_name("kept.json"))
+    refused = run_cli("db", "init", env=pg_env, cwd=scratch_project)
+    assert refused.returncode == 3 and "Traceback" not in refused.stderr
+    assert "ask a superuser to run `CREATE EXTENSION vector;` in local_rag" in refused.stderr
+    bootstrap_file.with_name("kept.json").rename(bootstrap_file)
+    initialised = run_cli("db", "init", env=pg_env, cwd=scratch_project)
+    assert initialised.returncode == 0, initialised.stderr
+    with connect(url) as conn:
+        assert conn.execute("SELECT pg_get_userbyid(extowner) FROM pg_extension "
+                            "WHERE extname = 'vector'").fetchone() == (bootstrap["user"],)
+        assert conn.execute("SELECT tableowner FROM pg_tables WHERE tablename = 'chunks'"
+                            ).fetchone() == ("local_rag",)

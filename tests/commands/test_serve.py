@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import subprocess
 import sys
@@ -76,7 +77,7 @@ def test_ingest_search_and_ask_over_http_and_cli(clean_tables, serve, run_cli):
 
     server = serve()
     health = httpx.get(f"{server.url}/health", timeout=10).json()
-    assert health["checks"]["retrieval_ready"] == "ready"
+    assert health["checks"]["retrieval_ready"] == "ok"
     assert health["details"]["chunks"] == summary["chunks_written"]
 
     http_search = httpx.post(f"{server.url}/search", json={"query": QUESTION, "top_k": 3},
@@ -131,7 +132,40 @@ def test_server_starts_without_a_database_and_reports_it(serve, run_cli):
     assert health.json()["error"]["code"] == "database_unavailable"
     search = httpx.post(f"{server.url}/search", json={"query": "x"}, timeout=15)
     assert search.status_code == 503 and search.json()["error"]["code"] == "database_unavailable"
+    # The client learns what to do, not where the database is or who connects to it.
+    port = dead.rsplit(":", 1)[1].split("/")[0]
+    for body in (health.text, search.text):
+        assert port not in body and "nobody" not in body and "127.0.0.1" not in body
     cli = run_cli("search", "x", env=cli_env(DATABASE_URL=dead))
     assert cli.returncode == 3 and "database_unavailable" in cli.stderr
 
 
+
+
+def test_refused_bodies_leave_the_keep_alive_connection_usable(serve):
+    server = serve()
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=15)
+    try:
+        too_large = json.dumps({"question": "x" * (2 * 1024 * 1024)})
+        connection.request("POST", "/ask", body=too_large,
+                           headers={"Content-Type": "application/json"})
+        first = connection.getresponse()
+        assert first.status == 413 and json.loads(first.read())["error"]["code"] == (
+            "payload_too_large")
+        connection.request("POST", "/search", body="query=" + "x" * 300_000,
+                           headers={"Content-Type": "application/x-www-form-urlencoded"})
+        second = connection.getresponse()
+        assert second.status == 415 and json.loads(second.read())["error"]["code"] == (
+            "unsupported_media_type")
+        connection.request("GET", "/openapi.json")
+        third = connection.getresponse()
+        assert third.status == 200 and json.loads(third.read())["info"]["title"] == "local-rag"
+    finally:
+        connection.close()
+
+
+def test_serving_beyond_loopback_without_a_token_is_refused(run_cli):
+    result = run_cli("serve", "--host", "0.0.0.0", "--port", str(free_port()),
+                     env=cli_env(RAG_API_TOKEN=""))
+    assert result.returncode == 2
+    assert "RAG_API_TOKEN" in result.stderr and "--trusted-network" in result.stderr

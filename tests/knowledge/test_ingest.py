@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 
 from core.config import get_config
-from core.db import SchemaNotInitialized
+from core.db import DatabaseRefused, SchemaNotInitialized
 from knowledge import ingest as ingest_module
 from knowledge import store
 from knowledge.embeddings import FakeLexicalEmbedder
@@ -132,8 +132,10 @@ def test_failure_mid_document_keeps_the_previous_version(vault: Path):
                        "$$ BEGIN RAISE EXCEPTION 'vector refused by the test trigger'; END $$")
         cursor.execute("CREATE TRIGGER refuse_vectors BEFORE INSERT ON embeddings "
                        "FOR EACH ROW EXECUTE FUNCTION refuse_vectors()")
-    with pytest.raises(Exception, match="vector refused by the test trigger"):
+    with pytest.raises(DatabaseRefused) as refused:
         ingest(vault)
+    # The client sees the condition, never the database's own text; the run records it.
+    assert refused.value.details == {"sqlstate": "P0001", "condition": "RaiseException"}
     assert rows("SELECT relative_path, chunk_index, content FROM chunks ORDER BY 1, 2") == before
     assert rows("SELECT count(*) FROM embeddings") == [(len(before),)]
     status, summary = rows("SELECT status, error_summary FROM ingest_runs ORDER BY id DESC "
@@ -213,7 +215,8 @@ def test_second_ingest_of_a_locked_vault_fails_clearly(vault: Path):
     settings = database_settings(get_config().test_database_url)
     key = store.vault_lock_key(str(vault.resolve()))
     with psycopg.connect(host=settings["HOST"], port=settings["PORT"] or None,
-                         user=settings["USER"], dbname=settings["NAME"], autocommit=True) as other:
+                         user=settings["USER"], password=settings["PASSWORD"],
+                         dbname=settings["NAME"], autocommit=True) as other:
         other.execute("SELECT pg_advisory_lock(%s)", [key])
         with pytest.raises(IngestLocked) as err:
             ingest(vault)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from core.commands import RagCommand
 from core.config import get_config
-from core.dburl import url_password_mask
 from core.errors import EXIT_NOT_READY
 from core.pg_services import pg_start, pg_status, pg_stop
 
@@ -22,13 +21,25 @@ class Command(RagCommand):
             state = "already running" if result.already_running else "started"
             self.stdout.write(f"PostgreSQL {state} on 127.0.0.1:{result.status.port} "
                               f"(data: {result.status.data_dir})")
+            if result.upgraded:
+                self.stdout.write(
+                    "upgraded the cluster: every connection now needs a password "
+                    "(scram-sha-256) and the application's role is no longer a superuser; restart "
+                    "whatever was connected (e.g. `rag serve`) so it uses the new password")
             for name in result.databases_created:
                 self.stdout.write(f"created database {name}")
+            # The password itself is never printed: only where it was written.
+            changed = "with a new password" if result.password_generated else "new port"
+            if result.env_file_created:
+                self.stdout.write(f"created {result.env_file_updated} from .env.sample (mode 600)")
             if result.env_file_updated:
-                self.stdout.write(f"port {result.status.port} written to {result.env_file_updated}")
-            elif result.database_url != config.database_url:
-                self.stdout.write("the configured port is taken; use:\n  export DATABASE_URL="
-                                  f"{url_password_mask(result.database_url)}")
+                self.stdout.write(f"DATABASE_URL and TEST_DATABASE_URL ({changed}) written to "
+                                  f"{result.env_file_updated}")
+            elif result.urls_file:
+                self.stdout.write(
+                    f"DATABASE_URL comes from your environment, so .env was left alone; the "
+                    f"embedded server's URLs ({changed}) are in {result.urls_file}. Load them "
+                    f"with:\n  set -a; . {result.urls_file}; set +a")
         elif action == "stop":
             stopped = pg_stop(config=config)
             self.stdout.write("PostgreSQL stopped" if stopped else "PostgreSQL was not running")

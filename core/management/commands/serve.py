@@ -6,7 +6,7 @@ import os
 
 from core.commands import RagCommand
 from core.config import get_config
-from core.serving import gunicorn_argv, serve_workers
+from core.serving import gunicorn_argv, serve_exposure_check, serve_workers
 
 
 class Command(RagCommand):
@@ -19,10 +19,14 @@ class Command(RagCommand):
                             help="gunicorn worker processes (default 2; 1 with a local "
                                  "embedding model, which every worker would load)")
         parser.add_argument("--threads", type=int, default=8)
+        parser.add_argument("--trusted-network", action="store_true",
+                            help="serve beyond loopback without RAG_API_TOKEN (only on a network "
+                                 "where every machine may read the knowledge base)")
 
     def handle(self, *args, host: str, port: int, workers: int | None, threads: int,
                **options) -> None:
         config = get_config()
+        serve_exposure_check(host=host, config=config, trusted_network=options["trusted_network"])
         if workers is None:
             workers = serve_workers(config=config)
         if host in ("0.0.0.0", "::"):

@@ -19,6 +19,10 @@ class Command(RagCommand):
         parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
         parser.add_argument("--wait", action="store_true",
                             help="wait for a running ingest of the same vault instead of failing")
+        parser.add_argument("--prune", action="store_true",
+                            help="allow removing every note of the vault when the scan finds "
+                                 "none (refused otherwise: an unmounted or emptied folder looks "
+                                 "the same)")
         parser.add_argument("--max-file-mb", type=float, default=5.0,
                             help="skip notes larger than this (default 5 MB)")
 
@@ -28,6 +32,7 @@ class Command(RagCommand):
         try:
             result = vault_ingest(vault_path=path or config.vault_path, config=config,
                                   progress=bar.update, wait_for_lock=options["wait"],
+                                  prune=options["prune"],
                                   max_file_bytes=int(options["max_file_mb"] * 1024 * 1024))
         finally:
             bar.close()
