@@ -20,20 +20,23 @@ from frontmatter.default_handlers import YAMLHandler
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from knowledge.markdown_blocks import blocks_parse
+
 # A YAML alias bomb expands to billions of values while staying a few hundred bytes long.
 FRONTMATTER_VALUE_LIMIT = 10_000
 
 _YAML = YAMLHandler()
 _NEWLINE = re.compile(r"\r\n?")
 _WIKILINK = re.compile(r"\[\[([^\[\]\n]*)\]\]")  # an embed is the same with a leading `!`
-# A code span: a backtick run, then anything without a blank line, then a run of the same length.
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(?:(?!\n[ \t]*\n)[\s\S])+?(?<!`)\1(?!`)")
+# Backtick runs, captured so that splitting on them keeps them; a blank line ends any code span.
+_BACKTICK_RUN = re.compile(r"(`+)")
+_BLANK_LINE_START = re.compile(r"(?=\n[ \t]*\n)")
 # Wikilinks (`[[#Heading]]`) and link destinations (`](#anchor)`) hold `#` that are not tags.
 _TAG_NOISE = re.compile(r"\[\[[^\[\]\n]*\]\]|\]\([^()\n]*\)")
-_INLINE_TAG = re.compile(r"#([\w/-]+)")
 # Obsidian only starts a tag at the start of a line or after whitespace or an opening bracket,
-# which keeps URL fragments (`page#section`) and entities (`&#123;`) out.
-_TAG_OPENERS = "([{"
+# which keeps URL fragments (`page#section`) and entities (`&#123;`) out. For str patterns `\s` is
+# exactly str.isspace() (both are Py_UNICODE_ISSPACE), so the lookbehind is that rule, run in C.
+_INLINE_TAG = re.compile(r"(?<![^\s(\[{])#([\w/-]+)")
 _TAG = re.compile(r"[\w/-]+")
 _TAG_SEPARATORS = re.compile(r"[,\s]+")
 _NOT_BLANK = re.compile(r"\S")
@@ -41,6 +44,7 @@ _NOT_BLANK = re.compile(r"\S")
 _WIKILINK_DISPLAY = re.compile(r"!?\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
 # Characters that may start inline Markdown; headings without them are taken as they are.
 _INLINE_MARKUP = re.compile(r"[*_`\[\]<>&\\!]")
+HEADING_PARSE_LIMIT = 2000
 _CODE_TOKENS = frozenset({"fence", "code_block"})
 
 
@@ -91,7 +95,7 @@ def note_parse(*, text: str) -> ParsedNote:
     text = _NEWLINE.sub("\n", text.removeprefix("\ufeff"))
     warnings: list[str] = []
     frontmatter, body, line_offset = _frontmatter_split(text=text, warnings=warnings)
-    tokens = _markdown().parse(body)
+    tokens = blocks_parse(body)
     line_starts = _line_starts(body)
     masked = _code_mask(text=body, tokens=tokens, line_starts=line_starts)
     sections = _sections_build(body=body, masked=masked, tokens=tokens,
@@ -108,40 +112,40 @@ def wikilinks_extract(*, text: str, mask_code: bool = True) -> Wikilinks:
     if mask_code:
         text = code_mask(text=text)
     targets: dict[str, None] = {}
-    aliases: dict[str, list[str]] = {}
-    for match in _WIKILINK.finditer(text):
-        link, _, alias = match.group(1).partition("|")
+    # Ordered sets, not lists: a list's `in` is quadratic in the number of aliases of one target.
+    aliases: dict[str, dict[str, None]] = {}
+    # Each distinct link text once, in order of first appearance, which keeps every order below.
+    for inner in dict.fromkeys(_WIKILINK.findall(text)):
+        link, _, alias = inner.partition("|")
         # Inside tables the pipe is written `\|`, which leaves a backslash on the target.
         target = link.removesuffix("\\").partition("#")[0].strip()
         if not target:
             continue
         targets.setdefault(target)
         alias = alias.strip()
-        if alias and alias not in aliases.setdefault(target, []):
-            aliases[target].append(alias)
+        if alias:
+            aliases.setdefault(target, {}).setdefault(alias)
     return Wikilinks(targets=list(targets),
-                     aliases={target: names for target, names in aliases.items() if names})
+                     aliases={target: list(names) for target, names in aliases.items()})
 
 
 def tags_extract(*, text: str, mask_code: bool = True) -> list[str]:
     """Inline `#tags` of a Markdown fragment, without `#`, deduplicated case-insensitively."""
     if mask_code:
         text = code_mask(text=text)
-    text = _TAG_NOISE.sub(_blank, text)
-    return _tags_dedupe([match.group(1) for match in _INLINE_TAG.finditer(text)
-                         if _tag_may_start(text, match.start()) and _tag_is_valid(match.group(1))])
+    # Only the tags are wanted, not their positions, so one space stands in for each link: like a
+    # same-length blank it ends a tag before it and lets one start right after it.
+    text = _TAG_NOISE.sub(" ", text)
+    # Exact repeats go first, in C. `isdigit` is the numeric-tag rule of _tag_is_valid; the
+    # pattern already holds the rest.
+    return _tags_dedupe([tag for tag in dict.fromkeys(_INLINE_TAG.findall(text))
+                         if not tag.isdigit()])
 
 
 def code_mask(*, text: str) -> str:
     """`text` with fenced/indented code blocks and code spans replaced by spaces (same length)."""
     text = _NEWLINE.sub("\n", text)
-    return _code_mask(text=text, tokens=_markdown().parse(text), line_starts=_line_starts(text))
-
-
-@lru_cache(maxsize=1)
-def _markdown() -> MarkdownIt:
-    # Block rules only: inline tokens would cost most of the parse and nothing here reads them.
-    return MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
+    return _code_mask(text=text, tokens=blocks_parse(text), line_starts=_line_starts(text))
 
 
 @lru_cache(maxsize=1)
@@ -155,6 +159,10 @@ def heading_text(source: str) -> str:
     source = _WIKILINK_DISPLAY.sub(lambda m: (m.group(2) or m.group(1)).strip(), source)
     if not _INLINE_MARKUP.search(source):
         return source.strip()
+    if len(source) > HEADING_PARSE_LIMIT:
+        # The inline parser costs up to ~10 µs a character on bracket-heavy text: a heading this
+        # long is no real heading, so its markup characters are simply dropped.
+        return " ".join(_INLINE_MARKUP.sub(" ", source).split())
     parts = []
     for token in _inline_markdown().parseInline(source)[0].children or []:
         if token.type in ("text", "code_inline", "html_inline"):
@@ -242,10 +250,6 @@ def _frontmatter_tags(*, frontmatter: dict[str, Any], warnings: list[str]) -> li
     return tags
 
 
-def _tag_may_start(text: str, position: int) -> bool:
-    return position == 0 or text[position - 1].isspace() or text[position - 1] in _TAG_OPENERS
-
-
 def _tag_is_valid(tag: str) -> bool:
     # Obsidian rejects purely numeric tags such as #2024.
     return _TAG.fullmatch(tag) is not None and not all(char.isdigit() for char in tag)
@@ -273,12 +277,10 @@ def _offset(line_starts: list[int], line: int) -> int:
     return line_starts[min(line, len(line_starts) - 1)]
 
 
-def _blank(match: re.Match[str]) -> str:
-    return _spaces(match.group(0))
-
-
 def _spaces(text: str) -> str:
     """Same length, newlines kept, everything else a space."""
+    if "\n" not in text:
+        return " " * len(text)
     return "\n".join(" " * len(line) for line in text.split("\n"))
 
 
@@ -304,10 +306,46 @@ def _code_mask(*, text: str, tokens: list[Token], line_starts: list[int]) -> str
             end = _offset(line_starts, token.map[1])
             pieces.append(blanked[position:start])
             block = blanked[start:end]
-            pieces.append(_CODE_SPAN.sub(_blank, block) if "`" in block else block)
+            pieces.append(_code_spans_blank(block) if "`" in block else block)
             position = end
     pieces.append(blanked[position:])
     return "".join(pieces)
+
+
+def _code_spans_blank(block: str) -> str:
+    """`block` with its code spans blanked. As in CommonMark, a backtick run opens a span that the
+    next run of exactly the same length closes, unless a blank line comes first; a run that finds
+    no closer is literal text."""
+    # No span holds the start of a blank line, so the stretches between them are independent.
+    if not _BLANK_LINE_START.search(block):
+        return _stretch_code_spans_blank(block)
+    return "".join(_stretch_code_spans_blank(stretch) if "`" in stretch else stretch
+                   for stretch in _BLANK_LINE_START.split(block))
+
+
+def _stretch_code_spans_blank(text: str) -> str:
+    # One pass over the backtick runs, not a regex: a lazy search on from each run for its closer
+    # rescans the rest of the paragraph for every run that has none, quadratic on a long one.
+    parts = _BACKTICK_RUN.split(text)  # text, run, text, run, ..., text: run r is parts[2r + 1]
+    lengths = list(map(len, parts[1::2]))
+    # The next run of the same length is the only one that can close a run.
+    closers = [-1] * len(lengths)
+    last_of_length: dict[int, int] = {}
+    for run in range(len(lengths) - 1, -1, -1):
+        closers[run] = last_of_length.get(lengths[run], -1)
+        last_of_length[lengths[run]] = run
+    run = 0
+    while run < len(lengths):
+        closer = closers[run]
+        if closer < 0:
+            run += 1
+            continue
+        # Blank the span's parts where they are: runs hold no newline, text parts may.
+        for index in range(2 * run + 1, 2 * closer + 2):
+            part = parts[index]
+            parts[index] = " " * len(part) if "\n" not in part else _spaces(part)
+        run = closer + 1
+    return "".join(parts)
 
 
 def _sections_build(*, body: str, masked: str, tokens: list[Token], line_starts: list[int],

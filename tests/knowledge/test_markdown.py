@@ -1,8 +1,16 @@
 from __future__ import annotations
 
 import json
+import random
+import re
 
-from knowledge.markdown import code_mask, note_parse, tags_extract, wikilinks_extract
+from knowledge.markdown import (
+    _code_spans_blank,
+    code_mask,
+    note_parse,
+    tags_extract,
+    wikilinks_extract,
+)
 
 
 def _paths(text: str) -> list[list[str]]:
@@ -269,3 +277,113 @@ def test_heading_path_holds_heading_text_without_markdown():
     assert paths == [["Atlas CRM"], ["Atlas CRM", "Export via FAQ and rag"],
                      ["Atlas CRM", "snake_case stays"]]
     assert "Atlas CRM FAQ" in note.wikilinks
+
+
+# --- code spans, tags and wikilinks against the regexes they replaced -----------------------------
+# The old code-span regex is the reference for CommonMark code-span semantics; it was replaced
+# because it is quadratic on a long paragraph (bench/markdown.py), so it lives on only here.
+
+_CODE_SPAN_REFERENCE = re.compile(r"(?<!`)(`+)(?!`)(?:(?!\n[ \t]*\n)[\s\S])+?(?<!`)\1(?!`)")
+_TAG_NOISE_REFERENCE = re.compile(r"\[\[[^\[\]\n]*\]\]|\]\([^()\n]*\)")
+
+
+def _blanked(text: str) -> str:
+    return "\n".join(" " * len(line) for line in text.split("\n"))
+
+
+def _random_texts(seed: int, alphabet: list[str], count: int, longest: int) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, longest)))
+            for _ in range(count)]
+
+
+def _tags_reference(text: str) -> list[str]:
+    text = _TAG_NOISE_REFERENCE.sub(lambda match: _blanked(match.group(0)), text)
+    seen: dict[str, str] = {}
+    for match in re.finditer(r"#([\w/-]+)", text):
+        position, tag = match.start(), match.group(1)
+        may_start = position == 0 or text[position - 1].isspace() or text[position - 1] in "([{"
+        if may_start and not all(char.isdigit() for char in tag):
+            seen.setdefault(tag.casefold(), tag)
+    return list(seen.values())
+
+
+def _wikilinks_reference(text: str) -> tuple[list[str], dict[str, list[str]]]:
+    targets: dict[str, None] = {}
+    aliases: dict[str, list[str]] = {}
+    for match in re.finditer(r"\[\[([^\[\]\n]*)\]\]", text):
+        link, _, alias = match.group(1).partition("|")
+        target = link.removesuffix("\\").partition("#")[0].strip()
+        if not target:
+            continue
+        targets.setdefault(target)
+        alias = alias.strip()
+        if alias and alias not in aliases.setdefault(target, []):
+            aliases[target].append(alias)
+    return list(targets), aliases
+
+
+def test_code_spans_are_those_of_the_commonmark_regex_on_random_text():
+    texts = _random_texts(7, ["`", "`", "``", "```", "a", " ", "\t", "\n"], 6000, 40)
+    expected = [_CODE_SPAN_REFERENCE.sub(lambda match: _blanked(match.group(0)), text)
+                for text in texts]
+    assert [_code_spans_blank(text) for text in texts] == expected
+    # The sample holds both kinds: texts with spans and texts whose runs all stay literal.
+    changed = sum(blanked != text for blanked, text in zip(expected, texts))
+    assert 1000 < changed < 5000
+    assert sum("\n\n" in text and "`" in text for text in texts) > 1000
+
+
+def test_tags_are_those_of_the_old_scan_on_random_text():
+    alphabet = ["#", "#", "a", "B", "1", "/", "-", " ", "\n", "\u3000", "(", "[", "{", "]", ")",
+                "[[", "]]", "](", "|", "é", "É", "&"]
+    texts = _random_texts(11, alphabet, 6000, 30)
+    expected = [_tags_reference(text) for text in texts]
+    assert [tags_extract(text=text, mask_code=False) for text in texts] == expected
+    assert sum(bool(tags) for tags in expected) > 500
+
+
+def test_wikilinks_are_those_of_the_old_scan_on_random_text():
+    alphabet = ["[[", "]]", "[[a|", "|b]]", "[", "]", "a", "A", "b", "|", "#", " ", "\\", "\n", "!"]
+    texts = _random_texts(13, alphabet, 6000, 30)
+    expected = [_wikilinks_reference(text) for text in texts]
+    found = [wikilinks_extract(text=text, mask_code=False) for text in texts]
+    assert [(links.targets, links.aliases) for links in found] == expected
+    assert sum(bool(aliases) for _, aliases in expected) > 800
+
+
+def test_code_span_closes_only_at_a_run_of_the_same_length():
+    assert code_mask(text="`` a ` b `` c #t\n") == "            c #t\n"
+    assert code_mask(text="`#a`` #b`` #c\n") == "`#a        #c\n"
+
+
+def test_backtick_runs_without_closer_stay_literal_text():
+    text = "`` x ` y #tag " + "".join("`" * length + " w " for length in range(3, 60)) + "\n"
+    assert code_mask(text=text) == text
+    assert note_parse(text=text).tags == ["tag"]
+
+
+def test_code_span_crosses_a_line_but_not_a_blank_line():
+    assert note_parse(text="- `a\n  #x` b\n").tags == []
+    assert note_parse(text="- `a\n\n  #y` b\n").tags == ["y"]
+    # The first run's only partner is past a line of a space and a tab, so it stays literal.
+    assert code_mask(text="- `a\n \t\n  ` b `c`\n") == "- `a\n \t\n       c`\n"
+
+
+def test_tag_right_after_a_wikilink_or_link_destination_is_a_tag():
+    assert note_parse(text="[[x]]#tag [a](b)#t2 x[[y]]z#no\n").tags == ["tag", "t2"]
+
+
+def test_many_aliases_of_one_target_are_kept_in_order_without_repeats():
+    text = " ".join(f"[[Atlas|name {number % 1500}]]" for number in range(3000)) + "\n"
+    note = note_parse(text=text)
+    assert note.wikilinks == ["Atlas"]
+    assert note.wikilink_aliases == {"Atlas": [f"name {number}" for number in range(1500)]}
+
+
+def test_heading_too_long_to_be_real_drops_its_markup_characters():
+    from knowledge.markdown import HEADING_PARSE_LIMIT, heading_text
+
+    source = "**Big** [" * (HEADING_PARSE_LIMIT // 4) + "end"
+    assert heading_text(source) == " ".join(["Big"] * (HEADING_PARSE_LIMIT // 4) + ["end"])
+    assert heading_text("**Export** limits") == "Export limits"  # short ones are parsed
