@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 from django.http import StreamingHttpResponse
 from ninja import Router
 
 from answering.schemas import AskRequest, AskResponse
-from answering.services import ask, ask_events, ask_prepare
+from answering.services import AskEventStream, ask, ask_stream_open
 from core.config import get_config
 from core.schemas import ErrorBody
 
@@ -29,11 +30,25 @@ def ask_view(request, payload: AskRequest):
                          "an `error` event with the unified error body if generation fails "
                          "after the stream started.")
 def ask_stream_view(request, payload: AskRequest):
-    plan = ask_prepare(question=payload.question, top_k=payload.top_k,
-                       fallback=payload.fallback, config=get_config())
-    frames = (f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
-              for name, data in ask_events(plan))
-    response = StreamingHttpResponse(frames, content_type="text/event-stream; charset=utf-8")
+    events = ask_stream_open(question=payload.question, top_k=payload.top_k,
+                             fallback=payload.fallback, config=get_config())
+    response = StreamingHttpResponse(SSEFrames(events),
+                                     content_type="text/event-stream; charset=utf-8")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
     return response
+
+
+class SSEFrames:
+    """The events as SSE frames. Django calls `close()` when the response ends (done, or the
+    client went away), which closes the events and releases their LLM slot."""
+
+    def __init__(self, events: AskEventStream) -> None:
+        self._events = events
+
+    def __iter__(self) -> Iterator[str]:
+        for name, data in self._events:
+            yield f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+    def close(self) -> None:
+        self._events.close()

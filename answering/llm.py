@@ -6,20 +6,30 @@ error messages, details, reprs, logs or exception chains.
 
 from __future__ import annotations
 
+import codecs
 import json
 import logging
+import math
 import re
 from collections.abc import Iterator
+from contextlib import closing
 from typing import Any, Protocol
 
 import httpx
 
+from answering.deadlines import Deadline, deadline_transport
 from answering.prompts import QUESTION_HEADER, SOURCES_HEADER
+from answering.retries import (
+    RetryableFailure,
+    retry_after_seconds,
+    retry_wait,
+    status_retryable,
+)
 from core.config import Config
 from core.dburl import url_password_mask
 from core.errors import LocalRagError
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("localrag.llm")
 
 Messages = list[dict[str, str]]
 
@@ -69,7 +79,10 @@ def get_llm_client(*, config: Config) -> LLMClient:
     if config.llm_provider == "openai-compatible":
         return OpenAICompatibleClient(base_url=config.llm_base_url, model=config.llm_model,
                                       api_key=config.llm_api_key,
-                                      timeout_seconds=config.llm_timeout_seconds)
+                                      timeout_seconds=config.llm_timeout_seconds,
+                                      stream_max_seconds=config.llm_stream_max_seconds,
+                                      max_retries=config.llm_max_retries,
+                                      max_response_bytes=config.llm_max_response_bytes)
     return FakeLLMClient()
 
 
@@ -135,15 +148,27 @@ def _fake_first_sentence(content: str) -> str:
 
 
 _QUOTABLE_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.UnsupportedProtocol)
+# A dropped or refused connection may well work the second time; a malformed request will not.
+_RETRYABLE_ERRORS = (httpx.NetworkError, httpx.RemoteProtocolError)
 
 
 class OpenAICompatibleClient:
-    """Chat completions over `POST {base_url}/chat/completions`, JSON or SSE."""
+    """Chat completions over `POST {base_url}/chat/completions`, JSON or SSE.
 
-    def __init__(self, *, base_url: str, model: str, api_key: str, timeout_seconds: float) -> None:
+    Each call keeps one wall-clock deadline (answering/deadlines.py), retries within it by
+    answering/retries.py's rules, and refuses an answer over `max_response_bytes`. The URL goes
+    to the log only: error bodies reach API clients, who have no business knowing it.
+    """
+
+    def __init__(self, *, base_url: str, model: str, api_key: str, timeout_seconds: float,
+                 stream_max_seconds: float = 300.0, max_retries: int = 2,
+                 max_response_bytes: int = 2 * 1024 * 1024) -> None:
         self.url = f"{base_url.rstrip('/')}/chat/completions"
         self.model = model
         self.timeout_seconds = timeout_seconds
+        self.stream_max_seconds = stream_max_seconds
+        self.max_retries = max_retries
+        self.max_response_bytes = max_response_bytes
         self._api_key = api_key
         self._display_url = _display_url(self.url)
 
@@ -152,24 +177,59 @@ class OpenAICompatibleClient:
                 f"model={self.model!r}, timeout_seconds={self.timeout_seconds!r}, api_key=<set>)")
 
     def complete(self, *, messages: Messages) -> str:
-        """The full answer text of one non-streaming completion."""
-        try:
-            with self._http() as client:
-                response = client.post(self.url, headers=self._headers(),
-                                       json=self._body(messages=messages, stream=False))
-                self._check_status(response.status_code)
-                return _message_content(response)
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise self._translate(exc) from None
+        """The full answer text of one non-streaming completion, all within the timeout."""
+        deadline = Deadline(seconds=self.timeout_seconds)
+        body = self._body(messages=messages, stream=False)
+        retries = 0
+        while True:
+            try:
+                return self._complete_once(body=body, deadline=deadline)
+            except RetryableFailure as failure:
+                retry_wait(failure=failure, retries_done=retries, max_retries=self.max_retries,
+                           deadline=deadline)
+                retries += 1
 
     def stream(self, *, messages: Messages) -> Iterator[str]:
-        """Text deltas from a streaming completion, ending at `data: [DONE]`."""
+        """Text deltas from a streaming completion, ending at `data: [DONE]`: at most the timeout
+        until the first delta and between two deltas, and at most the stream cap in all."""
+        deadline = Deadline(seconds=self.timeout_seconds, cap_seconds=self.stream_max_seconds)
+        body = self._body(messages=messages, stream=True)
+        retries = 0
+        while True:
+            yielded = False
+            try:
+                with closing(self._stream_once(body=body, deadline=deadline)) as deltas:
+                    for delta in deltas:
+                        yielded = True
+                        yield delta
+                        # The idle limit restarts once the caller is done with the delta: its
+                        # own time is not the upstream's silence.
+                        deadline.extend()
+                return
+            except RetryableFailure as failure:
+                # The caller already holds part of this answer; a retry would repeat it.
+                if yielded:
+                    raise failure.error from None
+                retry_wait(failure=failure, retries_done=retries, max_retries=self.max_retries,
+                           deadline=deadline)
+                retries += 1
+
+    def _complete_once(self, *, body: dict[str, Any], deadline: Deadline) -> str:
         try:
-            with self._http() as client, client.stream(
-                    "POST", self.url, headers=self._headers(),
-                    json=self._body(messages=messages, stream=True)) as response:
-                self._check_status(response.status_code)
-                for line in response.iter_lines():
+            with self._http(deadline) as client, client.stream(
+                    "POST", self.url, headers=self._headers(), json=body) as response:
+                self._check_status(response)
+                raw = b"".join(self._body_chunks(response, deadline=deadline))
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise self._translate(exc, deadline=deadline) from None
+        return _message_content(raw)
+
+    def _stream_once(self, *, body: dict[str, Any], deadline: Deadline) -> Iterator[str]:
+        try:
+            with self._http(deadline) as client, client.stream(
+                    "POST", self.url, headers=self._headers(), json=body) as response:
+                self._check_status(response)
+                for line in _lines(self._body_chunks(response, deadline=deadline)):
                     payload = _sse_data(line)
                     if payload is None:
                         continue
@@ -179,62 +239,120 @@ class OpenAICompatibleClient:
                     if delta:
                         yield delta
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise self._translate(exc) from None
+            raise self._translate(exc, deadline=deadline) from None
 
-    def _http(self) -> httpx.Client:
-        return httpx.Client(timeout=httpx.Timeout(self.timeout_seconds))
+    def _http(self, deadline: Deadline) -> httpx.Client:
+        # trust_env=False: a proxy taken from the environment would get httpx's own transport,
+        # which knows nothing of the deadline.
+        return httpx.Client(transport=deadline_transport(deadline=deadline),
+                            timeout=httpx.Timeout(self.timeout_seconds), trust_env=False)
 
     def _headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json"}
+        # identity: the size cap then counts what arrives, and no compressed body can expand
+        # far past it in one read.
+        return {"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json",
+                "Accept-Encoding": "identity"}
 
     def _body(self, *, messages: Messages, stream: bool) -> dict[str, Any]:
         return {"model": self.model, "messages": messages, "temperature": 0, "stream": stream}
 
-    def _check_status(self, status: int) -> None:
+    def _body_chunks(self, response: httpx.Response, *, deadline: Deadline) -> Iterator[bytes]:
+        limit = self.max_response_bytes
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise _too_large(limit)
+        received = 0
+        for chunk in response.iter_bytes():
+            received += len(chunk)
+            if received > limit:
+                raise _too_large(limit)
+            # Every read is bounded already; this also stops data that was buffered in time.
+            if deadline.remaining() <= 0:
+                raise httpx.ReadTimeout("the call's deadline has passed")
+            yield chunk
+
+    def _check_status(self, response: httpx.Response) -> None:
+        status = response.status_code
         if 200 <= status < 300:
             return
-        url = self._display_url
-        details: dict[str, Any] = {"status": status, "url": url}
+        # Bodies are never logged: some servers echo request headers, and with them the key.
+        logger.warning("LLM request failed: HTTP %s from %s", status, self._display_url)
+        details: dict[str, Any] = {"status": status}
         if status in (401, 403):
-            error: LocalRagError = LLMAuthFailed(
+            raise LLMAuthFailed(
                 f"the LLM server rejected the credentials (HTTP {status}); check LLM_API_KEY",
                 details=details)
-        elif status == 429:
-            error = LLMRateLimited("the LLM server is rate limiting requests (HTTP 429)",
-                                   details=details)
+        retry_after = retry_after_seconds(headers=response.headers)
+        if status == 429:
+            headers = {"Retry-After": str(math.ceil(retry_after))} if retry_after else None
+            error: LocalRagError = LLMRateLimited(
+                "the LLM server is rate limiting requests (HTTP 429)", details=details,
+                headers=headers)
         else:
             error = LLMUpstreamError(f"the LLM server answered HTTP {status}", details=details)
-        # Bodies are never logged: some servers echo request headers, and with them the key.
-        logger.warning("LLM request failed: HTTP %s from %s", status, url)
+        if status_retryable(status):
+            raise RetryableFailure(error, retry_after=retry_after)
         raise error
 
-    def _translate(self, exc: httpx.HTTPError | httpx.InvalidURL) -> LocalRagError:
-        url = self._display_url
-        details: dict[str, Any] = {"url": url, "error": type(exc).__name__}
+    def _translate(self, exc: httpx.HTTPError | httpx.InvalidURL, *, deadline: Deadline
+                   ) -> LocalRagError | RetryableFailure:
+        name = type(exc).__name__
+        details: dict[str, Any] = {"error": name}
         # Protocol errors can quote a rejected header value — the key — so only socket- and
-        # URL-level messages are passed on.
-        if isinstance(exc, _QUOTABLE_ERRORS):
-            details["reason"] = str(exc)
+        # URL-level messages are passed on, and none that names the server.
+        reason = str(exc)
+        if isinstance(exc, _QUOTABLE_ERRORS) and self._display_url not in reason:
+            details["reason"] = reason
         if isinstance(exc, httpx.TimeoutException):
-            logger.warning("LLM request timed out after %ss: %s", self.timeout_seconds, url)
-            return LLMTimeout(f"the LLM server did not answer within {self.timeout_seconds}s",
-                              details=details)
-        logger.warning("LLM request failed: %s from %s", type(exc).__name__, url)
-        return LLMUpstreamError(f"the request to the LLM server at {url} failed "
-                                f"({type(exc).__name__})", details=details)
+            message = self._timeout_message(deadline)
+            logger.warning("LLM request to %s timed out: %s", self._display_url, message)
+            return LLMTimeout(message, details=details)
+        logger.warning("LLM request failed: %s from %s", name, self._display_url)
+        error = LLMUpstreamError(f"the request to the LLM server failed ({name})",
+                                 details=details)
+        return RetryableFailure(error) if isinstance(exc, _RETRYABLE_ERRORS) else error
+
+    def _timeout_message(self, deadline: Deadline) -> str:
+        if deadline.cap_seconds is None:
+            return (f"the LLM server did not answer within LLM_TIMEOUT_SECONDS "
+                    f"({self.timeout_seconds}s)")
+        if deadline.capped:
+            return (f"the LLM stream did not finish within LLM_STREAM_MAX_SECONDS "
+                    f"({self.stream_max_seconds}s)")
+        return f"the LLM stream sent no text for LLM_TIMEOUT_SECONDS ({self.timeout_seconds}s)"
 
 
 def _display_url(url: str) -> str:
-    """The endpoint with any password in it masked, safe for messages and logs."""
+    """The endpoint with any password in it masked, safe for logs."""
     try:
         return url_password_mask(url)
     except ValueError:
         return "<unparseable LLM_BASE_URL>"
 
 
-def _message_content(response: httpx.Response) -> str:
+def _too_large(limit: int) -> LLMUpstreamError:
+    logger.warning("LLM response cut off: larger than %s bytes", limit)
+    return LLMUpstreamError(f"the LLM answer is larger than LLM_MAX_RESPONSE_BYTES ({limit})",
+                            details={"reason": "response_too_large", "limit_bytes": limit})
+
+
+def _lines(chunks: Iterator[bytes]) -> Iterator[str]:
+    """The lines of a UTF-8 byte stream, without their line ends."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    pending = ""
+    for chunk in chunks:
+        pending += decoder.decode(chunk)
+        *lines, pending = pending.split("\n")
+        for line in lines:
+            yield line.removesuffix("\r")
+    pending += decoder.decode(b"", final=True)
+    if pending:
+        yield pending.removesuffix("\r")
+
+
+def _message_content(raw: bytes) -> str:
     try:
-        content = response.json()["choices"][0]["message"]["content"]
+        content = json.loads(raw)["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError):
         raise _malformed("the LLM response is not a chat completion "
                          "(choices[0].message.content missing or not JSON)") from None

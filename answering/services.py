@@ -2,14 +2,16 @@
 
 Everything that can fail before generation (validation, database, retrieval readiness, LLM
 settings) is checked in `ask_prepare`, so the streaming endpoint can answer those as ordinary
-JSON errors before its first byte. Every LLM call runs inside `connection_released()`: no
-database connection is held while the model answers.
+JSON errors before its first byte; `ask_stream_open` also takes the stream's LLM slot by then, so
+`llm_busy` is an ordinary JSON 503 too. Every LLM call runs inside `connection_released()` (no
+database connection is held while the model answers) and holds an LLM slot (answering/slots.py).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +27,7 @@ from answering.modes import (
     no_answer_text,
 )
 from answering.prompts import fallback_messages, rag_messages
+from answering.slots import LLMSlot, llm_slot, llm_slot_acquire
 from core.config import Config
 from core.db import connection_released
 from core.errors import LocalRagError, error_body
@@ -78,7 +81,7 @@ def ask(*, question: str, top_k: int | None, fallback: bool, config: Config) -> 
     if plan.mode == MODE_NO_ANSWER:
         answer = plan.fixed_answer
     else:
-        with connection_released():
+        with connection_released(), llm_slot(config=config):
             generated = plan.client.complete(messages=plan.messages)
         answer, removed = citations_strip(text=generated, block_count=plan.block_count)
         if plan.mode == MODE_FALLBACK:
@@ -99,8 +102,11 @@ def ask_events(plan: AskPlan) -> Iterator[tuple[str, dict[str, Any]]]:
         if plan.mode == MODE_FALLBACK:
             yield "delta", {"text": FALLBACK_NOTICE}
         try:
-            with connection_released():
-                for piece in plan.client.stream(messages=plan.messages):
+            # closing(): a client that goes away closes these events, and with them the
+            # upstream request, at once rather than whenever the garbage collector runs.
+            with connection_released(), closing(plan.client.stream(messages=plan.messages)
+                                                ) as pieces:
+                for piece in pieces:
                     text = stream_filter.feed(piece)
                     if text:
                         yield "delta", {"text": text}
@@ -117,3 +123,41 @@ def ask_events(plan: AskPlan) -> Iterator[tuple[str, dict[str, Any]]]:
     yield "citations", {"citations": plan.citations,
                         "invalid_citations_removed": stream_filter.removed}
     yield "done", {"mode": plan.mode}
+
+
+def ask_stream_open(*, question: str, top_k: int | None, fallback: bool, config: Config
+                    ) -> AskEventStream:
+    """The /ask/stream events, with every pre-generation error raised now — `llm_busy`
+    included: the stream's LLM slot is taken before its first byte."""
+    plan = ask_prepare(question=question, top_k=top_k, fallback=fallback, config=config)
+    slot = None
+    if plan.client is not None:
+        with connection_released():
+            slot = llm_slot_acquire(config=config)
+    return AskEventStream(plan=plan, slot=slot)
+
+
+class AskEventStream:
+    """`ask_events` holding the stream's LLM slot: the slot is released when the events run out
+    or when `close()` is called (the server does when the client goes away), even if iteration
+    never started — a generator's own `finally` would not run then."""
+
+    def __init__(self, *, plan: AskPlan, slot: LLMSlot | None) -> None:
+        self._events = ask_events(plan)
+        self._slot = slot
+
+    def __iter__(self) -> AskEventStream:
+        return self
+
+    def __next__(self) -> tuple[str, dict[str, Any]]:
+        try:
+            return next(self._events)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Stop generating and release the slot; safe to call more than once."""
+        self._events.close()
+        if self._slot is not None:
+            self._slot.release()

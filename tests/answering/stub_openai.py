@@ -1,8 +1,26 @@
 """A local stub OpenAI-compatible server on a real socket, with scripted behaviours.
 
-Set `stub.behaviour` before a request; every request is recorded in `stub.requests`.
-Behaviours: "json", "sse", "status:<code>", "malformed_json", "missing_choices",
-"sse_malformed", "hang", "sse_hang".
+Set `stub.behaviour` before a request, or `stub.script` to a list of behaviours for the next
+requests in turn (then `behaviour` again); every request is recorded in `stub.requests`.
+
+Behaviours:
+- "json", "sse": a normal answer (`answer`, or `deltas` then `data: [DONE]`).
+- "status:<code>": that status with a JSON error body and `Retry-After: <retry_after>` when
+  `retry_after` is set ("0" by default, so retry tests do not sit out a backoff unless they ask).
+- "malformed_json", "missing_choices", "sse_malformed": broken answers.
+- "hang": nothing for `hang_seconds` (a stall before headers), then an answer.
+- "sse_hang": `hang_seconds` of silence after each delta.
+- "drip": the headers, then the JSON body one byte every `drip_seconds`.
+- "drip_headers": the status line and headers themselves one byte every `drip_seconds`.
+- "json_unsized": the JSON answer without Content-Length (read until the connection closes).
+- "sse_idle": SSE comments and empty deltas every `drip_seconds`, never any text, never done.
+- "sse_slow": a text delta every `drip_seconds`, never done.
+- "sse_cut": one text delta, then the connection drops mid-body (a connection error after a
+  delta).
+- "close": the connection closed without an answer (a connection error).
+
+The endless behaviours (drips, "sse_idle", "sse_slow") give up after `give_up_seconds`, so a
+client without a working deadline fails a test instead of hanging the run.
 """
 
 from __future__ import annotations
@@ -10,9 +28,10 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 DEFAULT_ANSWER = "Stub answer [1]."
 DEFAULT_DELTAS = ["Stub ", "streamed ", "answer [1]."]
@@ -27,6 +46,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    received_at: float = 0.0  # time.monotonic()
 
 
 @dataclass
@@ -37,6 +57,10 @@ class StubOpenAI:
     answer: str = DEFAULT_ANSWER
     deltas: list[str] = field(default_factory=lambda: list(DEFAULT_DELTAS))
     hang_seconds: float = 5.0
+    drip_seconds: float = 0.25
+    give_up_seconds: float = 10.0
+    retry_after: str | None = "0"
+    script: list[str] = field(default_factory=list)
     requests: list[RecordedRequest] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -53,7 +77,7 @@ class StubOpenAI:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def __enter__(self) -> StubOpenAI:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -66,6 +90,15 @@ class StubOpenAI:
 
     def hang(self) -> None:
         self._release.wait(self.hang_seconds)
+
+    def pause(self, *, started: float) -> bool:
+        """Wait one drip interval; False once the stub is shutting down or giving up."""
+        if time.monotonic() - started > self.give_up_seconds:
+            return False
+        return not self._release.wait(self.drip_seconds)
+
+    def next_behaviour(self) -> str:
+        return self.script.pop(0) if self.script else self.behaviour
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -88,11 +121,12 @@ def _handler_for(stub: StubOpenAI) -> type[BaseHTTPRequestHandler]:
             stub.requests.append(RecordedRequest(
                 method="POST", path=self.path,
                 headers={name.lower(): value for name, value in self.headers.items()},
-                body=json.loads(raw or b"{}")))
-            behaviour = stub.behaviour
+                body=json.loads(raw or b"{}"), received_at=time.monotonic()))
+            behaviour = stub.next_behaviour()
             if behaviour.startswith("status:"):
                 code = int(behaviour.split(":", 1)[1])
-                self._send(code, b'{"error": {"message": "scripted failure"}}')
+                extra = {"Retry-After": stub.retry_after} if stub.retry_after is not None else {}
+                self._send(code, b'{"error": {"message": "scripted failure"}}', extra)
             elif behaviour == "json":
                 self._send(200, json.dumps(_completion(stub.answer)).encode())
             elif behaviour == "malformed_json":
@@ -104,15 +138,71 @@ def _handler_for(stub: StubOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(200, json.dumps(_completion(stub.answer)).encode())
             elif behaviour in ("sse", "sse_malformed", "sse_hang"):
                 self._send_sse(behaviour)
+            elif behaviour in ("drip", "drip_headers"):
+                self._drip(behaviour)
+            elif behaviour == "json_unsized":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(json.dumps(_completion(stub.answer)).encode())
+                self.close_connection = True
+            elif behaviour in ("sse_idle", "sse_slow"):
+                self._send_sse_forever(behaviour)
+            elif behaviour == "sse_cut":
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                # Promises far more than is sent, so the early close is an error, not an end.
+                self.send_header("Content-Length", "1000000")
+                self.end_headers()
+                self._event({"choices": [{"index": 0, "delta": {"content": stub.deltas[0]}}]})
+                self.wfile.flush()
+                self.close_connection = True
+            elif behaviour == "close":
+                self.close_connection = True
             else:
                 raise ValueError(f"unknown stub behaviour {behaviour!r}")
 
-        def _send(self, status: int, body: bytes) -> None:
+        def _send(self, status: int, body: bytes, extra: dict[str, str] | None = None) -> None:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
+            for name, value in (extra or {}).items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(body)
+
+        def _drip(self, behaviour: str) -> None:
+            body = json.dumps(_completion(stub.answer)).encode()
+            head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(body)}\r\n\r\n").encode()
+            if behaviour == "drip":
+                self.wfile.write(head)
+                self.wfile.flush()
+            slow = head + body if behaviour == "drip_headers" else body
+            started = time.monotonic()
+            for index in range(len(slow)):
+                if not stub.pause(started=started):
+                    break
+                self.wfile.write(slow[index:index + 1])
+                self.wfile.flush()
+            self.close_connection = True
+
+        def _send_sse_forever(self, behaviour: str) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            started = time.monotonic()
+            while stub.pause(started=started):
+                if behaviour == "sse_slow":
+                    self._event({"choices": [{"index": 0, "delta": {"content": "tick "}}]})
+                else:
+                    self.wfile.write(b": still thinking\n\n")
+                    self._event({"choices": [{"index": 0, "delta": {}}]})
+                    self._event({"choices": [{"index": 0, "delta": {"content": ""}}]})
+                self.wfile.flush()
+            self.close_connection = True
 
         def _send_sse(self, behaviour: str) -> None:
             self.send_response(200)

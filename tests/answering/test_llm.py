@@ -26,7 +26,12 @@ from answering.llm import (
 from answering.prompts import fallback_messages, rag_messages
 from core.config import Config, config_load
 from retrieval.types import SearchHit
-from tests.answering.stub_openai import AFTER_DONE, DEFAULT_ANSWER, DEFAULT_DELTAS, StubOpenAI
+from tests.answering.stub_openai import (
+    AFTER_DONE,
+    DEFAULT_ANSWER,
+    DEFAULT_DELTAS,
+    StubOpenAI,
+)
 
 API_KEY = "sk-DISTINCTIVE-secret-4f9a27"
 QUESTION = "How do I rotate the VPN certificate?"
@@ -199,13 +204,29 @@ def test_stream_maps_upstream_failures(tmp_path: Path, stub: StubOpenAI, behavio
         call(client, streaming=True)
 
 
-def test_status_error_details_name_status_and_url(tmp_path: Path, stub: StubOpenAI) -> None:
+def test_status_error_names_the_status_and_logs_but_never_returns_the_url(
+        tmp_path: Path, stub: StubOpenAI, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="localrag.llm")
     stub.behaviour = "status:500"
     client = get_llm_client(config=openai_config(tmp_path, stub.base_url))
     with pytest.raises(LLMUpstreamError) as caught:
         call(client, streaming=False)
     assert caught.value.code == "llm_upstream_error"
-    assert caught.value.details == {"status": 500, "url": f"{stub.base_url}/chat/completions"}
+    assert caught.value.details == {"status": 500}
+    assert stub.base_url not in str(caught.value.as_body())
+    # The operator still finds the URL, under the project's logger.
+    assert any(record.name == "localrag.llm" and stub.base_url in record.getMessage()
+               for record in caplog.records)
+
+
+def test_client_takes_its_limits_from_the_config(tmp_path: Path) -> None:
+    config = openai_config(tmp_path, "http://127.0.0.1:9/v1", timeout="7",
+                           LLM_STREAM_MAX_SECONDS="70", LLM_MAX_RETRIES="5",
+                           LLM_MAX_RESPONSE_BYTES="4096")
+    client = get_llm_client(config=config)
+    assert isinstance(client, OpenAICompatibleClient)
+    assert (client.timeout_seconds, client.stream_max_seconds, client.max_retries,
+            client.max_response_bytes) == (7.0, 70.0, 5, 4096)
 
 
 @pytest.mark.parametrize("streaming", [False, True])

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 from django.test import Client
 
@@ -42,3 +47,33 @@ def openai(config_override, stub: StubOpenAI, **changes):
     return config_override(**values)
 
 
+
+
+def slot_paths(project_root: Path, count: int) -> list[Path]:
+    directory = project_root / ".local" / "llm-slots"
+    directory.mkdir(parents=True, exist_ok=True)
+    return [directory / f"slot-{index}" for index in range(count)]
+
+
+@contextmanager
+def slots_held(project_root: Path, count: int) -> Iterator[None]:
+    """Hold the first `count` LLM slot files' locks directly, as another worker process would
+    (each open file is its own lock holder, whatever the thread or process)."""
+    fds = [os.open(path, os.O_RDWR | os.O_CREAT, 0o600) for path in slot_paths(project_root,
+                                                                                count)]
+    try:
+        for fd in fds:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        yield
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def slots_free(project_root: Path, count: int) -> bool:
+    """Whether none of the first `count` slots is held (each is taken and given back)."""
+    try:
+        with slots_held(project_root, count):
+            return True
+    except BlockingIOError:
+        return False

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
 import pytest
 
 from tests.answering.stub_openai import StubOpenAI
-from tests.api.http import IN_DOMAIN, SECRET, error_of, openai, post
+from tests.api.http import (
+    IN_DOMAIN,
+    SECRET,
+    error_of,
+    openai,
+    post,
+    slots_free,
+    slots_held,
+)
 
 
 def test_ask_shape(client, sample_index):
@@ -63,3 +72,66 @@ def test_llm_network_error_is_502(client, sample_index, config_override):
     response = post(client, "/ask", {"question": IN_DOMAIN})
     assert response.status_code == 502 and error_of(response)["code"] == "llm_upstream_error"
     assert SECRET not in response.content.decode()
+
+
+@pytest.mark.parametrize("behaviour", ["drip", "drip_headers"])
+def test_dripping_upstream_is_504_within_the_deadline(client, sample_index, config_override,
+                                                      behaviour):
+    # One byte every 0.2 s, of the body or of the headers themselves: every read is quick, the
+    # whole answer never is.
+    with StubOpenAI(behaviour=behaviour, drip_seconds=0.2, answer="slow " * 100) as stub:
+        openai(config_override, stub, llm_timeout_seconds=1.0)
+        started = time.monotonic()
+        response = post(client, "/ask", {"question": IN_DOMAIN})
+        elapsed = time.monotonic() - started
+    assert response.status_code == 504 and error_of(response)["code"] == "llm_timeout"
+    assert elapsed < 1.0 + 1.0
+
+
+def test_stall_before_headers_is_504_within_the_deadline(client, sample_index, config_override):
+    with StubOpenAI(behaviour="hang", hang_seconds=10) as stub:
+        openai(config_override, stub, llm_timeout_seconds=1.0)
+        started = time.monotonic()
+        response = post(client, "/ask", {"question": IN_DOMAIN})
+        elapsed = time.monotonic() - started
+    assert response.status_code == 504 and error_of(response)["code"] == "llm_timeout"
+    assert elapsed < 1.0 + 1.0
+
+
+def test_all_llm_slots_busy_is_503_with_retry_after(client, sample_index, config_override,
+                                                    tmp_path):
+    with StubOpenAI() as stub, slots_held(tmp_path, 2):
+        openai(config_override, stub, project_root=tmp_path, llm_max_concurrency=2,
+               llm_queue_wait_seconds=0.2)
+        response = post(client, "/ask", {"question": IN_DOMAIN})
+        assert stub.requests == []  # turned away before reaching the model
+    assert response.status_code == 503 and error_of(response)["code"] == "llm_busy"
+    assert response["Retry-After"] == "1"
+
+
+def test_ask_gives_its_llm_slot_back(client, sample_index, config_override, tmp_path):
+    with StubOpenAI() as stub:
+        openai(config_override, stub, project_root=tmp_path, llm_max_concurrency=1)
+        for _ in range(2):
+            assert post(client, "/ask", {"question": IN_DOMAIN}).status_code == 200
+    assert slots_free(tmp_path, 1)
+
+
+def test_upstream_rate_limit_passes_retry_after_on(client, sample_index, config_override):
+    with StubOpenAI(behaviour="status:429", retry_after="120") as stub:
+        openai(config_override, stub)
+        response = post(client, "/ask", {"question": IN_DOMAIN})
+    assert response.status_code == 503 and error_of(response)["code"] == "llm_rate_limited"
+    assert response["Retry-After"] == "120"
+
+
+@pytest.mark.parametrize("behaviour", ["status:500", "status:401", "status:429", "hang", "drip",
+                                       "malformed_json", "close"])
+def test_no_error_body_names_the_llm_server(client, sample_index, config_override, behaviour):
+    with StubOpenAI(behaviour=behaviour, hang_seconds=3, drip_seconds=0.2) as stub:
+        openai(config_override, stub, llm_max_retries=0)
+        response = post(client, "/ask", {"question": IN_DOMAIN})
+        host, port = stub.base_url.split("//")[1].split("/")[0].split(":")
+    assert response.status_code in (502, 503, 504)
+    text = response.content.decode()
+    assert stub.base_url not in text and f"{host}:{port}" not in text and port not in text

@@ -1,0 +1,96 @@
+"""Whether and when a failed LLM request is tried again (OpenAI's own client is the model).
+
+Retried, up to LLM_MAX_RETRIES times: 429 and 408 (after the server's Retry-After when it sends
+one), 5xx and connection errors. Never retried: 400, 401, 403, 404 and every other 4xx,
+malformed answers, answers over the size cap, timeouts (the deadline is spent by then), and
+anything once a stream has handed a delta to its caller. Every wait happens inside the call's
+deadline: a wait that would not end before it ends the call with the error right away.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import math
+import random
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+from answering.deadlines import Deadline
+from core.errors import LocalRagError
+
+logger = logging.getLogger("localrag.llm")
+
+RETRY_STATUSES = frozenset({408, 429})
+BACKOFF_FIRST_SECONDS = 0.5
+BACKOFF_MAX_SECONDS = 8.0
+
+
+class RetryableFailure(Exception):
+    """A failed attempt that may be tried again; `error` is what the caller gets if it is not."""
+
+    def __init__(self, error: LocalRagError, *, retry_after: float | None = None) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.retry_after = retry_after
+
+
+def status_retryable(status: int) -> bool:
+    return status in RETRY_STATUSES or status >= 500
+
+
+def retry_after_seconds(*, headers: Mapping[str, str], now: datetime | None = None
+                        ) -> float | None:
+    """The server's requested wait (retry-after-ms, or Retry-After in seconds or as an HTTP
+    date); None when it sent none or one that cannot be read."""
+    milliseconds = _non_negative(headers.get("retry-after-ms"))
+    if milliseconds is not None:
+        return milliseconds / 1000
+    raw = (headers.get("retry-after") or "").strip()
+    if not raw:
+        return None
+    seconds = _non_negative(raw)
+    if seconds is not None:
+        return seconds
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def backoff_seconds(*, retry: int) -> float:
+    """Exponential backoff with jitter before retry number `retry` (0 for the first)."""
+    base = min(BACKOFF_FIRST_SECONDS * 2 ** retry, BACKOFF_MAX_SECONDS)
+    # Jitter spreads clients that failed together, so they do not come back together.
+    return base * (1 - 0.25 * random.random())
+
+
+def retry_wait(*, failure: RetryableFailure, retries_done: int, max_retries: int,
+               deadline: Deadline) -> None:
+    """Sleep before the next attempt, or raise the failure's error when no retry fits."""
+    # `from None`: the failed attempt's library error stays out of the chain (it may quote the
+    # request, and with it the key).
+    if retries_done >= max_retries:
+        raise failure.error from None
+    delay = failure.retry_after
+    if delay is None:
+        delay = backoff_seconds(retry=retries_done)
+    if delay >= deadline.remaining():
+        logger.warning("LLM request not retried: a %.2fs wait does not fit in the %.2fs left",
+                       delay, deadline.remaining())
+        raise failure.error from None
+    logger.info("LLM request failed (%s); retry %d of %d in %.2fs", failure.error.code,
+                retries_done + 1, max_retries, delay)
+    time.sleep(delay)
+
+
+def _non_negative(raw: str | None) -> float | None:
+    try:
+        value = float(raw) if raw else None
+    except ValueError:
+        return None
+    return value if value is not None and math.isfinite(value) and value >= 0 else None
