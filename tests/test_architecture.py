@@ -116,3 +116,17 @@ def test_cycle_finder_sees_an_indirect_cycle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert import_cycles(graph) == [["a", "b", "c", "a"]]
     assert import_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_every_logger_is_under_the_projects_configured_logger():
+    # settings.LOGGING configures "localrag"; a logger named after its module would log nowhere.
+    names = []
+    for package, path in project_modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "getLogger"):
+                argument = node.args[0] if node.args else None
+                names.append((str(path.relative_to(ROOT)),
+                              argument.value if isinstance(argument, ast.Constant) else None))
+    assert names, "no logger found: the check would pass vacuously"
+    assert [entry for entry in names
+            if not (isinstance(entry[1], str) and entry[1].startswith("localrag."))] == []
