@@ -25,6 +25,9 @@ from core.errors import LocalRagError
 
 EMBEDDING_DIM = 1024  # the schema stores vector(1024)
 LLM_PROVIDERS = ("fake", "openai-compatible")
+RETRIEVAL_MODES = ("vector", "lexical", "hybrid")
+RERANK_PROVIDERS = ("none", "features", "cross-encoder", "openai-compatible")
+VECTOR_INDEXES = ("exact", "hnsw", "auto")
 TOP_K_RANGE = (1, 20)
 MAX_TEXT_CHARS = 4000  # longest query / question accepted by the API, the CLI and the services
 
@@ -53,6 +56,18 @@ DEFAULTS: dict[str, str] = {
     "LLM_MAX_CONCURRENCY": "4",
     "LLM_QUEUE_WAIT_SECONDS": "2",
     "LLM_MAX_RESPONSE_BYTES": "2097152",
+    "RAG_RETRIEVAL": "vector",
+    "RAG_CANDIDATES": "50",
+    "RAG_RERANK": "none",
+    "RERANK_MODEL": "",
+    "RERANK_BASE_URL": "",
+    "RERANK_API_KEY": "",
+    "RERANK_TIMEOUT_SECONDS": "10",
+    "RAG_VECTOR_INDEX": "auto",
+    "RAG_HNSW_MIN_CHUNKS": "20000",
+    "HNSW_M": "16",
+    "HNSW_EF_CONSTRUCTION": "64",
+    "HNSW_EF_SEARCH": "100",
     "RAG_TOP_K": "5",
     "RAG_MIN_SIMILARITY": "",
     "RAG_CONTEXT_TOKEN_BUDGET": "6000",
@@ -61,7 +76,7 @@ DEFAULTS: dict[str, str] = {
     "RAG_API_TOKEN": "",
     "RAG_STATEMENT_TIMEOUT_SECONDS": "30",
 }
-SECRET_KEYS = frozenset({"LLM_API_KEY", "RAG_API_TOKEN"})
+SECRET_KEYS = frozenset({"LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY"})
 ENV_FILE_VARIABLE = "LOCALRAG_ENV_FILE"
 EMBEDDING_DEVICES = ("cpu", "cuda", "mps")
 _TRUE = {"1", "true", "yes", "on"}
@@ -133,6 +148,18 @@ class Config:
     llm_max_concurrency: int
     llm_queue_wait_seconds: float
     llm_max_response_bytes: int
+    rag_retrieval: str
+    rag_candidates: int
+    rag_rerank: str
+    rerank_model: str
+    rerank_base_url: str
+    rerank_api_key: str = field(repr=False)
+    rerank_timeout_seconds: float
+    rag_vector_index: str
+    rag_hnsw_min_chunks: int
+    hnsw_m: int
+    hnsw_ef_construction: int
+    hnsw_ef_search: int
     rag_top_k: int
     rag_min_similarity: float | None
     rag_context_token_budget: int
@@ -261,6 +288,15 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         raise ConfigError("LLM_MAX_RESPONSE_BYTES must be at least 1024",
                           variable="LLM_MAX_RESPONSE_BYTES")
     statement_timeout = _positive_number(raw, "RAG_STATEMENT_TIMEOUT_SECONDS")
+    retrieval = _choice(raw, "RAG_RETRIEVAL", RETRIEVAL_MODES)
+    candidates = _bounded_integer(raw, "RAG_CANDIDATES", 1, 500)
+    rerank = _choice(raw, "RAG_RERANK", RERANK_PROVIDERS)
+    rerank_timeout = _positive_number(raw, "RERANK_TIMEOUT_SECONDS")
+    vector_index = _choice(raw, "RAG_VECTOR_INDEX", VECTOR_INDEXES)
+    hnsw_min_chunks = _bounded_integer(raw, "RAG_HNSW_MIN_CHUNKS", 0, 10**9)
+    hnsw_m = _bounded_integer(raw, "HNSW_M", 2, 100)
+    hnsw_ef_construction = _bounded_integer(raw, "HNSW_EF_CONSTRUCTION", 4, 1000)
+    hnsw_ef_search = _bounded_integer(raw, "HNSW_EF_SEARCH", 1, 1000)
     top_k = _integer(raw, "RAG_TOP_K")
     if not TOP_K_RANGE[0] <= top_k <= TOP_K_RANGE[1]:
         raise ConfigError(f"RAG_TOP_K={top_k} is outside {TOP_K_RANGE[0]}..{TOP_K_RANGE[1]}",
@@ -280,7 +316,7 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
             raise ConfigError(f"{name} must be a postgresql://user:password@host:port/database "
                               "URL", variable=name)
     # The key travels in an HTTP header, which only carries printable ASCII.
-    for name in ("LLM_API_KEY", "RAG_API_TOKEN"):
+    for name in ("LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY"):
         if raw[name] and not (raw[name].isascii() and raw[name].isprintable()):
             raise ConfigError(f"{name} contains characters an HTTP header cannot carry "
                               "(non-ASCII or control characters); check how it was copied",
@@ -309,6 +345,18 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         llm_max_concurrency=concurrency,
         llm_queue_wait_seconds=queue_wait,
         llm_max_response_bytes=max_response,
+        rag_retrieval=retrieval,
+        rag_candidates=candidates,
+        rag_rerank=rerank,
+        rerank_model=raw["RERANK_MODEL"],
+        rerank_base_url=raw["RERANK_BASE_URL"],
+        rerank_api_key=raw["RERANK_API_KEY"],
+        rerank_timeout_seconds=rerank_timeout,
+        rag_vector_index=vector_index,
+        rag_hnsw_min_chunks=hnsw_min_chunks,
+        hnsw_m=hnsw_m,
+        hnsw_ef_construction=hnsw_ef_construction,
+        hnsw_ef_search=hnsw_ef_search,
         rag_top_k=top_k,
         rag_min_similarity=min_similarity,
         rag_context_token_budget=budget,
@@ -343,6 +391,13 @@ def _number(raw: Mapping[str, str], name: str) -> float:
         return float(raw[name])
     except ValueError:
         raise ConfigError(f"{name}={raw[name]!r} is not a number", variable=name) from None
+
+
+def _bounded_integer(raw: Mapping[str, str], name: str, low: int, high: int) -> int:
+    value = _integer(raw, name)
+    if not low <= value <= high:
+        raise ConfigError(f"{name}={value} is outside {low}..{high}", variable=name)
+    return value
 
 
 def _positive_number(raw: Mapping[str, str], name: str) -> float:
