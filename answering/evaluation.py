@@ -29,6 +29,7 @@ class Question:
     question: str
     expected_sources: list[str]
     expected_mode: str
+    kind: str = ""  # identifier, paraphrase, out_of_domain, …: for per-kind scores
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,8 @@ def questions_load(*, path: Path) -> list[Question]:
         try:
             question = Question(id=str(entry["id"]), question=str(entry["question"]),
                                 expected_sources=list(entry.get("expected_sources") or []),
-                                expected_mode=str(entry["expected_mode"]))
+                                expected_mode=str(entry["expected_mode"]),
+                                kind=str(entry.get("kind") or ""))
         except (KeyError, TypeError) as exc:
             raise InvalidRequest(f"question #{position} in {path} lacks a field: {exc}") from None
         if question.expected_mode not in (MODE_RAG, MODE_NO_ANSWER):
@@ -120,11 +122,18 @@ def _summary(results: list[QuestionResult], threshold: float) -> dict[str, Any]:
 
 
 def _refusal_scores(results: list[QuestionResult], threshold: float) -> dict[str, float | None]:
-    refused = [r for r in results if r.confidence < threshold]
-    should_refuse = [r for r in results if r.expected_mode == MODE_NO_ANSWER]
-    correct = sum(r.expected_mode == MODE_NO_ANSWER for r in refused)
-    return {"precision": _ratio(correct, len(refused)),
-            "recall": _ratio(correct, len(should_refuse))}
+    return refusal_scores(decided=[(r.expected_mode, r.confidence) for r in results],
+                          threshold=threshold)
+
+
+def refusal_scores(*, decided: list[tuple[str, float]],
+                   threshold: float) -> dict[str, float | None]:
+    """Precision and recall of refusing (confidence below `threshold`) the questions whose
+    expected mode is no_answer; `decided` holds (expected mode, confidence) pairs."""
+    refused = [expected for expected, confidence in decided if confidence < threshold]
+    should_refuse = sum(expected == MODE_NO_ANSWER for expected, _ in decided)
+    correct = sum(expected == MODE_NO_ANSWER for expected in refused)
+    return {"precision": _ratio(correct, len(refused)), "recall": _ratio(correct, should_refuse)}
 
 
 def _threshold_table(results: list[QuestionResult]) -> dict[str, Any]:

@@ -17,17 +17,17 @@ from typing import Any, Protocol
 
 import httpx
 
-from answering.deadlines import Deadline, deadline_transport
 from answering.prompts import QUESTION_HEADER, SOURCES_HEADER
-from answering.retries import (
+from core.config import Config
+from core.dburl import url_password_mask
+from core.errors import LocalRagError
+from core.http_deadlines import Deadline, deadline_transport
+from core.http_retries import (
     RetryableFailure,
     retry_after_seconds,
     retry_wait,
     status_retryable,
 )
-from core.config import Config
-from core.dburl import url_password_mask
-from core.errors import LocalRagError
 
 logger = logging.getLogger("localrag.llm")
 
@@ -155,8 +155,8 @@ _RETRYABLE_ERRORS = (httpx.NetworkError, httpx.RemoteProtocolError)
 class OpenAICompatibleClient:
     """Chat completions over `POST {base_url}/chat/completions`, JSON or SSE.
 
-    Each call keeps one wall-clock deadline (answering/deadlines.py), retries within it by
-    answering/retries.py's rules, and refuses an answer over `max_response_bytes`. The URL goes
+    Each call keeps one wall-clock deadline (core/http_deadlines.py), retries within it by
+    core/http_retries.py's rules, and refuses an answer over `max_response_bytes`. The URL goes
     to the log only: error bodies reach API clients, who have no business knowing it.
     """
 

@@ -56,7 +56,7 @@ DEFAULTS: dict[str, str] = {
     "LLM_MAX_CONCURRENCY": "4",
     "LLM_QUEUE_WAIT_SECONDS": "2",
     "LLM_MAX_RESPONSE_BYTES": "2097152",
-    "RAG_RETRIEVAL": "vector",
+    "RAG_RETRIEVAL": "hybrid",
     "RAG_CANDIDATES": "50",
     "RAG_RERANK": "none",
     "RERANK_MODEL": "",

@@ -2,7 +2,8 @@
 
 Unchanged notes are skipped; notes whose text is unchanged but which lack vectors for the
 current embedding provider get only the missing vectors; changed notes are rebuilt; notes gone
-from the vault are deleted. Bad files are skipped with a warning and never abort the run; a
+from the vault are deleted; chunks stored before the lexical channel existed get their lexical
+terms (never new vectors). Bad files are skipped with a warning and never abort the run; a
 folder the scan cannot read deletes nothing, and a scan that finds no note at all deletes
 nothing unless the operator says `prune`.
 """
@@ -43,6 +44,9 @@ NOTE_REFUSED = (psycopg.DataError, psycopg.errors.ProgramLimitExceeded, ValueErr
 # Notes are parsed ahead, embedded together (a real model wants full batches) and written in one
 # transaction per batch of whole notes (a few round trips per batch instead of per row).
 EMBED_BATCH_CHUNKS = 256
+# Chunks indexed before the lexical columns existed get their terms in transactions of this
+# many chunks: an interrupted run keeps what it filled, and the next run goes on from there.
+LEXICAL_FILL_BATCH = 500
 
 Progress = Callable[[int, int], None]
 
@@ -70,6 +74,7 @@ class IngestResult:
     documents_skipped: int = 0
     chunks_written: int = 0
     embeddings_written: int = 0
+    chunks_lexical_filled: int = 0  # older chunks given their lexical terms, without re-embedding
     files_seen: int = 0
     files_rejected: int = 0
     warnings: list[dict[str, str]] = field(default_factory=list)
@@ -142,6 +147,7 @@ def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
                                    "embedding_native_dim": embedder.native_dim,
                                    "files_seen": result.files_seen,
                                    "files_rejected": result.files_rejected,
+                                   "chunks_lexical_filled": result.chunks_lexical_filled,
                                    "elapsed_seconds": result.elapsed_seconds})
     return result
 
@@ -219,6 +225,8 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
                   if path not in present and not scan.covers(path))
     result.documents_deleted = store.documents_delete(vault_path=vault, relative_paths=gone)
     timer.add("delete", mark)
+    # After the deletes, so no work is spent on chunks that are about to go.
+    _fill_missing_lexical(vault=vault, result=result, timer=timer)
 
 
 def _flush(pending: list[tuple[store.DocumentVersion, list[Vector] | None, bool]], *,
@@ -285,3 +293,16 @@ def _fill_missing_vectors(document_ids: list[int], *, embedder: EmbeddingProvide
                              embedder=embedder)
         result.embeddings_written += len(batch)
         timer.add("write", mark)
+
+
+def _fill_missing_lexical(*, vault: str, result: IngestResult, timer: _Timer) -> None:
+    """Chunks stored before the lexical channel existed: add their terms, keep their vectors."""
+    mark = time.perf_counter()
+    after_id = 0
+    while rows := store.chunks_missing_lexical(vault_path=vault, after_id=after_id,
+                                               limit=LEXICAL_FILL_BATCH):
+        result.chunks_lexical_filled += store.chunks_lexical_fill(
+            chunk_ids=[chunk_id for chunk_id, _ in rows],
+            contents=[content for _, content in rows])
+        after_id = rows[-1][0]
+    timer.add("lexical_fill", mark)

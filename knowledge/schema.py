@@ -1,6 +1,7 @@
-"""The index schema: `rag db init` (the only thing that creates tables or extensions) and the
-checks that say what an unready database lacks — first the database, then the tables, then
-pgvector — for /health, ingest and search alike."""
+"""The index schema: `rag db init` (the only thing that creates tables or extensions, and that
+refuses a database whose character type is not UTF-8) and the checks that say what an unready
+database lacks — first the database, then the tables, then pgvector — for /health, ingest and
+search alike."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from core.config import get_config
 from core.db import (
     DatabaseUnavailable,
     PgvectorUnavailable,
+    SchemaNotInitialized,
     db_errors_translated,
     pgvector_missing_error,
     raw_connection,
@@ -24,13 +26,45 @@ from core.pg_services import embedded_vector_extension_ensure
 from knowledge import sql
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema.sql"
-RAG_TABLES = ("documents", "chunks", "embeddings", "ingest_runs")
+# lexical_stats came with the lexical channel: a database initialised before it (without the
+# lexical columns either) is reported as needing `rag db init`.
+RAG_TABLES = ("documents", "chunks", "embeddings", "ingest_runs", "lexical_stats")
+
+
+class DatabaseNotUtf8(LocalRagError):
+    code = "database_not_utf8"
+
+
+def database_utf8_check(*, conn: psycopg.Connection) -> None:
+    """Raise DatabaseNotUtf8 unless the database's encoding and character type are UTF-8.
+
+    With a C (or other non-UTF-8) character type pg_trgm takes no trigram from Chinese or any
+    other non-ASCII text (show_trgm('数据导出') is empty, so the index cannot narrow such a
+    search), and ILIKE, lower() and upper() fold only ASCII letters (É, Я stay as they are)."""
+    ctype, encoding = conn.execute(sql.DATABASE_CTYPE).fetchone()
+    if encoding == "UTF8" and _is_utf8_locale(ctype):
+        return
+    name = conn.info.dbname
+    raise DatabaseNotUtf8(
+        f"database {name} has encoding {encoding} and character type {ctype}; local-rag needs "
+        "UTF-8 for both, or Chinese text cannot be searched. Create it again as UTF-8: "
+        f"CREATE DATABASE {name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C.UTF-8' "
+        "LC_CTYPE 'C.UTF-8' (or `rag pg start`, which does this), then run `rag db init` and "
+        "`rag ingest` again", details={"database": name, "encoding": encoding, "ctype": ctype})
+
+
+def _is_utf8_locale(ctype: str) -> bool:
+    # C.UTF-8, C.utf8, en_US.UTF-8, zh_CN.utf8: glibc accepts either spelling of the codeset.
+    return ctype.lower().replace("-", "").endswith(".utf8")
 
 
 def db_init(*, verbosity: int = 0) -> None:
     """Apply schema.sql (idempotent) and then Django's own migrations."""
     schema = SCHEMA_FILE.read_text(encoding="utf-8")
     target = connection.settings_dict
+    with db_errors_translated():
+        connection.ensure_connection()
+        database_utf8_check(conn=connection.connection)
     # pgvector is not a trusted extension: on the project's embedded server the bootstrap
     # superuser creates it, and schema.sql's CREATE EXTENSION IF NOT EXISTS is then a no-op for
     # the application's role. On any other server schema.sql runs as configured, as before.
@@ -43,6 +77,12 @@ def db_init(*, verbosity: int = 0) -> None:
         except DatabaseError as exc:
             cause = exc.__cause__
             denied = isinstance(cause, psycopg.errors.InsufficientPrivilege)
+            if denied and "pg_trgm" in str(cause):
+                raise SchemaNotInitialized(
+                    f"{target['USER']} may not create the pg_trgm extension "
+                    f"({first_line(cause)}); on PostgreSQL 13 or later the database's owner may. "
+                    f"Ask a superuser to run `CREATE EXTENSION pg_trgm;` in {target['NAME']}, "
+                    "then run `rag db init` again") from exc
             if denied and "extension" in str(cause):
                 raise PgvectorUnavailable(
                     f"{target['USER']} may not create the pgvector extension "

@@ -74,3 +74,80 @@ CREATE INDEX IF NOT EXISTS idx_chunks_relative_path ON chunks (relative_path);
 CREATE INDEX IF NOT EXISTS idx_chunks_content_hash ON chunks (content_hash);
 CREATE INDEX IF NOT EXISTS idx_embeddings_config
   ON embeddings (embedding_provider, embedding_model, embedding_dim);
+
+-- Lexical channel (BM25). The terms are made by knowledge/lexical.py and stored as a ready
+-- tsvector: no text-search configuration of PostgreSQL can split Chinese. Chunks written
+-- before these columns existed keep NULL until the next `rag ingest` fills them in.
+-- pg_trgm is a trusted extension: the database's owner may create it without a superuser.
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+
+ALTER TABLE chunks ADD COLUMN IF NOT EXISTS lexical_terms tsvector;
+ALTER TABLE chunks ADD COLUMN IF NOT EXISTS lexical_length INTEGER;
+
+CREATE INDEX IF NOT EXISTS idx_chunks_lexical_terms ON chunks USING gin (lexical_terms);
+-- Case-insensitive lookups of identifiers inside longer text (`foo_bar` in `foo_bar.baz()`).
+CREATE INDEX IF NOT EXISTS idx_chunks_content_trgm ON chunks USING gin (content gin_trgm_ops);
+-- Finds the chunks still to fill without reading the table; empty once every chunk is filled.
+CREATE INDEX IF NOT EXISTS idx_chunks_lexical_missing ON chunks (id) WHERE lexical_terms IS NULL;
+
+-- BM25's corpus statistics over the chunks that have lexical terms: one row, kept current by
+-- the triggers below in the same transaction as the chunks, so a search never sees counts
+-- that disagree with the chunks it reads.
+CREATE TABLE IF NOT EXISTS lexical_stats (
+  id BOOLEAN PRIMARY KEY DEFAULT true CHECK (id),
+  chunk_count BIGINT NOT NULL CHECK (chunk_count >= 0),
+  term_count BIGINT NOT NULL CHECK (term_count >= 0)
+);
+
+INSERT INTO lexical_stats (id, chunk_count, term_count)
+SELECT true, count(*), coalesce(sum(lexical_length), 0) FROM chunks
+WHERE lexical_terms IS NOT NULL
+ON CONFLICT (id) DO NOTHING;
+
+-- Statement-level triggers with transition tables: one update of the row per statement, and
+-- they also see chunks removed by the cascade from documents (`rag vault forget`, pruning; one
+-- firing for all the chunks of one DELETE on documents).
+-- A statement that changes no lexical terms leaves the row alone (and unlocked).
+CREATE OR REPLACE FUNCTION lexical_stats_track() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  added_chunks BIGINT := 0;
+  added_terms BIGINT := 0;
+  removed_chunks BIGINT := 0;
+  removed_terms BIGINT := 0;
+BEGIN
+  IF TG_OP IN ('INSERT', 'UPDATE') THEN
+    SELECT count(*), coalesce(sum(lexical_length), 0) INTO added_chunks, added_terms
+    FROM lexical_new WHERE lexical_terms IS NOT NULL;
+  END IF;
+  IF TG_OP IN ('DELETE', 'UPDATE') THEN
+    SELECT count(*), coalesce(sum(lexical_length), 0) INTO removed_chunks, removed_terms
+    FROM lexical_old WHERE lexical_terms IS NOT NULL;
+  END IF;
+  IF added_chunks <> removed_chunks OR added_terms <> removed_terms THEN
+    UPDATE lexical_stats SET chunk_count = chunk_count + added_chunks - removed_chunks,
+                             term_count = term_count + added_terms - removed_terms;
+  END IF;
+  RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION lexical_stats_reset() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE lexical_stats SET chunk_count = 0, term_count = 0;
+  RETURN NULL;
+END
+$$;
+
+-- PostgreSQL allows transition tables only on triggers for a single event: one trigger each.
+CREATE OR REPLACE TRIGGER chunks_lexical_stats_insert AFTER INSERT ON chunks
+  REFERENCING NEW TABLE AS lexical_new
+  FOR EACH STATEMENT EXECUTE FUNCTION lexical_stats_track();
+CREATE OR REPLACE TRIGGER chunks_lexical_stats_update AFTER UPDATE ON chunks
+  REFERENCING OLD TABLE AS lexical_old NEW TABLE AS lexical_new
+  FOR EACH STATEMENT EXECUTE FUNCTION lexical_stats_track();
+CREATE OR REPLACE TRIGGER chunks_lexical_stats_delete AFTER DELETE ON chunks
+  REFERENCING OLD TABLE AS lexical_old
+  FOR EACH STATEMENT EXECUTE FUNCTION lexical_stats_track();
+-- TRUNCATE fires no DELETE trigger (and allows no transition table); it empties the table.
+CREATE OR REPLACE TRIGGER chunks_lexical_stats_truncate AFTER TRUNCATE ON chunks
+  FOR EACH STATEMENT EXECUTE FUNCTION lexical_stats_reset();

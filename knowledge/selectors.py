@@ -29,6 +29,14 @@ def index_counts(*, config: Config) -> IndexCounts:
     return IndexCounts(documents, chunks, embeddings)
 
 
+def corpus_fingerprint() -> str:
+    """A short hash of what is indexed (every document's vault, path and content hash), so two
+    evaluation runs can tell whether they saw the same corpus."""
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.CORPUS_FINGERPRINT)
+        return (cursor.fetchone()[0] or "empty")[:12]
+
+
 def health_report(*, config: Config) -> dict:
     """The /health body; raises the 503 domain errors (with the checks as details) when the
     database, the schema or pgvector is not there."""

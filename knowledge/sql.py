@@ -7,6 +7,12 @@ SELECT
   EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'vector')
 """
 
+# The character type decides what pg_trgm and case-insensitive matching see as letters.
+DATABASE_CTYPE = """
+SELECT datctype, pg_encoding_to_char(encoding) FROM pg_catalog.pg_database
+WHERE datname = current_database()
+"""
+
 INDEX_COUNTS = """
 SELECT
   (SELECT count(*) FROM documents),
@@ -56,18 +62,22 @@ WHERE document_id IN (SELECT id FROM documents WHERE vault_path = %s AND relativ
 # Chunks and their vectors in one statement. The chunks arrive as one JSON array (one
 # json.dumps in the client instead of adapting every field of every row); the vectors join the
 # rows just inserted on (relative_path, chunk_index), so the growing chunks table is never read.
+# lexical_terms arrives as a ready tsvector literal (knowledge/lexical.py): cast, never parsed by
+# a text-search configuration.
 INSERT_CHUNKS_WITH_EMBEDDINGS = """
 WITH inserted AS (
   INSERT INTO chunks (document_id, chunk_index, content, file_path, relative_path, heading_path,
-                      frontmatter, tags, wikilinks, metadata, content_hash, token_count)
+                      frontmatter, tags, wikilinks, metadata, content_hash, token_count,
+                      lexical_terms, lexical_length)
   SELECT d.id, c.chunk_index, c.content, d.file_path, d.relative_path,
          ARRAY(SELECT jsonb_array_elements_text(c.heading_path)), d.frontmatter,
          ARRAY(SELECT jsonb_array_elements_text(c.tags)),
          ARRAY(SELECT jsonb_array_elements_text(c.wikilinks)), c.metadata, c.content_hash,
-         c.token_count
+         c.token_count, c.lexical_terms::tsvector, c.lexical_length
   FROM jsonb_to_recordset(%s::jsonb)
          AS c(relative_path text, chunk_index int, content text, heading_path jsonb, tags jsonb,
-              wikilinks jsonb, metadata jsonb, content_hash text, token_count int)
+              wikilinks jsonb, metadata jsonb, content_hash text, token_count int,
+              lexical_terms text, lexical_length int)
   JOIN documents d ON d.vault_path = %s AND d.relative_path = c.relative_path
   RETURNING id, relative_path, chunk_index
 )
@@ -96,6 +106,24 @@ ORDER BY c.document_id, c.chunk_index
 """
 
 DELETE_DOCUMENTS = "DELETE FROM documents WHERE vault_path = %s AND relative_path = ANY(%s)"
+
+# Chunks of a vault written before the lexical columns existed (found through the partial index
+# idx_chunks_lexical_missing), a batch at a time after the last id seen.
+CHUNKS_MISSING_LEXICAL = """
+SELECT c.id, c.content
+FROM chunks c
+WHERE c.lexical_terms IS NULL AND c.id > %s
+  AND c.document_id IN (SELECT id FROM documents WHERE vault_path = %s)
+ORDER BY c.id
+LIMIT %s
+"""
+
+# Only chunks still without terms: a concurrent rewrite of the note keeps its own fresh terms.
+FILL_CHUNKS_LEXICAL = """
+UPDATE chunks c SET lexical_terms = v.terms::tsvector, lexical_length = v.length
+FROM unnest(%s::int8[], %s::text[], %s::int4[]) AS v(id, terms, length)
+WHERE c.id = v.id AND c.lexical_terms IS NULL
+"""
 
 INSERT_RUN = """
 INSERT INTO ingest_runs (vault_path, embedding_provider, embedding_model, embedding_dim, status)
@@ -140,3 +168,9 @@ SELECT count(*) FROM gone
 TRY_VAULT_LOCK = "SELECT pg_try_advisory_lock(%s)"
 WAIT_VAULT_LOCK = "SELECT pg_advisory_lock(%s)"
 RELEASE_VAULT_LOCK = "SELECT pg_advisory_unlock(%s)"
+
+CORPUS_FINGERPRINT = """
+SELECT md5(string_agg(vault_path || '/' || relative_path || ':' || content_hash, E'\\n'
+                      ORDER BY vault_path, relative_path))
+FROM documents
+"""

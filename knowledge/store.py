@@ -16,6 +16,7 @@ from psycopg.types.json import Jsonb
 from knowledge import sql
 from knowledge.chunking import ChunkDraft
 from knowledge.embeddings import EmbeddingProvider
+from knowledge.lexical import chunk_lexical_build
 from knowledge.schema import index_connection
 
 
@@ -58,8 +59,19 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
     if anything fails, every document of the batch keeps its previous version."""
     if not versions:
         return
-    chunks = [(version, chunk) for version in versions for chunk in version.chunks]
     paths = [version.relative_path for version in versions]
+    # Built before the transaction: the chunk writes lock the one lexical_stats row (its
+    # triggers), which other vaults' ingests wait for until this transaction ends.
+    rows = []
+    for version in versions:
+        for chunk in version.chunks:
+            lexical = chunk_lexical_build(content=chunk.content)
+            rows.append({"relative_path": version.relative_path, "chunk_index": chunk.chunk_index,
+                         "content": chunk.content, "heading_path": chunk.heading_path,
+                         "tags": version.tags, "wikilinks": chunk.wikilinks,
+                         "metadata": {"wikilink_aliases": chunk.wikilink_aliases},
+                         "content_hash": chunk.content_hash, "token_count": chunk.token_count,
+                         "lexical_terms": lexical.terms, "lexical_length": lexical.length})
     conn = index_connection()
     # One transaction sent as one pipeline: a handful of round trips per batch, not per row.
     with transaction.atomic(), conn.pipeline(), psycopg.Cursor(conn) as cursor:
@@ -69,14 +81,8 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
             [v.content_hash for v in versions], [v.mtime_ns for v in versions],
             [v.size_bytes for v in versions], [Jsonb(v.frontmatter) for v in versions]])
         cursor.execute(sql.DELETE_DOCUMENTS_CHUNKS, [vault_path, paths])
-        if not chunks:
+        if not rows:
             return
-        rows = [{"relative_path": version.relative_path, "chunk_index": chunk.chunk_index,
-                 "content": chunk.content, "heading_path": chunk.heading_path,
-                 "tags": version.tags, "wikilinks": chunk.wikilinks,
-                 "metadata": {"wikilink_aliases": chunk.wikilink_aliases},
-                 "content_hash": chunk.content_hash, "token_count": chunk.token_count}
-                for version, chunk in chunks]
         cursor.execute(sql.INSERT_CHUNKS_WITH_EMBEDDINGS, [
             Jsonb(rows), vault_path, embedder.provider, embedder.model, embedder.dim,
             [row["relative_path"] for row in rows], [row["chunk_index"] for row in rows],
@@ -104,6 +110,24 @@ def embeddings_add(*, chunk_ids: Sequence[int], vectors: Sequence[Sequence[float
         for chunk_id, vector in zip(chunk_ids, vectors, strict=True):
             copy.write_row([chunk_id, embedder.provider, embedder.model, embedder.dim,
                             list(vector)])
+
+
+def chunks_missing_lexical(*, vault_path: str, after_id: int,
+                           limit: int) -> list[tuple[int, str]]:
+    """(chunk id, content) of the vault's chunks without lexical terms, by id after `after_id`."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql.CHUNKS_MISSING_LEXICAL, [after_id, vault_path, limit])
+        return cursor.fetchall()
+
+
+def chunks_lexical_fill(*, chunk_ids: Sequence[int], contents: Sequence[str]) -> int:
+    """Store the lexical terms of existing chunks that have none yet (their vectors are left
+    alone); returns how many chunks were filled."""
+    built = [chunk_lexical_build(content=content) for content in contents]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql.FILL_CHUNKS_LEXICAL, [list(chunk_ids), [item.terms for item in built],
+                                                 [item.length for item in built]])
+        return cursor.rowcount
 
 
 def documents_delete(*, vault_path: str, relative_paths: Sequence[str]) -> int:

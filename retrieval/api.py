@@ -7,12 +7,16 @@ from ninja import Router
 from core.config import get_config
 from core.schemas import ErrorBody
 from retrieval.schemas import SearchRequest, SearchResponse
-from retrieval.services import search
+from retrieval.services import search, search_body
 
 router = Router(tags=["retrieval"])
 
 
+# exclude_unset: without `explain` requested the body is exactly the first release's.
 @router.post("/search", response={200: SearchResponse, 422: ErrorBody, 503: ErrorBody},
-             summary="Exact cosine search over the current embedding configuration")
+             exclude_unset=True,
+             summary="Ranked chunks by RAG_RETRIEVAL (vector, lexical or hybrid) with a confidence")
 def search_view(request, payload: SearchRequest):
-    return search(query=payload.query, top_k=payload.top_k, config=get_config())
+    outcome = search(query=payload.query, top_k=payload.top_k, config=get_config(),
+                     explain=payload.explain)
+    return search_body(outcome)

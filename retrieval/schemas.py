@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ninja import Schema
 
 from core.schemas import QueryText, StrictRequest, TopK
@@ -10,6 +12,8 @@ from core.schemas import QueryText, StrictRequest, TopK
 class SearchRequest(StrictRequest):
     query: QueryText
     top_k: TopK = None
+    # Adds `explain` to the response: each stage's ranks, scores and time.
+    explain: bool = False
 
 
 class SearchResult(Schema):
@@ -23,6 +27,28 @@ class SearchResult(Schema):
     document_id: int
 
 
+class ResultExplain(Schema):
+    chunk_id: int
+    vector_rank: int | None
+    cosine: float | None
+    lexical_rank: int | None
+    bm25: float | None
+    matched_share: float | None
+    fused_rank: int | None
+    rerank_rank: int | None
+    rerank_score: float | None
+
+
+class SearchExplain(Schema):
+    mode: str
+    parameters: dict[str, Any]
+    timings_ms: dict[str, float]
+    rerank: dict[str, Any] | None
+    # Aligned with `results`: entry i explains result i.
+    results: list[ResultExplain]
+
+
 class SearchResponse(Schema):
     confidence: float
     results: list[SearchResult]
+    explain: SearchExplain | None = None

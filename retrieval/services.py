@@ -1,11 +1,12 @@
-"""Query -> embedding -> exact cosine scan -> ranked chunks with a confidence."""
+"""Query -> embedding -> the retrieval pipeline (retrieval/pipeline.py) -> ranked chunks with a
+confidence; the entry point of /search, /ask, `rag search` and `rag eval`."""
 
 from __future__ import annotations
 
-import math
+import time
+from typing import Any
 
 import psycopg
-from pgvector import Vector
 
 from core.config import EMBEDDING_DIM, MAX_TEXT_CHARS, TOP_K_RANGE, Config
 from core.db import db_errors_translated
@@ -13,7 +14,8 @@ from core.errors import InvalidRequest, LocalRagError
 from knowledge.embeddings import EmbeddingDimMismatch, EmbeddingProvider, get_embedder
 from knowledge.schema import index_connection
 from retrieval import sql
-from retrieval.types import SearchHit, SearchOutcome
+from retrieval.pipeline import pipeline_clock, pipeline_run
+from retrieval.types import SearchOutcome
 
 
 class RetrievalNotReady(LocalRagError):
@@ -31,51 +33,52 @@ def top_k_validate(top_k: int | None, *, config: Config) -> int:
 
 
 def search(*, query: str, top_k: int | None, config: Config,
-           embedder: EmbeddingProvider | None = None) -> SearchOutcome:
-    """The top_k chunks closest to `query` among the current embedding config's vectors."""
+           embedder: EmbeddingProvider | None = None, mode: str | None = None,
+           explain: bool = False) -> SearchOutcome:
+    """The top_k chunks for `query` by RAG_RETRIEVAL (or `mode`): vector, lexical or hybrid."""
     if not query.strip():
         raise InvalidRequest("query must not be empty", details={"field": "query"})
     if len(query) > MAX_TEXT_CHARS:
         raise InvalidRequest(f"query is longer than {MAX_TEXT_CHARS} characters",
                              details={"field": "query"})
     limit = top_k_validate(top_k, config=config)
+    mode = mode or config.rag_retrieval
     embedder = embedder or get_embedder(config=config)
+    clock = pipeline_clock()
+    started = time.perf_counter()
     vector = embedder.embed_query(query)
+    clock.stage("embed", started)
     if len(vector) != EMBEDDING_DIM:
         raise EmbeddingDimMismatch(
             f"the query embedding has {len(vector)} dimensions but the index stores "
             f"{EMBEDDING_DIM}; check EMBEDDING_PROVIDER / EMBEDDING_MODEL",
             details={"expected": EMBEDDING_DIM, "actual": len(vector)})
+    run = pipeline_run(query=query, vector=vector, top_k=limit, mode=mode, config=config,
+                       embedder=embedder, clock=clock, explain=explain)
+    if not run.results:
+        _readiness_check(embedder=embedder)
+    return SearchOutcome(confidence=run.confidence, results=[item.hit for item in run.results],
+                         explain=run.explain() if explain else None)
+
+
+def search_body(outcome: SearchOutcome) -> dict[str, Any]:
+    """The /search body: `explain` only when it was asked for."""
+    body: dict[str, Any] = {"confidence": outcome.confidence, "results": outcome.results}
+    if outcome.explain is not None:
+        body["explain"] = outcome.explain
+    return body
+
+
+def _readiness_check(*, embedder: EmbeddingProvider) -> None:
+    """No result at all: say so when the reason is that nothing is embedded for this config."""
     config_key = [embedder.provider, embedder.model, embedder.dim]
     with db_errors_translated():
         conn = index_connection()
         with psycopg.Cursor(conn) as cursor:
-            rows = []
-            if any(vector):  # a query without any token matches nothing
-                cursor.execute(sql.SEARCH, [Vector(list(vector)), *config_key, limit])
-                rows = cursor.fetchall()
-            if not rows:
-                cursor.execute(sql.HAS_EMBEDDINGS, config_key)
-                if not cursor.fetchone()[0]:
-                    raise RetrievalNotReady(
-                        f"no embeddings for {embedder.provider}/{embedder.model} yet; run "
-                        "`rag ingest` with this configuration",
-                        details={"embedding_provider": embedder.provider,
-                                 "embedding_model": embedder.model})
-    hits = [_hit(row) for row in rows if _usable(row[6])]
-    return SearchOutcome(confidence=hits[0].score if hits else 0.0, results=hits)
-
-
-def _usable(distance: float | None) -> bool:
-    # A chunk whose vector is all zeros (no tokens) has an undefined (NaN) cosine distance.
-    return distance is not None and not math.isnan(distance)
-
-
-def _hit(row: tuple) -> SearchHit:
-    content, relative_path, heading_path, chunk_index, document_id, content_hash, distance = row
-    heading_path = list(heading_path)
-    return SearchHit(
-        content=content, source=relative_path, relative_path=relative_path,
-        heading_path=heading_path, heading=heading_path[-1] if heading_path else "",
-        score=max(0.0, min(1.0, 1.0 - distance)), chunk_index=chunk_index,
-        document_id=document_id, content_hash=content_hash)
+            cursor.execute(sql.HAS_EMBEDDINGS, config_key)
+            if not cursor.fetchone()[0]:
+                raise RetrievalNotReady(
+                    f"no embeddings for {embedder.provider}/{embedder.model} yet; run "
+                    "`rag ingest` with this configuration",
+                    details={"embedding_provider": embedder.provider,
+                             "embedding_model": embedder.model})

@@ -22,3 +22,190 @@ HAS_EMBEDDINGS = """
 SELECT EXISTS (SELECT 1 FROM embeddings
                WHERE embedding_provider = %s AND embedding_model = %s AND embedding_dim = %s)
 """
+
+# BM25 of the lexical channel (retrieval/lexical.py), on the terms knowledge/lexical.py stored in
+# chunks.lexical_terms. Bound as parameters with the query; tuned values, not inputs.
+BM25_K1 = 1.2  # how fast repeated occurrences of a term stop adding to the score
+BM25_B = 0.75  # how much a long chunk is discounted against the average length
+LEXICAL_MAX_DF_SHARE = 0.5  # a query term in more chunks than this share of all is dropped
+LEXICAL_PHRASE_WEIGHT = 0.5  # bonus per query pair found adjacent: weight × mean idf of the two
+
+# score(chunk) = Σ over kept query terms t in the chunk of
+#                  idf(t) · tf · (k1 + 1) / (tf + k1 · (1 − b + b · dl / avgdl))
+#              + Σ over adjacent query pairs (a, b) found adjacent, in that order, in the chunk of
+#                  phrase_weight · (idf(a) + idf(b)) / 2
+# with idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5)); tf = positions of t in the chunk; dl = the
+# chunk's term count; N and avgdl from lexical_stats (kept in step with the chunks by triggers).
+# A term with df > max_df_share · N is dropped: it neither selects nor scores (nor counts in
+# matched_share). An identifier term (the caller passes its parts) also matches chunks whose
+# content holds it, ignoring case, between two characters that are not ASCII letters or digits
+# (text that splits it otherwise: `foo_bar` in `foo_bar.baz()`; never `ERR-1042` in
+# `ERR-10420`). The trigram index finds such text, the parts at one position of the tsvector
+# (`'foo' <0> 'bar'`) narrow it first when the trigrams are common words; such a chunk scores
+# the term as one occurrence (tf = 1), counts it in matched_share and toward the term's df.
+# Every statistic is its own MATERIALIZED CTE: inlined, the planner evaluates them again per use
+# and per candidate (a 20k-chunk prototype ran 126 s instead of 7 ms). Terms become tsqueries
+# inside the statement (lexeme quoted: '' for ', \\ for \), identifiers become regular
+# expressions with every character that is not a letter or digit escaped: the query's text is
+# only ever a bound value.
+LEXICAL_SEARCH = r"""
+WITH corpus AS MATERIALIZED (
+  SELECT s.chunk_count::float8 AS n,
+         s.term_count::float8 / greatest(s.chunk_count, 1) AS avgdl
+  FROM lexical_stats s
+),
+query_terms AS MATERIALIZED (
+  SELECT q.term,
+         ('''' || replace(replace(q.term, '\', '\\'), '''', '''''') || '''')::tsquery AS tsq,
+         (SELECT string_agg('''' || replace(replace(part, '\', '\\'), '''', '''''') || '''',
+                            ' <0> ')
+          FROM unnest(string_to_array(q.parts, ' ')) AS part)::tsquery AS parts,
+         '(^|[^0-9a-z])' || regexp_replace(q.term, '([^[:alnum:]])', '\\\1', 'g')
+         || '($|[^0-9a-z])' AS pattern
+  FROM unnest(%(terms)s::text[], %(identifier_parts)s::text[]) AS q(term, parts)
+),
+substring_hits AS MATERIALIZED (
+  SELECT q.term, c.id AS chunk_id
+  FROM query_terms q
+  JOIN chunks c ON c.lexical_terms @@ q.parts AND c.content ~* q.pattern
+  WHERE q.parts IS NOT NULL AND NOT c.lexical_terms @@ q.tsq
+),
+-- Counting stops one past the share that drops a term: a very common term costs at most half
+-- the corpus, and a kept term's df is exact.
+term_df AS MATERIALIZED (
+  SELECT q.term, q.tsq,
+         (SELECT count(*)
+          FROM (SELECT FROM chunks c WHERE c.lexical_terms @@ q.tsq
+                LIMIT (SELECT floor(n * %(max_df_share)s)::int8 + 1 FROM corpus)) AS matching)
+         + (SELECT count(*) FROM substring_hits h WHERE h.term = q.term) AS df
+  FROM query_terms q
+),
+term_stats AS MATERIALIZED (
+  SELECT t.term, t.tsq, ln(1 + (corpus.n - t.df + 0.5) / (t.df + 0.5)) AS idf
+  FROM term_df t CROSS JOIN corpus
+  WHERE t.df > 0 AND t.df <= corpus.n * %(max_df_share)s
+),
+kept AS MATERIALIZED (
+  SELECT array_agg(term) AS terms, string_agg(tsq::text, ' | ')::tsquery AS any_term,
+         count(*) AS size
+  FROM term_stats
+),
+-- Each candidate once, with its tsvector cut down to the kept terms (their positions stay):
+-- everything after this reads those few lexemes, never the chunk again.
+candidates AS MATERIALIZED (
+  SELECT c.id, c.lexical_length AS dl,
+         ts_filter(setweight(c.lexical_terms, 'A', kept.terms), '{a}') AS matched
+  FROM kept JOIN chunks c ON c.lexical_terms @@ kept.any_term
+  UNION ALL
+  SELECT c.id, c.lexical_length, ts_filter(setweight(c.lexical_terms, 'A', kept.terms), '{a}')
+  FROM kept
+  CROSS JOIN (SELECT DISTINCT h.chunk_id FROM substring_hits h
+              JOIN term_stats t ON t.term = h.term) s
+  JOIN chunks c ON c.id = s.chunk_id
+  WHERE NOT c.lexical_terms @@ kept.any_term
+),
+term_hits AS (
+  SELECT k.id, k.dl, u.lexeme AS term, cardinality(u.positions) AS tf
+  FROM candidates k CROSS JOIN LATERAL unnest(k.matched) AS u
+  UNION ALL
+  SELECT k.id, k.dl, h.term, 1 FROM substring_hits h JOIN candidates k ON k.id = h.chunk_id
+),
+bm25 AS (
+  SELECT h.id, count(*) AS matched_terms,
+         sum(t.idf * h.tf * (%(k1)s + 1)
+             / (h.tf + %(k1)s * (1 - %(b)s + %(b)s * h.dl / corpus.avgdl))) AS score
+  FROM term_hits h
+  JOIN term_stats t ON t.term = h.term
+  CROSS JOIN corpus
+  GROUP BY h.id
+),
+phrase_pairs AS MATERIALIZED (
+  SELECT tsquery_phrase(l.tsq, r.tsq) AS phrase,
+         %(phrase_weight)s * (l.idf + r.idf) / 2 AS bonus
+  FROM unnest(%(pair_left)s::text[], %(pair_right)s::text[]) AS p(left_term, right_term)
+  JOIN term_stats l ON l.term = p.left_term
+  JOIN term_stats r ON r.term = p.right_term
+),
+phrase_bonus AS (
+  SELECT k.id, sum(p.bonus) AS bonus
+  FROM candidates k JOIN phrase_pairs p ON k.matched @@ p.phrase
+  GROUP BY k.id
+),
+ranked AS (
+  SELECT b.id, b.score + coalesce(p.bonus, 0) AS score,
+         b.matched_terms::float8 / kept.size AS matched_share
+  FROM bm25 b
+  LEFT JOIN phrase_bonus p ON p.id = b.id
+  CROSS JOIN kept
+  ORDER BY score DESC, b.id
+  LIMIT %(limit)s
+)
+SELECT r.id, c.content, c.relative_path, c.heading_path, c.chunk_index, c.document_id,
+       c.content_hash, r.score, r.matched_share
+FROM ranked r
+JOIN chunks c ON c.id = r.id
+ORDER BY r.score DESC, r.id
+"""
+
+# The vector channel (retrieval/vector.py). SEARCH_EXACT is SEARCH with the chunk id added to
+# the output (fusion needs it): the same scan, rows, distances and order, which
+# tests/retrieval/test_vector_index.py checks row for row against SEARCH.
+SEARCH_EXACT = """
+WITH nearest AS (
+  SELECT e.chunk_id, e.embedding <=> %b AS distance
+  FROM embeddings e
+  WHERE e.embedding_provider = %s AND e.embedding_model = %s AND e.embedding_dim = %s
+  ORDER BY distance, e.chunk_id
+  LIMIT %s
+)
+SELECT n.chunk_id, c.content, c.relative_path, c.heading_path, c.chunk_index, c.document_id,
+       c.content_hash, n.distance
+FROM nearest n
+JOIN chunks c ON c.id = n.chunk_id
+ORDER BY n.distance, n.chunk_id
+"""
+
+# Once an HNSW index exists, the planner may answer SEARCH_EXACT from it (an index scan under
+# an incremental sort on the chunk id): approximate. HNSW has no bitmap scan, so turning off
+# plain index scans for the exact query's transaction keeps it a scan of every vector; the
+# join to chunks then goes through a bitmap scan of chunks_pkey, just as cheap for k rows.
+EXACT_SETTINGS = "SET LOCAL enable_indexscan = off"
+
+# For the query's transaction only. strict_order: when the first ef_search candidates do not
+# give `limit` visible rows (rows deleted but not yet vacuumed, a limit above ef_search),
+# pgvector keeps scanning the graph, still returning rows in exact distance order, instead of
+# returning fewer rows. enable_sort off: the planner does not count the cost of reading every
+# vector out of line (TOAST), so at 100k vectors it priced the full scan below the index from
+# ef_search 100 up and ran a 400 ms scan instead of a 5 ms index search. Every other plan for
+# ORDER BY distance LIMIT k needs a Sort node; the index scan needs none.
+HNSW_SETTINGS = """
+SELECT set_config('hnsw.ef_search', %s, true),
+       set_config('hnsw.iterative_scan', 'strict_order', true),
+       set_config('enable_sort', 'off', true)
+"""
+
+# Ordered by the distance alone, so the HNSW index (knowledge/vector_index.py: one partial
+# index per provider/model, whose predicate the planner proves from the bound values) can
+# return the rows in order; ties are then broken by chunk id among the rows it returned.
+SEARCH_HNSW = """
+WITH nearest AS (
+  SELECT e.chunk_id, e.embedding <=> %b AS distance
+  FROM embeddings e
+  WHERE e.embedding_provider = %s AND e.embedding_model = %s AND e.embedding_dim = %s
+  ORDER BY distance
+  LIMIT %s
+)
+SELECT n.chunk_id, c.content, c.relative_path, c.heading_path, c.chunk_index, c.document_id,
+       c.content_hash, n.distance
+FROM nearest n
+JOIN chunks c ON c.id = n.chunk_id
+ORDER BY n.distance, n.chunk_id
+"""
+
+# The cosine distance of given chunks to the query, for chunks only the lexical channel found.
+CHUNK_DISTANCES = """
+SELECT e.chunk_id, e.embedding <=> %b
+FROM embeddings e
+WHERE e.chunk_id = ANY(%s)
+  AND e.embedding_provider = %s AND e.embedding_model = %s AND e.embedding_dim = %s
+"""

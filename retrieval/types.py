@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -26,3 +27,5 @@ class SearchOutcome:
 
     confidence: float
     results: list[SearchHit]
+    # Per-stage ranks, scores and timings; only when the caller asked for it.
+    explain: dict[str, Any] | None = None

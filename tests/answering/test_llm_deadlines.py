@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from answering.deadlines import Deadline
 from answering.llm import LLMTimeout, LLMUpstreamError, OpenAICompatibleClient
 from answering.prompts import fallback_messages
+from core.http_deadlines import Deadline
 from tests.answering.stub_openai import DEFAULT_DELTAS, StubOpenAI
 
 MESSAGES = fallback_messages(question="How do I rotate the VPN certificate?")

@@ -17,7 +17,7 @@ from answering.llm import (
     OpenAICompatibleClient,
 )
 from answering.prompts import fallback_messages
-from answering.retries import retry_after_seconds
+from core.http_retries import retry_after_seconds
 from tests.answering.stub_openai import DEFAULT_ANSWER, DEFAULT_DELTAS, StubOpenAI
 
 MESSAGES = fallback_messages(question="How do I rotate the VPN certificate?")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.api.http import error_of, post
+from tests.api.http import IN_DOMAIN, error_of, post
 
 
 def test_search_shape(client, sample_index):
@@ -45,3 +45,17 @@ def test_invalid_search_requests_are_422_invalid_request(client, db, body, fragm
 def test_body_that_is_not_json_is_422(client, db):
     response = post(client, "/search", "{not json", raw=True)
     assert response.status_code == 422 and error_of(response)["code"] == "invalid_request"
+
+
+def test_explain_is_added_only_when_asked(client, sample_index):
+    plain = json.loads(post(client, "/search", {"query": IN_DOMAIN}).content)
+    assert set(plain) == {"confidence", "results"}
+    explained = json.loads(post(client, "/search", {"query": IN_DOMAIN, "explain": True}).content)
+    assert explained["results"] == plain["results"]
+    explain = explained["explain"]
+    # The default retrieval is hybrid: both channels, fused.
+    assert explain["mode"] == "hybrid" and len(explain["results"]) == len(plain["results"])
+    first = explain["results"][0]
+    assert first["fused_rank"] == 1 and first["cosine"] == plain["results"][0]["score"]
+    assert first["vector_rank"] >= 1 and first["lexical_rank"] >= 1
+    assert {"embed", "vector", "lexical", "fuse"} <= set(explain["timings_ms"])

@@ -169,3 +169,16 @@ def test_serving_beyond_loopback_without_a_token_is_refused(run_cli):
                      env=cli_env(RAG_API_TOKEN=""))
     assert result.returncode == 2
     assert "RAG_API_TOKEN" in result.stderr and "--trusted-network" in result.stderr
+
+
+def test_search_explain_on_the_command_line(clean_tables, run_cli):
+    assert run_cli("ingest", "samples/acme-vault").returncode == 0
+    shown = run_cli("search", "read_cache_enabled", "--explain",
+                    env=cli_env(RAG_RETRIEVAL="hybrid", RAG_RERANK="features"))
+    assert shown.returncode == 0, shown.stderr
+    assert "mode hybrid" in shown.stdout and "rerank features: applied" in shown.stdout
+    assert "API Latency Runbook.md" in shown.stdout.splitlines()[1]
+    as_json = json.loads(run_cli("search", "read_cache_enabled", "--json", "--explain",
+                                 env=cli_env(RAG_RETRIEVAL="hybrid")).stdout)
+    assert as_json["explain"]["mode"] == "hybrid"
+    assert as_json["explain"]["results"][0]["lexical_rank"] == 1

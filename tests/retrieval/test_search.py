@@ -12,7 +12,9 @@ from retrieval.services import RetrievalNotReady, search
 
 
 def run(query: str, top_k: int | None = None, **kwargs):
-    return search(query=query, top_k=top_k, config=get_config(), **kwargs)
+    # The first release's contract: the vector mode (tests/retrieval/test_pipeline.py covers
+    # lexical and hybrid).
+    return search(query=query, top_k=top_k, config=get_config(), mode="vector", **kwargs)
 
 
 def test_escalation_question_ranks_the_escalation_policy_first(sample_index):

@@ -1,9 +1,10 @@
-"""`rag eval [--questions eval/questions.yaml] [--top-k 5] [--json]`."""
+"""`rag eval [--questions eval/questions.yaml] [--top-k 5] [--json] [--ablation]`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from answering.ablation import ablation_run
 from answering.evaluation import evaluate, questions_load
 from core.commands import RagCommand
 from core.config import get_config
@@ -20,10 +21,20 @@ class Command(RagCommand):
                             help="YAML file (default: eval/questions.yaml in the project)")
         parser.add_argument("--top-k", type=int, default=5)
         parser.add_argument("--json", action="store_true")
+        parser.add_argument("--ablation", action="store_true",
+                            help="score the questions under vector, lexical, hybrid and hybrid "
+                                 "with each available reranker, in one table")
 
     def handle(self, *args, questions: str | None, top_k: int, **options) -> None:
         config = get_config()
         path = Path(questions) if questions else (config.project_root or Path.cwd()) / "eval" / "questions.yaml"
+        if options["ablation"]:
+            report = ablation_run(questions=questions_load(path=path), config=config)
+            if options["json"]:
+                self.stdout.write(body_json(report))
+            else:
+                self._print_ablation(report)
+            return
         report = evaluate(questions=questions_load(path=path),
                           top_k=top_k_validate(top_k, config=config), config=config)
         if options["json"]:
@@ -32,6 +43,25 @@ class Command(RagCommand):
             self._print(report)
         if report["summary"]["failed"]:
             raise SystemExit(EXIT_FAILURE)
+
+    def _print_ablation(self, report: dict) -> None:
+        self.stdout.write(f"provider {report['embedding_provider']} / {report['embedding_model']}"
+                          f", threshold {report['threshold']:.2f} ({report['threshold_origin']}),"
+                          f" {report['questions']} questions, corpus {report['corpus_hash']}\n")
+        columns = ("hit_at_1", "hit_at_5", "mrr", "ndcg_at_10", "refusal_precision",
+                   "refusal_recall", "p50_ms")
+        self.stdout.write(f"{'retrieval':<10} {'rerank':<18} " + " ".join(
+            f"{name:>17}" for name in ("Hit@1", "Hit@5", "MRR", "nDCG@10", "refusal P",
+                                       "refusal R", "p50 ms")) + "  config")
+        for row in report["rows"]:
+            cells = [row[name] for name in columns]
+            shown = [f"{cell:>17.4f}" if isinstance(cell, float) else f"{'n/a':>17}"
+                     for cell in cells]
+            by_kind = ", ".join(f"{kind} {value:.2f}"
+                                for kind, value in row["hit_at_1_by_kind"].items())
+            self.stdout.write(f"{row['retrieval']:<10} {row['rerank']:<18} " + " ".join(shown)
+                              + f"  {row['config_hash']}"
+                              + (f"  (Hit@1 by kind: {by_kind})" if by_kind else ""))
 
     def _print(self, report: dict) -> None:
         summary = report["summary"]

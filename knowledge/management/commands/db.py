@@ -1,17 +1,116 @@
-"""`rag db init` — apply knowledge/schema.sql and Django's migrations."""
+"""`rag db init` — apply knowledge/schema.sql and Django's migrations.
+`rag db index [--concurrently | --drop [--all] | --status]` — the HNSW index of the current
+embedding config's vectors (knowledge/vector_index.py)."""
 
 from __future__ import annotations
 
+from django.core.management.base import OutputWrapper
+
 from core.commands import RagCommand
+from core.config import get_config
+from core.errors import InvalidRequest
 from knowledge.schema import db_init
+from knowledge.vector_index import (
+    BuildProgress,
+    vector_index_build,
+    vector_index_builds_running,
+    vector_index_drop,
+    vector_index_status,
+)
 
 
 class Command(RagCommand):
-    help = "Initialise the database: schema.sql (idempotent), then Django's migrations."
+    help = ("Initialise the database: schema.sql (idempotent), then Django's migrations; or "
+            "build, drop or describe the HNSW index of the current embedding config.")
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("action", choices=["init"])
+        parser.add_argument("action", choices=["init", "index"])
+        parser.add_argument("--concurrently", action="store_true",
+                            help="index: build without blocking ingest (slower)")
+        parser.add_argument("--drop", action="store_true", help="index: remove it")
+        parser.add_argument("--all", action="store_true",
+                            help="index --drop: remove the indexes of every provider/model")
+        parser.add_argument("--status", action="store_true",
+                            help="index: say whether it exists, its size and parameters")
+        parser.add_argument("--json", action="store_true", help="index --status: as JSON")
 
     def handle(self, *args, action: str, **options) -> None:
-        db_init(verbosity=max(0, options["verbosity"] - 1))
-        self.stdout.write("schema ready (knowledge/schema.sql applied, migrations up to date)")
+        if action == "init":
+            db_init(verbosity=max(0, options["verbosity"] - 1))
+            self.stdout.write("schema ready (knowledge/schema.sql applied, migrations up to date)")
+            return
+        if options["drop"] and options["status"]:
+            raise InvalidRequest("`rag db index` takes --drop or --status, not both")
+        config = get_config()
+        if options["status"]:
+            self._status(config, as_json=options["json"])
+        elif options["drop"]:
+            dropped = vector_index_drop(config=config, every=options["all"])
+            self.stdout.write(f"dropped {', '.join(dropped)}" if dropped
+                              else "no HNSW index to drop")
+        else:
+            line = ProgressLine(self.stderr)
+            try:
+                build = vector_index_build(config=config, concurrently=options["concurrently"],
+                                           progress=line.update)
+            finally:
+                line.close()
+            if build.action == "unchanged":
+                self.stdout.write(f"{build.name} is up to date (m={config.hnsw_m}, "
+                                  f"ef_construction={config.hnsw_ef_construction}); nothing to do")
+            else:
+                self.stdout.write(
+                    f"{build.name} {build.action}: {build.vectors} vectors of "
+                    f"{config.embedding_provider}/{config.embedding_model}, m={config.hnsw_m}, "
+                    f"ef_construction={config.hnsw_ef_construction}, {build.seconds:.1f}s "
+                    f"(maintenance_work_mem {build.maintenance_work_mem_mb} MB)")
+
+    def _status(self, config, *, as_json: bool) -> None:
+        indexes = vector_index_status(config=config)
+        running = vector_index_builds_running()
+        if as_json:
+            self.write_json({
+                "indexes": [{"name": i.name, "current": i.current, "valid": i.valid,
+                             "size_bytes": i.size_bytes, "m": i.m,
+                             "ef_construction": i.ef_construction, "vectors": i.vectors,
+                             "predicate": i.predicate} for i in indexes],
+                "builds_running": [{"phase": b.phase, "done": b.done, "total": b.total}
+                                   for b in running],
+                "vector_index_setting": config.rag_vector_index})
+            return
+        if not any(index.current for index in indexes):
+            self.stdout.write(f"no HNSW index for {config.embedding_provider}/"
+                              f"{config.embedding_model}; build it with `rag db index`")
+        for i in indexes:
+            state = "" if i.valid else " INVALID (interrupted build; run `rag db index` again)"
+            self.stdout.write(
+                f"{'* ' if i.current else '  '}{i.name}: {i.size_bytes / 1048576:.1f} MiB, "
+                f"~{i.vectors} vectors, m={i.m}, ef_construction={i.ef_construction}, "
+                f"WHERE {i.predicate}{state}")
+        for build in running:
+            self.stdout.write(f"a build is running: {build.phase} {build.done}/{build.total}")
+        self.stdout.write(f"RAG_VECTOR_INDEX={config.rag_vector_index}")
+
+
+class ProgressLine:
+    """pg_stat_progress_create_index readings: one line redrawn on a terminal; in a log, a line
+    per phase rather than one every half second. Uncoloured: stderr's style is for errors."""
+
+    def __init__(self, stream: OutputWrapper) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.phase: str | None = None
+
+    def update(self, progress: BuildProgress) -> None:
+        share = f" {progress.done}/{progress.total}" if progress.total else ""
+        if self.tty:
+            self.stream.write(f"\r{progress.phase}{share}\033[K", style_func=str, ending="")
+        elif progress.phase != self.phase:
+            self.stream.write(f"{progress.phase}{share}", style_func=str)
+        self.stream.flush()
+        self.phase = progress.phase
+
+    def close(self) -> None:
+        if self.tty and self.phase is not None:
+            self.stream.write("", style_func=str)
+            self.stream.flush()

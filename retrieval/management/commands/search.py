@@ -6,7 +6,7 @@ from core.commands import RagCommand
 from core.config import get_config
 from core.output import body_json, citation_line
 from retrieval.schemas import SearchResponse
-from retrieval.services import search
+from retrieval.services import search, search_body
 
 
 class Command(RagCommand):
@@ -16,10 +16,12 @@ class Command(RagCommand):
         parser.add_argument("query")
         parser.add_argument("--top-k", type=int, default=None, help="1..20 (default RAG_TOP_K)")
         parser.add_argument("--json", action="store_true", help="print the HTTP response body")
+        parser.add_argument("--explain", action="store_true",
+                            help="show each stage's ranks, scores and time")
 
     def handle(self, *args, query: str, top_k: int | None, **options) -> None:
-        outcome = search(query=query, top_k=top_k, config=get_config())
-        body = SearchResponse.model_validate(outcome, from_attributes=True).model_dump()
+        outcome = search(query=query, top_k=top_k, config=get_config(), explain=options["explain"])
+        body = SearchResponse.model_validate(search_body(outcome)).model_dump(exclude_unset=True)
         if options["json"]:
             self.stdout.write(body_json(body))
             return
@@ -30,3 +32,30 @@ class Command(RagCommand):
             self.stdout.write(f"    {snippet}")
         if not body["results"]:
             self.stdout.write("no results")
+        if "explain" in body:
+            self._explain(body["explain"])
+
+    def _explain(self, explain: dict) -> None:
+        parameters = ", ".join(f"{name}={value}" for name, value in explain["parameters"].items())
+        timings = ", ".join(f"{stage} {ms:.1f} ms" for stage, ms in explain["timings_ms"].items())
+        self.stdout.write(f"\nmode {explain['mode']} ({parameters})\ntime: {timings}")
+        if explain.get("rerank"):
+            rerank = explain["rerank"]
+            failure = rerank.get("failure")
+            self.stdout.write(f"rerank {rerank['provider']}: "
+                              + (f"failed ({failure['code']}), fused order kept" if failure
+                                 else "applied" if rerank["applied"] else "not applied"))
+        self.stdout.write(f"{'#':>3} {'vector':>7} {'cosine':>7} {'lexical':>8} {'bm25':>8} "
+                          f"{'fused':>6} {'rerank':>7} {'score':>7}")
+        for number, row in enumerate(explain["results"], start=1):
+            cells = [_cell(row["vector_rank"]), _cell(row["cosine"]), _cell(row["lexical_rank"]),
+                     _cell(row["bm25"]), _cell(row["fused_rank"]), _cell(row["rerank_rank"]),
+                     _cell(row["rerank_score"])]
+            self.stdout.write(f"{number:>3} {cells[0]:>7} {cells[1]:>7} {cells[2]:>8} "
+                              f"{cells[3]:>8} {cells[4]:>6} {cells[5]:>7} {cells[6]:>7}")
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.4f}" if isinstance(value, float) else str(value)

@@ -227,7 +227,7 @@ def test_switching_fake_to_local_qwen3_adds_only_the_missing_vectors(sample_inde
     assert _chunk_ids() == chunks
     assert index_counts(config=qwen).embeddings_current_config == len(chunks)
     assert health_report(config=qwen)["details"]["embeddings_current_config"] == len(chunks)
-    hits = search(query="Atlas CRM export", top_k=3, config=qwen).results
+    hits = search(query="Atlas CRM export", top_k=3, config=qwen, mode="vector").results
     # The scores are the cosines with the qwen vectors, not with the fake ones still stored.
     query = get_embedder(config=qwen).embed_query("Atlas CRM export")
     with connection.cursor() as cursor:

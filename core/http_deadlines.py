@@ -1,4 +1,4 @@
-"""Wall-clock deadlines for LLM calls, enforced on every socket wait.
+"""Wall-clock deadlines for outbound HTTP calls (LLM, rerank), enforced on every socket wait.
 
 httpx's timeouts bound each network operation, not a call: an upstream that drips one byte every
 quarter second never trips a 2 s read timeout, and keeps a request busy for as long as it likes.

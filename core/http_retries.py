@@ -1,10 +1,11 @@
-"""Whether and when a failed LLM request is tried again (OpenAI's own client is the model).
+"""Whether and when a failed HTTP request to an upstream service is tried again (OpenAI's own
+client is the model); the LLM client and the remote reranker share these rules.
 
-Retried, up to LLM_MAX_RETRIES times: 429 and 408 (after the server's Retry-After when it sends
-one), 5xx and connection errors. Never retried: 400, 401, 403, 404 and every other 4xx,
-malformed answers, answers over the size cap, timeouts (the deadline is spent by then), and
-anything once a stream has handed a delta to its caller. Every wait happens inside the call's
-deadline: a wait that would not end before it ends the call with the error right away.
+Retried, up to the caller's `max_retries` (LLM_MAX_RETRIES): 429 and 408 (after the server's
+Retry-After when it sends one), 5xx and connection errors. Never retried: 400, 401, 403, 404 and
+every other 4xx, malformed answers, answers over a size cap, timeouts (the deadline is spent by
+then), and anything once a stream has handed a delta to its caller. Every wait happens inside the
+call's deadline: a wait that would not end before it ends the call with the error right away.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from answering.deadlines import Deadline
 from core.errors import LocalRagError
+from core.http_deadlines import Deadline
 
-logger = logging.getLogger("localrag.llm")
+_logger = logging.getLogger("localrag.http")
 
 RETRY_STATUSES = frozenset({408, 429})
 BACKOFF_FIRST_SECONDS = 0.5
@@ -70,8 +71,11 @@ def backoff_seconds(*, retry: int) -> float:
 
 
 def retry_wait(*, failure: RetryableFailure, retries_done: int, max_retries: int,
-               deadline: Deadline) -> None:
-    """Sleep before the next attempt, or raise the failure's error when no retry fits."""
+               deadline: Deadline, logger: logging.Logger | None = None,
+               subject: str = "upstream request") -> None:
+    """Sleep before the next attempt, or raise the failure's error when no retry fits; the
+    waits are logged to `logger` (the caller's, else `localrag.http`) naming `subject`."""
+    log = logger or _logger
     # `from None`: the failed attempt's library error stays out of the chain (it may quote the
     # request, and with it the key).
     if retries_done >= max_retries:
@@ -80,11 +84,11 @@ def retry_wait(*, failure: RetryableFailure, retries_done: int, max_retries: int
     if delay is None:
         delay = backoff_seconds(retry=retries_done)
     if delay >= deadline.remaining():
-        logger.warning("LLM request not retried: a %.2fs wait does not fit in the %.2fs left",
-                       delay, deadline.remaining())
+        log.warning("%s not retried: a %.2fs wait does not fit in the %.2fs left",
+                    subject, delay, deadline.remaining())
         raise failure.error from None
-    logger.info("LLM request failed (%s); retry %d of %d in %.2fs", failure.error.code,
-                retries_done + 1, max_retries, delay)
+    log.info("%s failed (%s); retry %d of %d in %.2fs", subject, failure.error.code,
+             retries_done + 1, max_retries, delay)
     time.sleep(delay)
 
 

@@ -1,0 +1,263 @@
+"""ANN benchmark: recall@10 and latency of the HNSW index against the exact scan.
+
+Runs against DATABASE_URL (start it with `rag pg start && rag db init`). For each N it stores N
+synthetic chunks (documents, chunks and vectors inserted directly, under a scratch vault and a
+provider/model of their own, "bench"/"synthetic-clustered-v1", so the index it builds is its
+own partial index and never one of yours), measures `vector_search` exact, then builds the HNSW
+index for each --m and measures it at each --ef-search: recall@10 against the exact scan's top
+10, p50/p95 latency. It prints one JSON line per measurement and removes what it added.
+
+The vectors are clustered the way notes are, not uniform noise (HNSW's worst case): a shared
+direction (every model's vectors lean one way), 1 topic per 1,000 chunks, 1 subtopic per 100,
+notes of 10 chunks, each level a random direction added at a smaller scale. Two kinds of query:
+"paraphrase" (a new chunk of an existing note: a clear top 10) and "topical" (a new note in an
+existing subtopic: ~100 chunks at almost the same distance, where recall@10 is hardest).
+
+--storage stores the bench's own vectors inline (plain) or out of line (external) by switching
+the column's storage for its inserts only (restored afterwards): the exact scan's cost per
+vector depends on it (docs/benchmarks.md).
+
+    .venv/bin/python bench/ann.py --chunks 10000 100000 --ef-search 20 40 100 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import random
+import statistics
+import time
+
+from _setup import django_setup, vacuum
+
+PROVIDER, MODEL, DIM = "bench", "synthetic-clustered-v1", 1024
+CHUNKS_PER_NOTE = 10
+K = 10
+# Scale of each level's random direction (the vector is normalised at the end): same note
+# ~0.83 cosine, same subtopic ~0.66, same topic ~0.42, unrelated ~0.12.
+SHARED, TOPIC, SUBTOPIC, NOTE, CHUNK = 0.5, 0.8, 0.7, 0.6, 0.6
+
+# Session-local helpers (pg_temp): no privilege beyond TEMP, gone with the session.
+SET_SEED = "SELECT setseed(%s)"
+HELPERS = f"""
+CREATE OR REPLACE FUNCTION pg_temp.unit_vector() RETURNS vector LANGUAGE sql VOLATILE AS
+$$ SELECT l2_normalize(array_agg(random_normal())::vector) FROM generate_series(1, {DIM}) $$;
+CREATE OR REPLACE FUNCTION pg_temp.scaled(v vector, k real) RETURNS vector LANGUAGE sql
+IMMUTABLE AS $$ SELECT v * array_fill(k, ARRAY[{DIM}])::vector $$;
+DROP TABLE IF EXISTS pg_temp.ann_shared, pg_temp.ann_topics, pg_temp.ann_subtopics,
+                     pg_temp.ann_notes;
+CREATE TEMP TABLE ann_shared AS
+  SELECT 0 AS id, pg_temp.scaled(pg_temp.unit_vector(), {SHARED}) AS v;
+"""
+# Each node of a level: its parent's vector plus a random direction at the level's scale.
+LEVEL = """
+CREATE TEMP TABLE {table} AS
+SELECT g AS id, p.v + pg_temp.scaled(pg_temp.unit_vector(), %s) AS v
+FROM generate_series(0, %s - 1) g JOIN {parent} p ON p.id = g %% %s
+"""
+DOCUMENTS = """
+INSERT INTO documents (vault_path, file_path, relative_path, content_hash)
+SELECT %s, '/bench/ann/' || g, 'n' || lpad(g::text, 7, '0') || '.md', g::text
+FROM generate_series(0, %s - 1) g
+"""
+NOTES = """
+CREATE TEMP TABLE ann_notes AS
+SELECT d.id, s.v + pg_temp.scaled(pg_temp.unit_vector(), %s) AS v
+FROM documents d JOIN ann_subtopics s ON s.id = d.content_hash::int %% %s
+WHERE d.vault_path = %s
+"""
+CHUNKS = """
+INSERT INTO chunks (document_id, chunk_index, content, file_path, relative_path, heading_path,
+                    content_hash)
+SELECT d.id, p, 'synthetic chunk ' || p, d.file_path, d.relative_path,
+       ARRAY['Note ' || d.content_hash, 'Part ' || p], d.content_hash || '-' || p
+FROM documents d CROSS JOIN generate_series(0, %s - 1) p
+WHERE d.vault_path = %s
+"""
+EMBEDDINGS = """
+INSERT INTO embeddings (chunk_id, embedding_provider, embedding_model, embedding_dim, embedding)
+SELECT c.id, %s, %s, %s, l2_normalize(n.v + pg_temp.scaled(pg_temp.unit_vector(), %s))
+FROM chunks c JOIN ann_notes n ON n.id = c.document_id
+ORDER BY c.id
+"""
+NOTE_IDS = "SELECT id FROM ann_notes ORDER BY id"
+# One query per id given (ids may repeat), in the order given.
+PARAPHRASE_QUERIES = """
+SELECT l2_normalize(n.v + pg_temp.scaled(pg_temp.unit_vector(), %s))
+FROM unnest(%s::bigint[]) WITH ORDINALITY AS q(id, position)
+JOIN ann_notes n ON n.id = q.id
+ORDER BY q.position
+"""
+TOPICAL_QUERIES = """
+SELECT l2_normalize(s.v + pg_temp.scaled(pg_temp.unit_vector(), %s)
+                    + pg_temp.scaled(pg_temp.unit_vector(), %s))
+FROM unnest(%s::bigint[]) WITH ORDINALITY AS q(id, position)
+JOIN ann_subtopics s ON s.id = q.id
+ORDER BY q.position
+"""
+STORAGE = """
+SELECT attstorage FROM pg_attribute
+WHERE attrelid = 'embeddings'::regclass AND attname = 'embedding'
+"""
+STORAGE_NAMES = {"p": "plain", "e": "external", "m": "main", "x": "extended"}
+STORAGE_SET = {"plain": "ALTER TABLE embeddings ALTER COLUMN embedding SET STORAGE PLAIN",
+               "external": "ALTER TABLE embeddings ALTER COLUMN embedding SET STORAGE EXTERNAL",
+               "main": "ALTER TABLE embeddings ALTER COLUMN embedding SET STORAGE MAIN",
+               "extended": "ALTER TABLE embeddings ALTER COLUMN embedding SET STORAGE EXTENDED"}
+# pg_column_toast_chunk_id (PostgreSQL 17+) is NULL for a value stored inline.
+TOASTED_SHARE = """
+SELECT avg((pg_column_toast_chunk_id(embedding) IS NOT NULL)::int)
+FROM embeddings WHERE embedding_provider = %s AND embedding_model = %s
+"""
+SIZES = """
+SELECT pg_relation_size('embeddings'), pg_relation_size(reltoastrelid)
+FROM pg_class WHERE oid = 'embeddings'::regclass
+"""
+DELETE_VAULT = "DELETE FROM documents WHERE vault_path = %s"
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchEmbedder:
+    """Only what vector_search reads of an embedder: whose vectors to search."""
+
+    provider: str = PROVIDER
+    model: str = MODEL
+    dim: int = DIM
+
+
+def seed(conn, *, vault: str, chunks: int, storage: str | None, seed_value: float) -> None:
+    """Store `chunks` synthetic chunks with clustered vectors, computed inside PostgreSQL."""
+    notes = chunks // CHUNKS_PER_NOTE
+    topics, subtopics = max(4, chunks // 1000), max(16, chunks // 100)
+    conn.execute(SET_SEED, [seed_value])
+    conn.execute(HELPERS)
+    conn.execute(LEVEL.format(table="ann_topics", parent="ann_shared"), [TOPIC, topics, 1])
+    conn.execute(LEVEL.format(table="ann_subtopics", parent="ann_topics"),
+                 [SUBTOPIC, subtopics, topics])
+    previous = conn.execute(STORAGE).fetchone()[0]
+    with conn.transaction():
+        if storage is not None:
+            conn.execute(STORAGE_SET[storage])
+        conn.execute(DOCUMENTS, [vault, notes])
+        conn.execute(NOTES, [NOTE, subtopics, vault])
+        conn.execute(CHUNKS, [CHUNKS_PER_NOTE, vault])
+        conn.execute(EMBEDDINGS, [PROVIDER, MODEL, DIM, CHUNK])
+        if storage is not None:
+            conn.execute(STORAGE_SET[STORAGE_NAMES[previous]])
+
+
+def queries(conn, *, count: int, chunks: int, rng: random.Random) -> dict[str, list[list[float]]]:
+    """`count` queries of each kind: around random notes, and around random subtopics."""
+    notes = [row[0] for row in conn.execute(NOTE_IDS).fetchall()]
+    subtopics = max(16, chunks // 100)
+    kinds = {
+        "paraphrase": conn.execute(PARAPHRASE_QUERIES, [
+            CHUNK, rng.choices(notes, k=count)]).fetchall(),
+        "topical": conn.execute(TOPICAL_QUERIES, [
+            NOTE, CHUNK, rng.choices(range(subtopics), k=count)]).fetchall()}
+    return {kind: [vector.to_list() for (vector,) in rows] for kind, rows in kinds.items()}
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {"p50_ms": round(statistics.median(ordered) * 1000, 2),
+            "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 2)}
+
+
+def measure(config, kinds: dict[str, list[list[float]]], *,
+            reference: dict[str, list[list[int]]] | None = None) -> tuple[dict, dict]:
+    """Latency over every query (after one warm-up pass) and recall@10 against `reference`."""
+    from retrieval.vector import vector_search
+
+    embedder = BenchEmbedder()
+    results: dict[str, list[list[int]]] = {}
+    samples = []
+    for warm_up in (True, False):
+        for kind, vectors in kinds.items():
+            results[kind] = []
+            for vector in vectors:
+                started = time.perf_counter()
+                hits = vector_search(vector=vector, limit=K, config=config, embedder=embedder)
+                if not warm_up:
+                    samples.append(time.perf_counter() - started)
+                results[kind].append([hit.chunk_id for hit in hits])
+    figures = {**percentiles(samples), "queries": len(samples)}
+    if reference is not None:
+        for kind, rows in results.items():
+            found = [len(set(got) & set(want)) / len(want)
+                     for got, want in zip(rows, reference[kind], strict=True)]
+            figures[f"recall@{K}_{kind}"] = round(statistics.fmean(found), 4)
+        figures[f"recall@{K}"] = round(statistics.fmean(
+            figures[f"recall@{K}_{kind}"] for kind in results), 4)
+    return figures, results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--chunks", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--queries", type=int, default=50, help="per kind of query")
+    parser.add_argument("--ef-search", type=int, nargs="+", default=[20, 40, 100, 200])
+    parser.add_argument("--m", type=int, nargs="*", default=[16],
+                        help="one index build per value; none (`--m` alone): exact scan only")
+    parser.add_argument("--ef-construction", type=int, default=64)
+    parser.add_argument("--storage", choices=sorted(STORAGE_SET),
+                        help="store the bench's vectors this way (default: the column's own)")
+    parser.add_argument("--seed", type=float, default=0.42)
+    args = parser.parse_args()
+    django_setup()
+    from core.config import get_config
+    from knowledge.schema import index_connection
+    from knowledge.vector_index import (
+        vector_index_build,
+        vector_index_drop,
+        vector_index_status,
+    )
+
+    base = dataclasses.replace(get_config(), embedding_provider=PROVIDER, embedding_model=MODEL,
+                               rag_hnsw_min_chunks=0)
+    conn = index_connection()
+    vacuum()
+    for chunks in args.chunks:
+        vault = f"/bench/ann-{chunks}"
+        started = time.perf_counter()
+        try:
+            seed(conn, vault=vault, chunks=chunks, storage=args.storage, seed_value=args.seed)
+            vacuum()
+            kinds = queries(conn, count=args.queries, chunks=chunks,
+                            rng=random.Random(args.seed))
+            heap, toast = conn.execute(SIZES).fetchone()
+            line = {"chunks": chunks, "seed_seconds": round(time.perf_counter() - started, 1)}
+            exact, reference = measure(dataclasses.replace(base, rag_vector_index="exact"), kinds)
+            toasted = conn.execute(TOASTED_SHARE, [PROVIDER, MODEL]).fetchone()[0]
+            print(json.dumps({**line, "measurement": "exact", **exact,
+                              "vectors_out_of_line": float(toasted),
+                              "table_mb": round(heap / 2**20), "toast_mb": round(toast / 2**20)}),
+                  flush=True)
+            for m in args.m:
+                config = dataclasses.replace(base, hnsw_m=m,
+                                             hnsw_ef_construction=args.ef_construction)
+                build = vector_index_build(config=config)
+                size = next(i.size_bytes for i in vector_index_status(config=config) if i.current)
+                print(json.dumps({**line, "measurement": "hnsw_build", "m": m,
+                                  "ef_construction": args.ef_construction,
+                                  "build_seconds": round(build.seconds, 1),
+                                  "index_mb": round(size / 2**20),
+                                  "maintenance_work_mem_mb": build.maintenance_work_mem_mb}),
+                      flush=True)
+                for ef_search in args.ef_search:
+                    figures, _ = measure(
+                        dataclasses.replace(config, rag_vector_index="hnsw",
+                                            hnsw_ef_search=ef_search), kinds, reference=reference)
+                    print(json.dumps({**line, "measurement": "hnsw", "m": m,
+                                      "ef_construction": args.ef_construction,
+                                      "ef_search": ef_search, **figures}), flush=True)
+        finally:
+            vector_index_drop(config=base)
+            conn.execute(DELETE_VAULT, [vault])
+            vacuum()
+
+
+if __name__ == "__main__":
+    main()

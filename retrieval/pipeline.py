@@ -1,0 +1,237 @@
+"""The retrieval pipeline: embed → vector and/or lexical candidates → fuse → rerank → top_k,
+with every stage's ranks, scores and time kept for the explain output.
+
+`vector` is the first release's contract, unchanged: the exact (or HNSW) cosine top_k, its
+scores and its confidence. `lexical` ranks by BM25 and `hybrid` fuses both channels' top
+RAG_CANDIDATES by reciprocal rank. In every mode a result's `score` is the chunk's clamped cosine
+with the query, and the answer mode rests on a calibrated `confidence`, never on a fused or
+rerank score (see `hybrid_confidence`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+from pgvector import Vector
+
+from core.config import Config
+from core.db import db_errors_translated
+from knowledge.embeddings import EmbeddingProvider
+from knowledge.schema import index_connection
+from retrieval import sql
+from retrieval.fusion import RRF_K, rrf_fuse
+from retrieval.lexical import LexicalHit, lexical_search
+from retrieval.rerank import RerankCandidate, rerank_safely
+from retrieval.rerank.features import identifiers_found_share
+from retrieval.types import SearchHit
+from retrieval.vector import VectorHit, vector_path_choose, vector_search
+
+# Weight of lexical evidence in the hybrid confidence (see hybrid_confidence), tuned with
+# `rag eval --ablation` on eval/questions.yaml.
+LEXICAL_CONFIDENCE_WEIGHT = 0.5
+
+
+@dataclass
+class Candidate:
+    """One chunk on its way through the pipeline, with what each stage said about it."""
+
+    chunk_id: int
+    hit: SearchHit
+    cosine: float | None = None
+    vector_rank: int | None = None
+    bm25: float | None = None
+    lexical_rank: int | None = None
+    matched_share: float | None = None
+    fused_rank: int | None = None
+    rerank_rank: int | None = None
+    rerank_score: float | None = None
+
+    def explain(self) -> dict[str, Any]:
+        return {"chunk_id": self.chunk_id, "vector_rank": self.vector_rank,
+                "cosine": self.cosine, "lexical_rank": self.lexical_rank, "bm25": self.bm25,
+                "matched_share": self.matched_share, "fused_rank": self.fused_rank,
+                "rerank_rank": self.rerank_rank, "rerank_score": self.rerank_score}
+
+
+@dataclass
+class PipelineRun:
+    """The final candidates, the confidence and what the explain output reports."""
+
+    results: list[Candidate]
+    confidence: float
+    mode: str
+    parameters: dict[str, Any]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    rerank: dict[str, Any] | None = None
+
+    def explain(self) -> dict[str, Any]:
+        return {"mode": self.mode, "parameters": self.parameters,
+                "timings_ms": {stage: round(ms, 3) for stage, ms in self.timings_ms.items()},
+                "rerank": self.rerank, "results": [item.explain() for item in self.results]}
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+
+    def stage(self, name: str, started: float) -> None:
+        self.timings[name] = self.timings.get(name, 0.0) + (time.perf_counter() - started) * 1000
+
+
+def pipeline_clock() -> _Clock:
+    """A stage timer for one request (the embedding is timed by the caller)."""
+    return _Clock()
+
+
+def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, config: Config,
+                 embedder: EmbeddingProvider, clock: _Clock | None = None,
+                 explain: bool = False) -> PipelineRun:
+    """Candidates for `query` (already embedded as `vector`) through the stages of `mode`."""
+    clock = clock or _Clock()
+    reranking = mode != "vector" and config.rag_rerank != "none"
+    # Every channel feeds RAG_CANDIDATES into fusion or rerank; a lone channel without rerank
+    # needs only top_k.
+    width = config.rag_candidates if (mode == "hybrid" or reranking) else top_k
+    width = max(width, top_k)
+    candidates: dict[int, Candidate] = {}
+    rankings: dict[str, list[int]] = {}
+    if mode in ("vector", "hybrid"):
+        started = time.perf_counter()
+        hits = vector_search(vector=vector, limit=width, config=config, embedder=embedder)
+        clock.stage("vector", started)
+        rankings["vector"] = [hit.chunk_id for hit in hits]
+        for hit in hits:
+            _from_vector(candidates, hit)
+    if mode in ("lexical", "hybrid"):
+        started = time.perf_counter()
+        lexical = lexical_search(query=query, limit=width)
+        clock.stage("lexical", started)
+        rankings["lexical"] = [hit.chunk_id for hit in lexical]
+        for hit in lexical:
+            _from_lexical(candidates, hit)
+    if mode == "vector":
+        ordered = [candidates[chunk_id] for chunk_id in rankings["vector"]]
+    else:
+        started = time.perf_counter()
+        for fused in rrf_fuse(rankings=rankings):
+            candidates[fused.chunk_id].fused_rank = fused.rank
+        ordered = sorted(candidates.values(), key=lambda item: item.fused_rank)
+        _cosines_fill([item for item in ordered if item.cosine is None], vector=vector,
+                      embedder=embedder)
+        clock.stage("fuse", started)
+    rerank_explain = None
+    if reranking and ordered:
+        started = time.perf_counter()
+        ordered, rerank_explain = _reranked(query=query, ordered=ordered, config=config)
+        clock.stage("rerank", started)
+    results = ordered[:top_k]
+    if mode == "vector":
+        confidence = results[0].hit.score if results else 0.0
+    else:
+        confidence = hybrid_confidence(results=results, query=query)
+    parameters: dict[str, Any] = {}
+    if explain:
+        parameters = {"top_k": top_k, "candidates": width,
+                      "rerank": config.rag_rerank if reranking else "none",
+                      "vector_index": (_vector_path(config=config, embedder=embedder)
+                                       if mode != "lexical" else None),
+                      "hnsw_ef_search": config.hnsw_ef_search, "rrf_k": RRF_K}
+    return PipelineRun(results=results, confidence=confidence, mode=mode, parameters=parameters,
+                       timings_ms=clock.timings, rerank=rerank_explain)
+
+
+def hybrid_confidence(*, results: Sequence[Candidate], query: str) -> float:
+    """The confidence of a lexical or hybrid result list, on the same 0..1 scale as vector's.
+
+    The best cosine among the results, raised toward 1 only by evidence a wrong chunk cannot
+    fake: the query's identifiers (`ERR-1042`, `read_cache_enabled`, `deploy/atlas-api`: words
+    with a digit or one of -_./:#) found verbatim in a result. Their share, times
+    LEXICAL_CONFIDENCE_WEIGHT, closes that part of the gap to 1. A question without such a word
+    keeps exactly the cosine confidence, so out-of-domain questions are refused at least as
+    reliably as in `vector` mode, and a short identifier query, whose vector says little, is
+    still answered when a chunk holds the identifier."""
+    if not results:
+        return 0.0
+    cosine = max((item.cosine or 0.0) for item in results)
+    found = [identifiers_found_share(query=query, text=_matching_text(item)) for item in results]
+    share = max((value for value in found if value is not None), default=0.0)
+    return min(1.0, cosine + (1.0 - cosine) * share * LEXICAL_CONFIDENCE_WEIGHT)
+
+
+def _matching_text(item: Candidate) -> str:
+    return "\n".join((item.hit.relative_path, " ".join(item.hit.heading_path), item.hit.content))
+
+
+def _from_vector(candidates: dict[int, Candidate], hit: VectorHit) -> None:
+    candidates[hit.chunk_id] = Candidate(chunk_id=hit.chunk_id, hit=hit.search_hit(),
+                                         cosine=hit.score, vector_rank=hit.rank)
+
+
+def _from_lexical(candidates: dict[int, Candidate], hit: LexicalHit) -> None:
+    candidate = candidates.get(hit.chunk_id)
+    if candidate is None:
+        candidate = candidates[hit.chunk_id] = Candidate(chunk_id=hit.chunk_id, hit=SearchHit(
+            content=hit.content, source=hit.relative_path, relative_path=hit.relative_path,
+            heading_path=list(hit.heading_path),
+            heading=hit.heading_path[-1] if hit.heading_path else "", score=0.0,
+            chunk_index=hit.chunk_index, document_id=hit.document_id,
+            content_hash=hit.content_hash))
+    candidate.bm25, candidate.lexical_rank = hit.score, hit.rank
+    candidate.matched_share = hit.matched_share
+
+
+def _cosines_fill(items: list[Candidate], *, vector: Sequence[float],
+                  embedder: EmbeddingProvider) -> None:
+    """The cosine of chunks only the lexical channel found (0 when they have no vector yet)."""
+    if not items:
+        return
+    distances: dict[int, float] = {}
+    if any(vector):
+        with db_errors_translated():
+            conn = index_connection()
+            with psycopg.Cursor(conn) as cursor:
+                cursor.execute(sql.CHUNK_DISTANCES, [
+                    Vector(list(vector)), [item.chunk_id for item in items], embedder.provider,
+                    embedder.model, embedder.dim])
+                distances = {chunk_id: distance for chunk_id, distance in cursor.fetchall()
+                             if distance is not None and distance == distance}
+    for item in items:
+        distance = distances.get(item.chunk_id)
+        item.cosine = max(0.0, min(1.0, 1.0 - distance)) if distance is not None else 0.0
+        item.hit = _with_score(item.hit, item.cosine)
+
+
+def _with_score(hit: SearchHit, score: float) -> SearchHit:
+    return SearchHit(content=hit.content, source=hit.source, relative_path=hit.relative_path,
+                     heading_path=hit.heading_path, heading=hit.heading, score=score,
+                     chunk_index=hit.chunk_index, document_id=hit.document_id,
+                     content_hash=hit.content_hash)
+
+
+def _reranked(*, query: str, ordered: list[Candidate],
+              config: Config) -> tuple[list[Candidate], dict[str, Any]]:
+    by_id = {item.chunk_id: item for item in ordered}
+    outcome = rerank_safely(query=query, config=config, candidates=[
+        RerankCandidate(chunk_id=item.chunk_id, content=item.hit.content,
+                        heading_path=item.hit.heading_path, relative_path=item.hit.relative_path,
+                        fused_rank=item.fused_rank or position, cosine=item.cosine,
+                        bm25=item.bm25, term_coverage=item.matched_share)
+        for position, item in enumerate(ordered, start=1)])
+    reranked = []
+    for position, ranked in enumerate(outcome.ranked, start=1):
+        item = by_id[ranked.candidate.chunk_id]
+        if outcome.applied:
+            item.rerank_rank, item.rerank_score = position, ranked.score
+        reranked.append(item)
+    return reranked, outcome.explain()
+
+
+def _vector_path(*, config: Config, embedder: EmbeddingProvider) -> str:
+    if config.rag_vector_index == "exact":
+        return "exact"
+    with db_errors_translated():
+        return vector_path_choose(conn=index_connection(), config=config, embedder=embedder)

@@ -1,0 +1,119 @@
+"""The vector channel: the current embedding config's chunks nearest to a query vector, by
+cosine distance, from the exact scan or from the HNSW index.
+
+RAG_VECTOR_INDEX picks the path. `exact` scans every vector (the reference: the first
+release's results, scores and order). `hnsw` answers from the index that `rag db index` builds
+and fails with retrieval_not_ready when there is none: a setting that asks for the index should
+not silently turn into a scan a hundred times slower. `auto` (the default) takes the index when
+it exists and holds at least RAG_HNSW_MIN_CHUNKS vectors, else the exact scan.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NoReturn
+
+import psycopg
+from django.db import transaction
+from pgvector import Vector
+
+from core.config import EMBEDDING_DIM, Config
+from core.db import db_errors_translated
+from core.errors import InvalidRequest
+from knowledge.embeddings import EmbeddingDimMismatch, EmbeddingProvider
+from knowledge.schema import index_connection
+from knowledge.vector_index import vector_index_usable
+from retrieval import sql
+from retrieval.types import SearchHit
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    """One chunk found by the vector channel, nearest first (distance asc, chunk id asc)."""
+
+    chunk_id: int
+    content: str
+    relative_path: str
+    heading_path: list[str]
+    chunk_index: int
+    document_id: int
+    content_hash: str
+    distance: float  # cosine distance, 0..2
+    score: float  # clamp(1 − distance, 0, 1): SearchHit.score
+    rank: int  # 1-based position in this channel's ranking
+
+    def search_hit(self) -> SearchHit:
+        """The hit as the API and answering know it."""
+        return SearchHit(
+            content=self.content, source=self.relative_path, relative_path=self.relative_path,
+            heading_path=self.heading_path,
+            heading=self.heading_path[-1] if self.heading_path else "", score=self.score,
+            chunk_index=self.chunk_index, document_id=self.document_id,
+            content_hash=self.content_hash)
+
+
+def vector_path_choose(*, conn: psycopg.Connection, config: Config,
+                       embedder: EmbeddingProvider) -> str:
+    """"exact" or "hnsw": which path RAG_VECTOR_INDEX takes for this embedder's vectors now."""
+    if config.rag_vector_index == "exact":
+        return "exact"
+    indexed = vector_index_usable(conn=conn, provider=embedder.provider, model=embedder.model)
+    if config.rag_vector_index == "hnsw":
+        if indexed is None:
+            _not_ready(embedder)
+        return "hnsw"
+    return "hnsw" if indexed is not None and indexed >= config.rag_hnsw_min_chunks else "exact"
+
+
+def vector_search(*, vector: Sequence[float], limit: int, config: Config,
+                  embedder: EmbeddingProvider) -> list[VectorHit]:
+    """The `limit` chunks of `embedder`'s provider/model/dim nearest to `vector`; [] for a
+    vector without any non-zero component (it has no direction) and when nothing is stored.
+    Chunks whose own vector is all zeros (NaN distance) are left out, as search() does."""
+    if limit < 1:
+        raise InvalidRequest(f"limit must be at least 1, got {limit}", details={"field": "limit"})
+    if len(vector) != EMBEDDING_DIM:
+        raise EmbeddingDimMismatch(
+            f"the query embedding has {len(vector)} dimensions but the index stores "
+            f"{EMBEDDING_DIM}; check EMBEDDING_PROVIDER / EMBEDDING_MODEL",
+            details={"expected": EMBEDDING_DIM, "actual": len(vector)})
+    if not any(vector):
+        return []
+    params = [Vector(list(vector)), embedder.provider, embedder.model, embedder.dim, limit]
+    with db_errors_translated():
+        conn = index_connection()
+        path = vector_path_choose(conn=conn, config=config, embedder=embedder)
+        # Its own transaction: the SET LOCALs end with it (inside a caller's transaction they
+        # last until that one ends, and only touch the same kind of query).
+        with transaction.atomic(), psycopg.Cursor(conn) as cursor:
+            if path == "hnsw":
+                cursor.execute(sql.HNSW_SETTINGS, [str(config.hnsw_ef_search)])
+                # Never a prepared, generic plan: only a plan made with the provider/model
+                # values can prove the partial index's predicate and use it.
+                cursor.execute(sql.SEARCH_HNSW, params, prepare=False)
+            else:
+                cursor.execute(sql.EXACT_SETTINGS)
+                cursor.execute(sql.SEARCH_EXACT, params)
+            rows = cursor.fetchall()
+    hits = [row for row in rows if row[7] is not None and not math.isnan(row[7])]
+    return [VectorHit(chunk_id=chunk_id, content=content, relative_path=relative_path,
+                      heading_path=list(heading_path), chunk_index=chunk_index,
+                      document_id=document_id, content_hash=content_hash, distance=distance,
+                      score=max(0.0, min(1.0, 1.0 - distance)), rank=rank)
+            for rank, (chunk_id, content, relative_path, heading_path, chunk_index, document_id,
+                       content_hash, distance) in enumerate(hits, start=1)]
+
+
+def _not_ready(embedder: EmbeddingProvider) -> NoReturn:
+    # RetrievalNotReady is retrieval_not_ready's one class, defined in retrieval.services, which
+    # will import this module: imported here, at call time, so no import cycle arises.
+    from retrieval.services import RetrievalNotReady
+
+    raise RetrievalNotReady(
+        f"RAG_VECTOR_INDEX=hnsw but there is no HNSW index for {embedder.provider}/"
+        f"{embedder.model} (or its build was interrupted); run `rag db index`, or set "
+        "RAG_VECTOR_INDEX=auto to scan exactly until it exists",
+        details={"embedding_provider": embedder.provider, "embedding_model": embedder.model,
+                 "vector_index": "hnsw"})

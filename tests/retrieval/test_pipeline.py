@@ -1,0 +1,82 @@
+"""The retrieval pipeline by mode: vector unchanged, lexical and hybrid ranks, scores that stay
+cosines, a calibrated confidence, and the explain output."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import psycopg
+import pytest
+from pgvector import Vector
+
+from core.config import get_config
+from knowledge.embeddings import get_embedder
+from knowledge.schema import index_connection
+from retrieval import sql
+from retrieval.services import search
+
+IDENTIFIER = "read_cache_enabled"
+QUESTION = "客户 P1 工单应该怎么升级？"
+
+
+def config_for(mode: str, **changes):
+    return dataclasses.replace(get_config(), rag_retrieval=mode, **changes)
+
+
+def reference_scan(query: str, top_k: int) -> list[tuple[str, int, float]]:
+    """The first release's exact scan, straight from its SQL."""
+    embedder = get_embedder(config=get_config())
+    with psycopg.Cursor(index_connection()) as cursor:
+        cursor.execute(sql.SEARCH, [Vector(embedder.embed_query(query)), embedder.provider,
+                                    embedder.model, embedder.dim, top_k])
+        return [(row[1], row[3], max(0.0, min(1.0, 1.0 - row[6]))) for row in cursor.fetchall()]
+
+
+@pytest.mark.parametrize("query", [QUESTION, "Atlas CRM export limits", IDENTIFIER])
+def test_vector_mode_is_the_first_releases_scan(sample_index, query):
+    outcome = search(query=query, top_k=5, config=config_for("vector"))
+    assert [(hit.relative_path, hit.chunk_index, hit.score)
+            for hit in outcome.results] == reference_scan(query, 5)
+    assert outcome.confidence == outcome.results[0].score and outcome.explain is None
+
+
+def test_hybrid_finds_an_identifier_the_vector_misses_and_is_confident(sample_index):
+    vector = search(query=IDENTIFIER, top_k=5, config=config_for("vector"))
+    hybrid = search(query=IDENTIFIER, top_k=5, config=config_for("hybrid"))
+    assert hybrid.results[0].relative_path == "runbooks/API Latency Runbook.md"
+    assert IDENTIFIER in hybrid.results[0].content
+    assert vector.confidence < get_config().threshold <= hybrid.confidence
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+def test_scores_stay_cosines_and_results_are_unique(sample_index, mode):
+    outcome = search(query="Atlas CRM export limits", top_k=8, config=config_for(mode))
+    cosines = {(hit.relative_path, hit.chunk_index): hit.score
+               for hit in search(query="Atlas CRM export limits", top_k=20,
+                                 config=config_for("vector")).results}
+    keys = [(hit.relative_path, hit.chunk_index) for hit in outcome.results]
+    assert len(keys) == len(set(keys)) == 8
+    for hit in outcome.results:
+        if (hit.relative_path, hit.chunk_index) in cosines:
+            assert hit.score == pytest.approx(cosines[(hit.relative_path, hit.chunk_index)])
+
+
+def test_out_of_domain_question_keeps_the_vector_confidence_in_hybrid(sample_index):
+    question = "Who won the FIFA World Cup in France?"
+    vector = search(query=question, top_k=5, config=config_for("vector"))
+    hybrid = search(query=question, top_k=5, config=config_for("hybrid"))
+    assert hybrid.confidence <= vector.confidence < get_config().threshold
+
+
+def test_explain_reports_every_stage(sample_index):
+    outcome = search(query=IDENTIFIER, top_k=3, config=config_for("hybrid", rag_rerank="features"),
+                     explain=True)
+    explain = outcome.explain
+    assert explain["mode"] == "hybrid"
+    assert explain["parameters"]["rerank"] == "features" and explain["parameters"]["top_k"] == 3
+    assert {"embed", "vector", "lexical", "fuse", "rerank"} <= set(explain["timings_ms"])
+    assert explain["rerank"]["applied"] is True and explain["rerank"]["failure"] is None
+    assert len(explain["results"]) == 3
+    top = explain["results"][0]
+    assert top["lexical_rank"] == 1 and top["bm25"] > 0 and top["rerank_rank"] == 1
+    assert top["fused_rank"] is not None and top["cosine"] == outcome.results[0].score
