@@ -58,7 +58,7 @@ DEFAULTS: dict[str, str] = {
     "LLM_MAX_RESPONSE_BYTES": "2097152",
     "RAG_RETRIEVAL": "hybrid",
     "RAG_CANDIDATES": "50",
-    "RAG_RERANK": "none",
+    "RAG_RERANK": "features",
     "RERANK_MODEL": "",
     "RERANK_BASE_URL": "",
     "RERANK_API_KEY": "",

@@ -85,8 +85,9 @@ def vector_search(*, vector: Sequence[float], limit: int, config: Config,
     with db_errors_translated():
         conn = index_connection()
         path = vector_path_choose(conn=conn, config=config, embedder=embedder)
-        # Its own transaction: the SET LOCALs end with it (inside a caller's transaction they
-        # last until that one ends, and only touch the same kind of query).
+        # Its own transaction, rolled back rather than committed: it only reads, and a rollback
+        # also undoes the SET LOCALs inside a caller's transaction, where a commit would only
+        # release the savepoint and leave them set for the caller's next queries.
         with transaction.atomic(), psycopg.Cursor(conn) as cursor:
             if path == "hnsw":
                 cursor.execute(sql.HNSW_SETTINGS, [str(config.hnsw_ef_search)])
@@ -97,6 +98,7 @@ def vector_search(*, vector: Sequence[float], limit: int, config: Config,
                 cursor.execute(sql.EXACT_SETTINGS)
                 cursor.execute(sql.SEARCH_EXACT, params)
             rows = cursor.fetchall()
+            transaction.set_rollback(True)
     hits = [row for row in rows if row[7] is not None and not math.isnan(row[7])]
     return [VectorHit(chunk_id=chunk_id, content=content, relative_path=relative_path,
                       heading_path=list(heading_path), chunk_index=chunk_index,

@@ -161,7 +161,7 @@ def test_headings_and_path_count_as_text():
 
 def test_score_is_the_documented_weighted_sum():
     values = FeatureSignals(coverage=0.5, proximity=0.25, identifier=1.0, bm25=0.2, cosine=0.6)
-    expected = 0.35 * 0.5 + 0.10 * 0.25 + 0.20 * 1.0 + 0.15 * 0.2 + 0.20 * 0.6
+    expected = 0.20 * 0.5 + 0.05 * 0.25 + 0.35 * 1.0 + 0.05 * 0.2 + 0.35 * 0.6
     assert features_score(signals=values) == pytest.approx(expected)
     assert math.fsum(dataclasses.astuple(FEATURE_WEIGHTS)) == pytest.approx(1.0)
 
@@ -171,7 +171,7 @@ def test_other_weights_change_the_score_for_tuning():
     only_cosine = FeatureWeights(coverage=0.0, proximity=0.0, identifier=0.0, bm25=0.0,
                                  cosine=1.0)
     assert features_score(signals=values, weights=only_cosine) == 0.0
-    assert features_score(signals=values) == pytest.approx(0.35)
+    assert features_score(signals=values) == pytest.approx(0.20)
 
 
 def test_reranked_candidates_carry_score_and_signals():
@@ -180,7 +180,7 @@ def test_reranked_candidates_carry_score_and_signals():
                                                              cosine=0.5)])
     assert item.signals == {"coverage": 1.0, "proximity": 1.0, "identifier": 0.0, "bm25": 0.0,
                             "cosine": 0.5}
-    assert item.score == pytest.approx(0.35 + 0.10 + 0.20 * 0.5)
+    assert item.score == pytest.approx(0.20 + 0.05 + 0.35 * 0.5)
 
 
 # --- determinism ------------------------------------------------------------------------------

@@ -1,0 +1,332 @@
+"""The vector channel on the real database: the exact scan unchanged, the HNSW index's recall,
+iterative scans, provider isolation, the `auto` rule, and `rag db index` / `--drop` / `--status`."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import psycopg
+import pytest
+from django.core.management import call_command
+from pgvector import Vector
+
+from core.config import get_config
+from knowledge.embeddings import FakeLexicalEmbedder
+from knowledge.schema import index_connection
+from knowledge.vector_index import (
+    BUILDING_SUFFIX,
+    vector_index_build,
+    vector_index_name,
+    vector_index_status,
+)
+from retrieval import sql
+from retrieval.services import RetrievalNotReady
+from retrieval.vector import vector_path_choose, vector_search
+
+EMBEDDER = FakeLexicalEmbedder()
+OTHER = ("local-qwen3", "Qwen/Qwen3-Embedding-0.6B")
+NOTES, CHUNKS_PER_NOTE, CLUSTERS = 150, 10, 15
+
+# Clustered synthetic vectors made inside PostgreSQL (a random walk would be HNSW's worst case,
+# and nothing like notes): a cluster direction, a note direction, a chunk direction.
+HELPERS = [
+    "SELECT setseed(0.25)",
+    """CREATE OR REPLACE FUNCTION pg_temp.unit_vector() RETURNS vector LANGUAGE sql VOLATILE AS
+       $$ SELECT l2_normalize(array_agg(random_normal())::vector) FROM generate_series(1, 1024) $$""",
+    """CREATE OR REPLACE FUNCTION pg_temp.scaled(v vector, k real) RETURNS vector LANGUAGE sql
+       IMMUTABLE AS $$ SELECT v * array_fill(k, ARRAY[1024])::vector $$""",
+    "DROP TABLE IF EXISTS pg_temp.test_clusters, pg_temp.test_notes",
+    """CREATE TEMP TABLE test_clusters AS
+       SELECT g AS id, pg_temp.unit_vector() AS v FROM generate_series(0, %s - 1) g""",
+]
+DOCUMENTS = """
+INSERT INTO documents (vault_path, file_path, relative_path, content_hash)
+SELECT '/t', '/t/n' || g || '.md', 'n' || g || '.md', g::text FROM generate_series(0, %s - 1) g
+"""
+CHUNKS = """
+INSERT INTO chunks (document_id, chunk_index, content, file_path, relative_path, heading_path,
+                    content_hash)
+SELECT d.id, p, 'chunk ' || p, d.file_path, d.relative_path, ARRAY['Note', 'Part ' || p],
+       d.content_hash || '-' || p
+FROM documents d CROSS JOIN generate_series(0, %s - 1) p WHERE d.vault_path = '/t'
+"""
+NOTE_VECTORS = """
+CREATE TEMP TABLE test_notes AS
+SELECT d.id, k.v + pg_temp.scaled(pg_temp.unit_vector(), 0.6) AS v
+FROM documents d JOIN test_clusters k ON k.id = d.content_hash::int %% %s
+WHERE d.vault_path = '/t'
+"""
+EMBEDDINGS = """
+INSERT INTO embeddings (chunk_id, embedding_provider, embedding_model, embedding_dim, embedding)
+SELECT c.id, %s, %s, 1024, l2_normalize(n.v + pg_temp.scaled(pg_temp.unit_vector(), 0.6))
+FROM chunks c JOIN test_notes n ON n.id = c.document_id
+"""
+QUERIES = """
+SELECT l2_normalize(k.v + pg_temp.scaled(pg_temp.unit_vector(), 0.6)
+                    + pg_temp.scaled(pg_temp.unit_vector(), 0.6))
+FROM generate_series(1, %s) g JOIN test_clusters k ON k.id = g %% %s
+"""
+
+
+def execute(statement, params=()):
+    with psycopg.Cursor(index_connection()) as cursor:
+        cursor.execute(statement, params)
+        return cursor.fetchall() if cursor.description else None
+
+
+def corpus_seed() -> None:
+    """NOTES notes of CHUNKS_PER_NOTE chunks with fake/fake-lexical-v1 vectors."""
+    for statement in HELPERS[:-1]:
+        execute(statement)
+    execute(HELPERS[-1], [CLUSTERS])
+    execute(DOCUMENTS, [NOTES])
+    execute(CHUNKS, [CHUNKS_PER_NOTE])
+    execute(NOTE_VECTORS, [CLUSTERS])
+    execute(EMBEDDINGS, [EMBEDDER.provider, EMBEDDER.model])
+
+
+def queries(count: int) -> list[list[float]]:
+    return [row[0].to_list() for row in execute(QUERIES, [count, CLUSTERS])]
+
+
+@pytest.fixture
+def corpus(db):
+    corpus_seed()
+
+
+def run(vector, *, mode: str, limit: int = 10, **changes) -> list:
+    import dataclasses
+
+    config = dataclasses.replace(get_config(), rag_vector_index=mode, **changes)
+    return vector_search(vector=vector, limit=limit, config=config, embedder=EMBEDDER)
+
+
+def build(**changes):
+    import dataclasses
+
+    return vector_index_build(config=dataclasses.replace(get_config(), **changes))
+
+
+def index_oid() -> int | None:
+    rows = execute("SELECT to_regclass(%s)::oid",
+                   [vector_index_name(provider=EMBEDDER.provider, model=EMBEDDER.model)])
+    return rows[0][0]
+
+
+def hnsw_plan(vector) -> str:
+    conn = index_connection()
+    with conn.transaction(force_rollback=True), psycopg.Cursor(conn) as cursor:
+        cursor.execute(sql.HNSW_SETTINGS, ["100"])
+        cursor.execute("EXPLAIN " + sql.SEARCH_HNSW,
+                       [Vector(vector), EMBEDDER.provider, EMBEDDER.model, EMBEDDER.dim, 10])
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
+# Exact scan -------------------------------------------------------------------------------------
+
+
+def test_exact_mode_returns_search_rows_unchanged_with_or_without_the_index(corpus):
+    vectors = queries(5)
+    key = [EMBEDDER.provider, EMBEDDER.model, EMBEDDER.dim]
+    reference = [execute(sql.SEARCH, [Vector(v), *key, 10]) for v in vectors]
+
+    def exact_rows() -> list:
+        return [[(h.content, h.relative_path, h.heading_path, h.chunk_index, h.document_id,
+                  h.content_hash, h.distance) for h in run(v, mode="exact")] for v in vectors]
+
+    assert exact_rows() == reference and all(len(rows) == 10 for rows in reference)
+    build()
+    assert exact_rows() == reference
+    hits = run(vectors[0], mode="exact")
+    assert [h.rank for h in hits] == list(range(1, 11))
+    assert [h.score for h in hits] == [max(0.0, min(1.0, 1 - h.distance)) for h in hits]
+    assert hits[0].search_hit().score == hits[0].score
+    assert hits[0].search_hit().heading == hits[0].heading_path[-1]
+
+
+def test_a_query_without_any_direction_finds_nothing(corpus):
+    assert run([0.0] * 1024, mode="exact") == [] == run([0.0] * 1024, mode="auto")
+
+
+def test_vectors_are_stored_inline_and_distances_do_not_depend_on_storage(corpus):
+    [(storage,)] = execute("SELECT attstorage FROM pg_attribute WHERE attrelid = "
+                           "'embeddings'::regclass AND attname = 'embedding'")
+    [(out_of_line,)] = execute("SELECT count(*) FROM embeddings "
+                               "WHERE pg_column_toast_chunk_id(embedding) IS NOT NULL")
+    assert (storage, out_of_line) == ("p", 0)
+    # A vector written out of line (as before the change) is the same value.
+    [(chunk_id, vector)] = execute("SELECT chunk_id, embedding FROM embeddings LIMIT 1")
+    execute("ALTER TABLE embeddings ALTER COLUMN embedding SET STORAGE EXTERNAL")
+    execute("INSERT INTO embeddings (chunk_id, embedding_provider, embedding_model, embedding_dim,"
+            " embedding) VALUES (%s, 'local-qwen3', 'Qwen/Qwen3-Embedding-0.6B', 1024, %s)",
+            [chunk_id, vector])
+    query = Vector(queries(1)[0])
+    rows = execute("SELECT pg_column_toast_chunk_id(embedding) IS NOT NULL, embedding <=> %s "
+                   "FROM embeddings WHERE chunk_id = %s ORDER BY embedding_provider",
+                   [query, chunk_id])
+    assert [row[0] for row in rows] == [False, True] and rows[0][1] == rows[1][1]
+
+
+# HNSW -------------------------------------------------------------------------------------------
+
+
+def test_hnsw_finds_what_the_exact_scan_finds(corpus):
+    build()
+    vectors = queries(20)
+    assert "Index Scan using idx_embeddings_hnsw_" in hnsw_plan(vectors[0])
+    found = []
+    for vector in vectors:
+        exact = [h.chunk_id for h in run(vector, mode="exact")]
+        approximate = run(vector, mode="hnsw")
+        assert [h.distance for h in approximate] == sorted(h.distance for h in approximate)
+        found.append(len(set(exact) & {h.chunk_id for h in approximate}) / len(exact))
+    assert sum(found) / len(found) >= 0.9
+
+
+def test_iterative_scan_fills_top_k_past_deleted_rows_and_a_small_ef_search(corpus):
+    build()
+    vector = queries(1)[0]
+    nearest = [h.chunk_id for h in run(vector, mode="exact", limit=30)]
+    # Deleted but not vacuumed: still in the graph, dropped after the index scan. With an
+    # ef_search of 20, a scan without iteration would return none of the 10 asked for.
+    execute("DELETE FROM embeddings WHERE chunk_id = ANY(%s)", [nearest])
+    hits = run(vector, mode="hnsw", hnsw_ef_search=20)
+    exact = [h.chunk_id for h in run(vector, mode="exact")]
+    assert len(hits) == 10 and not {h.chunk_id for h in hits} & set(nearest)
+    assert len({h.chunk_id for h in hits} & set(exact)) >= 9
+    assert len(run(vector, mode="hnsw", limit=40, hnsw_ef_search=5)) == 40
+
+
+def test_vectors_of_another_provider_never_come_back(corpus):
+    build()
+    vectors = queries(3)
+    # The other model's vectors are the queries themselves: distance 0, if they were searched.
+    chunk_ids = [row[0] for row in execute("SELECT id FROM chunks ORDER BY id LIMIT 3")]
+    for chunk_id, vector in zip(chunk_ids, vectors, strict=True):
+        execute("INSERT INTO embeddings (chunk_id, embedding_provider, embedding_model, "
+                "embedding_dim, embedding) VALUES (%s, %s, %s, 1024, %s)",
+                [chunk_id, *OTHER, Vector(vector)])
+    for vector in vectors:
+        for mode in ("hnsw", "exact"):
+            hits = run(vector, mode=mode)
+            assert len(hits) == 10 and min(h.distance for h in hits) > 0.05
+
+
+def test_iterative_scan_gives_top_k_when_a_shared_index_is_mostly_other_providers(db):
+    # Why the index is partial: one index over every provider's vectors leaves the filter to
+    # run after the index scan. Here 4 in 5 index entries belong to other models and sit right
+    # around the query; strict_order keeps scanning until k rows of this model are found.
+    corpus_seed()
+    vector = queries(1)[0]
+    for model in ("m1", "m2", "m3", "m4"):
+        execute("INSERT INTO embeddings (chunk_id, embedding_provider, embedding_model, "
+                "embedding_dim, embedding) SELECT id, 'other', %s, 1024, "
+                "l2_normalize(%s + pg_temp.scaled(pg_temp.unit_vector(), 0.3)) FROM chunks",
+                [model, Vector(vector)])
+    execute("CREATE INDEX test_shared_hnsw ON embeddings USING hnsw "
+            "(embedding vector_cosine_ops)")
+    params = [Vector(vector), EMBEDDER.provider, EMBEDDER.model, EMBEDDER.dim, 10]
+    conn = index_connection()
+
+    def search(iterative: str) -> list:
+        with conn.transaction(force_rollback=True), psycopg.Cursor(conn) as cursor:
+            cursor.execute(sql.HNSW_SETTINGS, ["20"])
+            cursor.execute("SELECT set_config('hnsw.iterative_scan', %s, true)", [iterative])
+            cursor.execute(sql.SEARCH_HNSW, params, prepare=False)
+            return [row[0] for row in cursor.fetchall()]
+
+    exact = [h.chunk_id for h in run(vector, mode="exact")]
+    assert len(set(search("strict_order")) & set(exact)) >= 9
+    assert len(search("off")) < 10  # the same scan without iteration comes back short
+
+
+# The `auto` rule and readiness ------------------------------------------------------------------
+
+
+def test_auto_takes_the_index_only_when_it_exists_and_holds_enough_vectors(corpus,
+                                                                          config_override):
+    conn = index_connection()
+
+    def path(mode: str, threshold: int) -> str:
+        config = config_override(rag_vector_index=mode, rag_hnsw_min_chunks=threshold)
+        return vector_path_choose(conn=conn, config=config, embedder=EMBEDDER)
+
+    assert path("auto", 0) == "exact"  # no index yet
+    build()
+    vectors = NOTES * CHUNKS_PER_NOTE
+    assert [path("auto", vectors), path("auto", vectors + 1)] == ["hnsw", "exact"]
+    assert [path("exact", 0), path("hnsw", 10**9)] == ["exact", "hnsw"]
+
+
+def test_hnsw_without_an_index_is_not_ready(corpus):
+    with pytest.raises(RetrievalNotReady) as err:
+        run(queries(1)[0], mode="hnsw")
+    assert "rag db index" in err.value.message
+    assert (err.value.code, err.value.http_status, err.value.exit_code) == (
+        "retrieval_not_ready", 503, 3)
+
+
+# `rag db index` ---------------------------------------------------------------------------------
+
+
+def command(*args: str) -> str:
+    out = StringIO()
+    call_command("db", "index", *args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def test_index_command_builds_once_reports_and_drops(corpus):
+    name = vector_index_name(provider=EMBEDDER.provider, model=EMBEDDER.model)
+    assert "no HNSW index for fake/fake-lexical-v1" in command("--status")
+    created = command()
+    assert f"{name} created: {NOTES * CHUNKS_PER_NOTE} vectors" in created
+    oid = index_oid()
+    assert "up to date" in command() and index_oid() == oid  # idempotent: not rebuilt
+    status = command("--status")
+    assert f"* {name}:" in status and "m=16, ef_construction=64" in status
+    assert "embedding_provider = 'fake'" in status
+    [entry] = json.loads(command("--status", "--json"))["indexes"]
+    assert (entry["name"], entry["current"], entry["valid"], entry["m"]) == (name, True, True, 16)
+    assert entry["vectors"] == NOTES * CHUNKS_PER_NOTE and entry["size_bytes"] > 0
+    assert command("--drop") == f"dropped {name}\n"
+    assert index_oid() is None and command("--drop") == "no HNSW index to drop\n"
+
+
+def test_changed_parameters_rebuild_and_a_leftover_build_is_replaced(corpus, config_override):
+    name = vector_index_name(provider=EMBEDDER.provider, model=EMBEDDER.model)
+    command()
+    # What an interrupted build leaves behind: an index under the temporary name.
+    execute(f"CREATE INDEX {name}{BUILDING_SUFFIX} ON embeddings USING hnsw "
+            "(embedding vector_cosine_ops) WHERE embedding_provider = 'fake'")
+    config_override(hnsw_m=8, hnsw_ef_construction=32)
+    assert f"{name} rebuilt" in command()
+    [index] = vector_index_status(config=get_config())
+    assert (index.name, index.m, index.ef_construction, index.valid) == (name, 8, 32, True)
+
+
+def test_build_reports_progress_from_pg_stat_progress_create_index(corpus, monkeypatch):
+    import knowledge.vector_index as vector_index
+
+    monkeypatch.setattr(vector_index, "PROGRESS_INTERVAL_S", 0.005)
+    readings = []
+    result = vector_index_build(config=get_config(), progress=readings.append)
+    assert result.action == "created" and result.maintenance_work_mem_mb >= 64
+    assert readings and all(r.phase.startswith("building index") for r in readings)
+    assert any(r.done > 0 for r in readings)
+
+
+def test_concurrent_build_from_the_cli(clean_tables, run_cli):
+    corpus_seed()
+    try:
+        built = run_cli("db", "index", "--concurrently")
+        assert built.returncode == 0, built.stderr
+        assert "created" in built.stdout
+        status = json.loads(run_cli("db", "index", "--status", "--json").stdout)
+        assert [(i["current"], i["valid"]) for i in status["indexes"]] == [(True, True)]
+        again = run_cli("db", "index", "--concurrently")
+        assert again.returncode == 0 and "up to date" in again.stdout
+    finally:
+        dropped = run_cli("db", "index", "--drop", "--all")
+    assert dropped.returncode == 0 and "dropped idx_embeddings_hnsw_" in dropped.stdout
+    assert vector_index_status(config=get_config()) == []
