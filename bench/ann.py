@@ -5,7 +5,9 @@ synthetic chunks (documents, chunks and vectors inserted directly, under a scrat
 provider/model of their own, "bench"/"synthetic-clustered-v1", so the index it builds is its
 own partial index and never one of yours), measures `vector_search` exact, then builds the HNSW
 index for each --m and measures it at each --ef-search: recall@10 against the exact scan's top
-10, p50/p95 latency. It prints one JSON line per measurement and removes what it added.
+10, p50/p95 latency. It prints one JSON line per measurement and removes what it added. The
+exact scan reads every row of the table, other vaults' and models' too: for clean figures, run
+it on a database that holds nothing else.
 
 The vectors are clustered the way notes are, not uniform noise (HNSW's worst case): a shared
 direction (every model's vectors lean one way), 1 topic per 1,000 chunks, 1 subtopic per 100,

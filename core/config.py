@@ -66,7 +66,7 @@ DEFAULTS: dict[str, str] = {
     "RAG_VECTOR_INDEX": "auto",
     "RAG_HNSW_MIN_CHUNKS": "20000",
     "HNSW_M": "16",
-    "HNSW_EF_CONSTRUCTION": "64",
+    "HNSW_EF_CONSTRUCTION": "128",
     "HNSW_EF_SEARCH": "100",
     "RAG_TOP_K": "5",
     "RAG_MIN_SIMILARITY": "",

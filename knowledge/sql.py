@@ -26,7 +26,7 @@ SELECT
 DOCUMENT_STATES = """
 SELECT d.id, d.relative_path, d.content_hash,
        count(c.id) AS chunks,
-       count(e.id) AS embedded
+       count(e.chunk_id) AS embedded  -- the unique index holds it: no vector is read
 FROM documents d
 LEFT JOIN chunks c ON c.document_id = d.id
 LEFT JOIN embeddings e ON e.chunk_id = c.id

@@ -187,7 +187,7 @@ def vector_index_build(*, config: Config, concurrently: bool = False,
                                              name=pgsql.Identifier(building)))
             cursor.execute(SET_MAINTENANCE_WORK_MEM, [f"{memory // MIB}MB"])
             try:
-                with _progress_watched(conn, progress):
+                with _progress_watched(conn, progress, expected=vectors):
                     cursor.execute(CREATE_INDEX.format(
                         concurrently=keyword, name=pgsql.Identifier(building),
                         m=pgsql.Literal(config.hnsw_m),
@@ -258,11 +258,12 @@ def _physical_memory() -> int:
 
 
 @contextmanager
-def _progress_watched(conn: psycopg.Connection,
-                      progress: Callable[[BuildProgress], None] | None) -> Iterator[None]:
+def _progress_watched(conn: psycopg.Connection, progress: Callable[[BuildProgress], None] | None,
+                      *, expected: int) -> Iterator[None]:
     """While the block runs, poll pg_stat_progress_create_index for the building session from a
     second connection (the first is busy with CREATE INDEX) and hand each reading to
-    `progress`. Nothing is polled without a callback."""
+    `progress`; `expected` stands in for tuples_total, which pgvector leaves at 0. Nothing is
+    polled without a callback."""
     if progress is None:
         yield
         return
@@ -277,7 +278,7 @@ def _progress_watched(conn: psycopg.Connection,
                     row = watcher.execute(PROGRESS, [pid]).fetchone()
                     if row is not None:
                         progress(BuildProgress(phase=row[0], done=row[1] or 0,
-                                               total=row[2] or 0))
+                                               total=row[2] or expected))
         except psycopg.Error:
             return  # progress is a courtesy: the build's own outcome is what counts
 

@@ -10,16 +10,13 @@ import psycopg
 
 from core.config import EMBEDDING_DIM, MAX_TEXT_CHARS, TOP_K_RANGE, Config
 from core.db import db_errors_translated
-from core.errors import InvalidRequest, LocalRagError
+from core.errors import InvalidRequest
 from knowledge.embeddings import EmbeddingDimMismatch, EmbeddingProvider, get_embedder
 from knowledge.schema import index_connection
 from retrieval import sql
 from retrieval.pipeline import pipeline_clock, pipeline_run
 from retrieval.types import SearchOutcome
-
-
-class RetrievalNotReady(LocalRagError):
-    code = "retrieval_not_ready"
+from retrieval.vector import RetrievalNotReady
 
 
 def top_k_validate(top_k: int | None, *, config: Config) -> int:

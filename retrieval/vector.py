@@ -21,12 +21,18 @@ from pgvector import Vector
 
 from core.config import EMBEDDING_DIM, Config
 from core.db import db_errors_translated
-from core.errors import InvalidRequest
+from core.errors import InvalidRequest, LocalRagError
 from knowledge.embeddings import EmbeddingDimMismatch, EmbeddingProvider
 from knowledge.schema import index_connection
 from knowledge.vector_index import vector_index_usable
 from retrieval import sql
 from retrieval.types import SearchHit
+
+
+class RetrievalNotReady(LocalRagError):
+    """Nothing to search yet for this configuration (no vectors, or no index asked for)."""
+
+    code = "retrieval_not_ready"
 
 
 @dataclass(frozen=True)
@@ -109,10 +115,6 @@ def vector_search(*, vector: Sequence[float], limit: int, config: Config,
 
 
 def _not_ready(embedder: EmbeddingProvider) -> NoReturn:
-    # RetrievalNotReady is retrieval_not_ready's one class, defined in retrieval.services, which
-    # will import this module: imported here, at call time, so no import cycle arises.
-    from retrieval.services import RetrievalNotReady
-
     raise RetrievalNotReady(
         f"RAG_VECTOR_INDEX=hnsw but there is no HNSW index for {embedder.provider}/"
         f"{embedder.model} (or its build was interrupted); run `rag db index`, or set "

@@ -8,7 +8,8 @@ from django.db import connection
 from core.config import get_config
 from core.errors import InvalidRequest
 from knowledge.embeddings import EmbeddingDimMismatch, FakeLexicalEmbedder
-from retrieval.services import RetrievalNotReady, search
+from retrieval.services import search
+from retrieval.vector import RetrievalNotReady
 
 
 def run(query: str, top_k: int | None = None, **kwargs):
