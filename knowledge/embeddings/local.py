@@ -317,7 +317,7 @@ def _folder_require(*, config: Config) -> Path:
 
 
 def _model_read(*, folder: Path, device: str) -> Any:
-    with _offline():
+    with hub_offline():
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
@@ -357,8 +357,9 @@ def _qwen_download(*, config: Config) -> None:
 
 
 @contextmanager
-def _offline() -> Iterator[None]:
-    """Forbid the Hugging Face libraries any network access while a model loads."""
+def hub_offline() -> Iterator[None]:
+    """Forbid the Hugging Face libraries any network access while a model loads (the local
+    embedders and the cross-encoder reranker alike)."""
     previous = {name: os.environ.get(name) for name in _OFFLINE_ENV}
     os.environ.update(_OFFLINE_ENV)
     try:

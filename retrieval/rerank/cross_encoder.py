@@ -10,15 +10,13 @@ loaded once per process and runs on EMBEDDING_DEVICE.
 from __future__ import annotations
 
 import logging
-import os
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.errors import LocalRagError
-from knowledge.embeddings.local import INSTALL_HINT, runtime_missing
+from knowledge.embeddings.local import INSTALL_HINT, hub_offline, runtime_missing
 from retrieval.rerank.base import (
     RerankCandidate,
     RerankedCandidate,
@@ -35,7 +33,6 @@ PREDICT_BATCH_SIZE = 16
 _WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
                  "pytorch_model.bin.index.json")
 # Read by huggingface_hub / transformers when they are first imported (during the first load).
-_OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
 
 
 class RerankModelUnavailable(LocalRagError):
@@ -130,7 +127,7 @@ def cross_encoder_load(*, folder: Path, device: str) -> Any:
 
 
 def _model_read(*, folder: Path, device: str) -> Any:
-    with _offline():
+    with hub_offline():
         try:
             from sentence_transformers import CrossEncoder
         except ImportError as exc:
@@ -153,18 +150,3 @@ def _model_read(*, folder: Path, device: str) -> Any:
                 details={"folder": str(folder), "device": device}) from exc
     logger.info("cross-encoder loaded from %s on %s", folder, device)
     return model
-
-
-@contextmanager
-def _offline() -> Iterator[None]:
-    """Forbid the Hugging Face libraries any network access while a model loads."""
-    previous = {name: os.environ.get(name) for name in _OFFLINE_ENV}
-    os.environ.update(_OFFLINE_ENV)
-    try:
-        yield
-    finally:
-        for name, value in previous.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
