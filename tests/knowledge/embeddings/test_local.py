@@ -61,7 +61,10 @@ def _tiny_model(folder: Path) -> Path:
     torch.manual_seed(7)
     BertModel(BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=1,
                          num_attention_heads=2, intermediate_size=64)).save_pretrained(backbone)
-    BertTokenizerFast(vocab_file=str(backbone / "vocab.txt")).save_pretrained(backbone)
+    # transformers 5 ignores `vocab_file=` here (every word would be [UNK]): pass the vocabulary.
+    tokenizer = BertTokenizerFast(vocab={token: index for index, token in enumerate(vocab)})
+    assert tokenizer.unk_token_id not in tokenizer("atlas crm 42")["input_ids"]
+    tokenizer.save_pretrained(backbone)
     transformer = Transformer(str(backbone), max_seq_length=128)
     model = SentenceTransformer(
         modules=[transformer, Pooling(32, pooling_mode="mean"),
