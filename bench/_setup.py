@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,3 +27,25 @@ def vacuum() -> None:
 
     with connection.cursor() as cursor:
         cursor.execute("VACUUM (ANALYZE) documents, chunks, embeddings")
+
+
+def server_start(*, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+    """`rag serve` on a free loopback port; returns the process and its base URL once it
+    answers."""
+    import httpx
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "serve", "--port",
+                                str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(150):
+        try:
+            httpx.get(f"{url}/openapi.json", timeout=1)
+            return process, url
+        except httpx.TransportError:
+            time.sleep(0.2)
+    process.kill()
+    raise SystemExit("the server did not start")

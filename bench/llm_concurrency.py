@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -26,7 +25,7 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
-from _setup import ROOT
+from _setup import ROOT, server_start
 
 sys.path.insert(0, str(ROOT))
 
@@ -39,26 +38,6 @@ HEALTH_INTERVAL_SECONDS = 0.05
 def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], check=False, cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=600)
-
-
-def start_server(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
-    import httpx
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "serve", "--port",
-                                str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(150):
-        try:
-            httpx.get(f"{url}/openapi.json", timeout=1)
-            return process, url
-        except httpx.TransportError:
-            time.sleep(0.2)
-    process.kill()
-    raise SystemExit("the server did not start")
 
 
 def latency(samples: list[float]) -> dict[str, float]:
@@ -132,7 +111,7 @@ def main() -> None:
         env.update(LLM_PROVIDER="openai-compatible", LLM_BASE_URL=stub.base_url,
                    LLM_MODEL="bench-model", LLM_API_KEY="bench-key",
                    LLM_TIMEOUT_SECONDS=str(args.deadline))
-        process, url = start_server(env)
+        process, url = server_start(env=env)
         try:
             stop = threading.Event()
             threading.Timer(2.0, stop.set).start()

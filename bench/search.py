@@ -14,12 +14,10 @@ import argparse
 import json
 import random
 import statistics
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from _setup import ROOT, django_setup, vacuum
+from _setup import django_setup, server_start, vacuum
 
 WORDS = ("latency deploy customer export policy incident escalation runbook database replica "
          "quota token invoice contract pipeline cluster failover alert dashboard region backup "
@@ -98,26 +96,6 @@ def over_http(url: str, requests: int, concurrency: int) -> dict[str, float]:
             return percentiles(list(pool.map(one, range(requests))))
 
 
-def start_server() -> tuple[subprocess.Popen, str]:
-    import httpx
-
-    from core.embedded_pg import free_port
-
-    port = free_port()
-    process = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "serve", "--port",
-                                str(port)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(150):
-        try:
-            httpx.get(f"{url}/openapi.json", timeout=1)
-            return process, url
-        except httpx.TransportError:
-            time.sleep(0.2)
-    process.kill()
-    raise SystemExit("the server did not start")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--chunks", type=int, nargs="+", default=[10_000, 100_000])
@@ -128,7 +106,7 @@ def main() -> None:
 
     vacuum()
     rng = random.Random(11)
-    process, url = start_server()
+    process, url = server_start()
     try:
         for chunks in args.chunks:
             vault = f"/bench/search-{chunks}"
