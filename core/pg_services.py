@@ -8,6 +8,7 @@ from the OS environment, which `rag pg start` never overrides.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,15 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from core.config import Config
 from core.dburl import database_name, url_with_port
-from core.embedded_pg import Cluster, ClusterStatus, EmbeddedPostgresError, free_port
+from core.embedded_pg import (
+    Cluster,
+    ClusterStatus,
+    EmbeddedPostgresError,
+    free_port,
+    is_root,
+    private_folder_ensure,
+    reachable_by_run_user,
+)
 from core.pg_auth import (
     BOOTSTRAP_FILE,
     AppAccess,
@@ -31,6 +40,8 @@ from core.pg_auth import (
 )
 from core.pg_upgrade import legacy_cluster_upgrade
 
+# Clusters of clones the `postgres` user cannot reach (see cluster_folder).
+EXTERNAL_CLUSTERS = Path("/var/lib/local-rag/clusters")
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", ""}
 URL_KEYS = ("DATABASE_URL", "TEST_DATABASE_URL")
 URLS_FILE = "database.env"
@@ -50,11 +61,31 @@ class PgStartResult:
 
 
 def cluster_for(*, config: Config) -> Cluster:
-    """The cluster whose data lives in `<project root>/.local/pg/data`."""
+    """The project's cluster: data in `<project root>/.local/pg/data`, or, for a root process
+    whose clone the `postgres` user cannot reach (a clone in /root or any other 0700 folder),
+    in a private folder outside the clone keyed to its path (`cluster_folder`)."""
     if config.project_root is None:
         raise EmbeddedPostgresError("cannot find the project root (a folder with pyproject.toml "
                                     "and .env.sample); run rag from inside the checkout")
-    return Cluster(config.project_root / ".local" / "pg" / "data")
+    return Cluster(cluster_folder(project_root=config.project_root) / "data")
+
+
+def cluster_folder(*, project_root: Path) -> Path:
+    """Where the cluster of this clone keeps its data and credentials.
+
+    `.local/pg` in the clone when the server's OS user can reach it (or a cluster is already
+    there). Otherwise — root in a folder only its owner may enter — PostgreSQL could not open its
+    own data there, and asking the operator to loosen their folders is no answer: the cluster
+    goes to EXTERNAL_CLUSTERS/<hash of the clone's path>, a 0700 folder of the `postgres` user,
+    found again by the same hash by `rag pg status` and `rag pg stop`."""
+    local = project_root / ".local" / "pg"
+    if (local / "data" / "PG_VERSION").exists() or not is_root() or reachable_by_run_user(
+            project_root):
+        return local
+    key = hashlib.sha256(str(project_root.resolve()).encode()).hexdigest()[:16]
+    for folder in (EXTERNAL_CLUSTERS.parent, EXTERNAL_CLUSTERS):
+        private_folder_ensure(folder)
+    return EXTERNAL_CLUSTERS / key
 
 
 def pg_start(*, config: Config) -> PgStartResult:

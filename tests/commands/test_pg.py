@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import stat
+import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -126,3 +128,37 @@ def test_db_init_on_the_embedded_server_creates_pgvector_as_bootstrap(scratch_pr
                             "WHERE extname = 'vector'").fetchone() == (bootstrap["user"],)
         assert conn.execute("SELECT tableowner FROM pg_tables WHERE tablename = 'chunks'"
                             ).fetchone() == ("local_rag",)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the private-folder case is root's (as in /root)")
+def test_clone_in_a_folder_only_root_may_enter(run_cli):
+    from core.pg_services import EXTERNAL_CLUSTERS, cluster_folder
+
+    private = Path(tempfile.mkdtemp(prefix="lr0700-"))  # mode 0700, like /root
+    project = private / "clone"
+    (project / "vault").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[project]\nname='scratch'\n")
+    (project / ".env.sample").write_text("")
+    (project / "vault" / "note.md").write_text("# Note\n\nread_cache_enabled lives here.\n")
+    env = cli_env()
+    for key in ("DATABASE_URL", "TEST_DATABASE_URL", "LOCALRAG_ENV_FILE"):
+        env.pop(key)
+    folder = cluster_folder(project_root=project)
+    try:
+        assert folder.parent == EXTERNAL_CLUSTERS and not str(folder).startswith(str(private))
+        started = run_cli("pg", "start", env=env, cwd=project)
+        assert started.returncode == 0, started.stderr
+        assert str(folder / "data") in started.stdout
+        assert stat.S_IMODE(private.stat().st_mode) == 0o700  # nothing was loosened
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        assert run_cli("db", "init", env=env, cwd=project).returncode == 0
+        ingested = run_cli("ingest", "vault", env=env, cwd=project)
+        assert ingested.returncode == 0 and "1 added" in ingested.stdout, ingested.stderr
+        status = run_cli("pg", "status", env=env, cwd=project)
+        assert status.returncode == 0 and str(folder / "data") in status.stdout
+        assert run_cli("pg", "stop", env=env, cwd=project).returncode == 0
+        assert run_cli("pg", "status", env=env, cwd=project).returncode == 3
+    finally:
+        run_cli("pg", "stop", env=env, cwd=project)
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(private, ignore_errors=True)

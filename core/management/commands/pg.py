@@ -9,7 +9,8 @@ from core.pg_services import pg_start, pg_status, pg_stop
 
 
 class Command(RagCommand):
-    help = "Start, stop or inspect the embedded PostgreSQL server (data under .local/pg/)."
+    help = ("Start, stop or inspect the embedded PostgreSQL server (data under .local/pg/, or, "
+            "as root in a folder the postgres user cannot enter, under /var/lib/local-rag/).")
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("action", choices=["start", "stop", "status"])
