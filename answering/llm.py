@@ -19,11 +19,12 @@ import httpx
 
 from answering.prompts import QUESTION_HEADER, SOURCES_HEADER
 from core.config import Config
-from core.dburl import url_password_mask
 from core.errors import LocalRagError
 from core.http_deadlines import Deadline, deadline_transport
 from core.http_retries import (
     RetryableFailure,
+    endpoint_display,
+    error_details,
     retry_after_seconds,
     retry_wait,
     status_retryable,
@@ -147,7 +148,6 @@ def _fake_first_sentence(content: str) -> str:
 # --- openai-compatible --------------------------------------------------------------------------
 
 
-_QUOTABLE_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.UnsupportedProtocol)
 # A dropped or refused connection may well work the second time; a malformed request will not.
 _RETRYABLE_ERRORS = (httpx.NetworkError, httpx.RemoteProtocolError)
 
@@ -170,7 +170,7 @@ class OpenAICompatibleClient:
         self.max_retries = max_retries
         self.max_response_bytes = max_response_bytes
         self._api_key = api_key
-        self._display_url = _display_url(self.url)
+        self._display_url = endpoint_display(self.url, setting="LLM_BASE_URL")
 
     def __repr__(self) -> str:
         return (f"OpenAICompatibleClient(url={self._display_url!r}, "
@@ -297,12 +297,7 @@ class OpenAICompatibleClient:
     def _translate(self, exc: httpx.HTTPError | httpx.InvalidURL, *, deadline: Deadline
                    ) -> LocalRagError | RetryableFailure:
         name = type(exc).__name__
-        details: dict[str, Any] = {"error": name}
-        # Protocol errors can quote a rejected header value — the key — so only socket- and
-        # URL-level messages are passed on, and none that names the server.
-        reason = str(exc)
-        if isinstance(exc, _QUOTABLE_ERRORS) and self._display_url not in reason:
-            details["reason"] = reason
+        details = error_details(exc, display_url=self._display_url)
         if isinstance(exc, httpx.TimeoutException):
             message = self._timeout_message(deadline)
             logger.warning("LLM request to %s timed out: %s", self._display_url, message)
@@ -321,13 +316,6 @@ class OpenAICompatibleClient:
                     f"({self.stream_max_seconds}s)")
         return f"the LLM stream sent no text for LLM_TIMEOUT_SECONDS ({self.timeout_seconds}s)"
 
-
-def _display_url(url: str) -> str:
-    """The endpoint with any password in it masked, safe for logs."""
-    try:
-        return url_password_mask(url)
-    except ValueError:
-        return "<unparseable LLM_BASE_URL>"
 
 
 def _too_large(limit: int) -> LLMUpstreamError:

@@ -17,7 +17,11 @@ import random
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import Any
 
+import httpx
+
+from core.dburl import url_password_mask
 from core.errors import LocalRagError
 from core.http_deadlines import Deadline
 
@@ -98,3 +102,26 @@ def _non_negative(raw: str | None) -> float | None:
     except ValueError:
         return None
     return value if value is not None and math.isfinite(value) and value >= 0 else None
+
+
+# Socket- and URL-level errors: their messages can be passed on. Protocol errors can quote a
+# rejected header value — an API key — so theirs never are.
+QUOTABLE_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.UnsupportedProtocol)
+
+
+def endpoint_display(url: str, *, setting: str) -> str:
+    """An upstream endpoint with any password in it masked, safe for logs."""
+    try:
+        return url_password_mask(url)
+    except ValueError:
+        return f"<unparseable {setting}>"
+
+
+def error_details(exc: Exception, *, display_url: str) -> dict[str, Any]:
+    """What an error body may say about a failed upstream request: the error's class, and its
+    message only when it can quote neither a key nor the server."""
+    details: dict[str, Any] = {"error": type(exc).__name__}
+    reason = str(exc)
+    if isinstance(exc, QUOTABLE_ERRORS) and display_url not in reason:
+        details["reason"] = reason
+    return details

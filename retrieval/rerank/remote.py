@@ -23,11 +23,12 @@ from typing import Any
 import httpx
 
 from core.config import Config
-from core.dburl import url_password_mask
 from core.errors import LocalRagError
 from core.http_deadlines import Deadline, deadline_transport
 from core.http_retries import (
     RetryableFailure,
+    endpoint_display,
+    error_details,
     retry_after_seconds,
     retry_wait,
     status_retryable,
@@ -41,7 +42,6 @@ ENDPOINT = "/reranks"
 # 500 results, even with each document's text echoed back, stay far below this.
 RESPONSE_MAX_BYTES = 16 * 1024 * 1024
 
-_QUOTABLE_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.UnsupportedProtocol)
 # A dropped or refused connection may well work the second time; a malformed request will not.
 _RETRYABLE_ERRORS = (httpx.NetworkError, httpx.RemoteProtocolError)
 
@@ -75,7 +75,7 @@ class OpenAICompatibleReranker:
         self.max_retries = max_retries
         self.instruct = instruct
         self._api_key = api_key
-        self._display_url = _display_url(self.url)
+        self._display_url = endpoint_display(self.url, setting="RERANK_BASE_URL")
 
     def __repr__(self) -> str:
         return (f"OpenAICompatibleReranker(url={self._display_url!r}, model={self.model!r}, "
@@ -157,12 +157,7 @@ class OpenAICompatibleReranker:
     def _translate(self, exc: httpx.HTTPError | httpx.InvalidURL
                    ) -> LocalRagError | RetryableFailure:
         name = type(exc).__name__
-        details: dict[str, Any] = {"error": name}
-        # Protocol errors can quote a rejected header value — the key — so only socket- and
-        # URL-level messages are passed on, and none that names the server.
-        reason = str(exc)
-        if isinstance(exc, _QUOTABLE_ERRORS) and self._display_url not in reason:
-            details["reason"] = reason
+        details = error_details(exc, display_url=self._display_url)
         if isinstance(exc, httpx.TimeoutException):
             message = (f"the rerank server did not answer within RERANK_TIMEOUT_SECONDS "
                        f"({self.timeout_seconds}s)")
@@ -226,13 +221,6 @@ def _scores(raw: bytes, *, count: int) -> dict[int, float]:
 def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
-
-def _display_url(url: str) -> str:
-    """The endpoint with any password in it masked, safe for logs."""
-    try:
-        return url_password_mask(url)
-    except ValueError:
-        return "<unparseable RERANK_BASE_URL>"
 
 
 def _malformed(message: str, *, reason: str = "malformed_response") -> RerankUpstreamError:
