@@ -1,22 +1,5 @@
-"""Raw SQL of retrieval: the exact cosine scan. Every value is bound as a parameter."""
-
-# Exact scan over the current provider/model/dim only; no approximate index is relied on. The
-# distances are computed on the embeddings table alone and only the top rows are joined to their
-# chunks. Ties are broken by chunk id, so equal scores always come back in the same order.
-SEARCH = """
-WITH nearest AS (
-  SELECT e.chunk_id, e.embedding <=> %b AS distance
-  FROM embeddings e
-  WHERE e.embedding_provider = %s AND e.embedding_model = %s AND e.embedding_dim = %s
-  ORDER BY distance, e.chunk_id
-  LIMIT %s
-)
-SELECT c.content, c.relative_path, c.heading_path, c.chunk_index, c.document_id, c.content_hash,
-       n.distance
-FROM nearest n
-JOIN chunks c ON c.id = n.chunk_id
-ORDER BY n.distance, n.chunk_id
-"""
+"""Raw SQL of retrieval: the vector channel, the lexical channel and their helpers. Every value
+is bound as a parameter."""
 
 HAS_EMBEDDINGS = """
 SELECT EXISTS (SELECT 1 FROM embeddings
@@ -147,9 +130,12 @@ JOIN chunks c ON c.id = r.id
 ORDER BY r.score DESC, r.id
 """
 
-# The vector channel (retrieval/vector.py). SEARCH_EXACT is SEARCH with the chunk id added to
-# the output (fusion needs it): the same scan, rows, distances and order, which
-# tests/retrieval/test_vector_index.py checks row for row against SEARCH.
+# The vector channel (retrieval/vector.py). Exact scan over the current provider/model/dim only;
+# the distances are computed on the embeddings table alone and only the top rows are joined to
+# their chunks; ties are broken by chunk id, so equal scores always come back in the same order.
+# It is the first release's scan with the chunk id added to the output (fusion needs it): the
+# same rows, distances and order, which tests/retrieval/test_vector_index.py checks row for row
+# against that scan (kept in tests/retrieval/first_release.py).
 SEARCH_EXACT = """
 WITH nearest AS (
   SELECT e.chunk_id, e.embedding <=> %b AS distance

@@ -12,8 +12,8 @@ from pgvector import Vector
 from core.config import get_config
 from knowledge.embeddings import get_embedder
 from knowledge.schema import index_connection
-from retrieval import sql
 from retrieval.services import search
+from tests.retrieval import first_release
 
 IDENTIFIER = "read_cache_enabled"
 QUESTION = "客户 P1 工单应该怎么升级？"
@@ -27,8 +27,9 @@ def reference_scan(query: str, top_k: int) -> list[tuple[str, int, float]]:
     """The first release's exact scan, straight from its SQL."""
     embedder = get_embedder(config=get_config())
     with psycopg.Cursor(index_connection()) as cursor:
-        cursor.execute(sql.SEARCH, [Vector(embedder.embed_query(query)), embedder.provider,
-                                    embedder.model, embedder.dim, top_k])
+        cursor.execute(first_release.SEARCH, [Vector(embedder.embed_query(query)),
+                                              embedder.provider, embedder.model, embedder.dim,
+                                              top_k])
         return [(row[1], row[3], max(0.0, min(1.0, 1.0 - row[6]))) for row in cursor.fetchall()]
 
 

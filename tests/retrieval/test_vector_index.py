@@ -23,6 +23,7 @@ from knowledge.vector_index import (
 )
 from retrieval import sql
 from retrieval.vector import RetrievalNotReady, vector_path_choose, vector_search
+from tests.retrieval import first_release
 
 EMBEDDER = FakeLexicalEmbedder()
 OTHER = ("local-qwen3", "Qwen/Qwen3-Embedding-0.6B")
@@ -126,7 +127,7 @@ def hnsw_plan(vector) -> str:
 def test_exact_mode_returns_search_rows_unchanged_with_or_without_the_index(corpus):
     vectors = queries(5)
     key = [EMBEDDER.provider, EMBEDDER.model, EMBEDDER.dim]
-    reference = [execute(sql.SEARCH, [Vector(v), *key, 10]) for v in vectors]
+    reference = [execute(first_release.SEARCH, [Vector(v), *key, 10]) for v in vectors]
 
     def exact_rows() -> list:
         return [[(h.content, h.relative_path, h.heading_path, h.chunk_index, h.document_id,
@@ -139,10 +140,10 @@ def test_exact_mode_returns_search_rows_unchanged_with_or_without_the_index(corp
     # visibly approximate. SEARCH itself then runs on the index; exact mode must not.
     execute("SET LOCAL cpu_operator_cost = 1")
     execute("SET LOCAL hnsw.ef_search = 1")
-    plan = "\n".join(row[0] for row in execute("EXPLAIN " + sql.SEARCH,
+    plan = "\n".join(row[0] for row in execute("EXPLAIN " + first_release.SEARCH,
                                                [Vector(vectors[0]), *key, 10]))
     assert "Index Scan using idx_embeddings_hnsw_" in plan
-    assert len(execute(sql.SEARCH, [Vector(vectors[0]), *key, 10])) < 10
+    assert len(execute(first_release.SEARCH, [Vector(vectors[0]), *key, 10])) < 10
     assert exact_rows() == reference
     hits = run(vectors[0], mode="exact")
     assert [h.rank for h in hits] == list(range(1, 11))
