@@ -18,6 +18,11 @@ class Document(models.Model):
     mtime_ns = models.BigIntegerField(null=True)
     size_bytes = models.BigIntegerField(null=True)
     frontmatter = models.JSONField(default=dict)
+    format = models.TextField(default="markdown")
+    title = models.TextField(null=True)
+    page_count = models.IntegerField(null=True)
+    ocr_page_count = models.IntegerField(default=0)
+    metadata = models.JSONField(default=dict)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 
@@ -43,6 +48,8 @@ class Chunk(models.Model):
     metadata = models.JSONField(default=dict)
     content_hash = models.TextField()
     token_count = models.IntegerField(null=True)
+    page_start = models.IntegerField(null=True)
+    page_end = models.IntegerField(null=True)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 

@@ -29,6 +29,9 @@ SCHEMA_FILE = Path(__file__).resolve().parent / "schema.sql"
 # lexical_stats came with the lexical channel: a database initialised before it (without the
 # lexical columns either) is reported as needing `rag db init`.
 RAG_TABLES = ("documents", "chunks", "embeddings", "ingest_runs", "lexical_stats")
+# The newest column of chunks: retrieval reads it, so a database from before documents beyond
+# Markdown (no page columns) is reported as needing `rag db init` too.
+NEWEST_CHUNK_COLUMN = "page_end"
 
 
 class DatabaseNotUtf8(LocalRagError):
@@ -95,9 +98,9 @@ def db_init(*, verbosity: int = 0) -> None:
 def _schema_facts() -> tuple[bool, bool]:
     """(all RAG tables exist, pgvector installed); raises DatabaseUnavailable."""
     with db_errors_translated(), connection.cursor() as cursor:
-        cursor.execute(sql.SCHEMA_STATE, [list(RAG_TABLES)])
-        tables, has_vector = cursor.fetchone()
-    return tables == len(RAG_TABLES), bool(has_vector)
+        cursor.execute(sql.SCHEMA_STATE, [list(RAG_TABLES), NEWEST_CHUNK_COLUMN])
+        found, has_vector = cursor.fetchone()
+    return found == len(RAG_TABLES) + 1, bool(has_vector)
 
 
 def schema_state() -> dict[str, bool]:

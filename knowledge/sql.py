@@ -3,7 +3,9 @@
 SCHEMA_STATE = """
 SELECT
   (SELECT count(*) FROM pg_catalog.pg_tables
-    WHERE schemaname = current_schema() AND tablename = ANY(%s)),
+    WHERE schemaname = current_schema() AND tablename = ANY(%s))
+  + (SELECT count(*) FROM pg_catalog.pg_attribute
+      WHERE attrelid = to_regclass('chunks') AND attname = %s AND NOT attisdropped),
   EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'vector')
 """
 

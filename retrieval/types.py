@@ -19,6 +19,9 @@ class SearchHit:
     chunk_index: int
     document_id: int
     content_hash: str = field(default="", compare=False)
+    # The pages of a PDF the chunk's text comes from (1-based); None for notes, DOCX and TXT.
+    page_start: int | None = None
+    page_end: int | None = None
 
 
 @dataclass(frozen=True)
