@@ -8,7 +8,7 @@ TEST_STAMP := $(VENV)/.installed-test
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test install install-local-qwen3
+.PHONY: demo test install install-ocr install-local-qwen3
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,12 +22,16 @@ $(STAMP): requirements.txt pyproject.toml
 # wheel is a multi-GB CUDA build); TORCH_INDEX=<url> overrides its choice.
 TORCH_INDEX ?=
 TORCH_VERSION := 2.13.0
-$(TEST_STAMP): $(STAMP) requirements-test.txt requirements-local-qwen3.txt tools/torch_install.py
+$(TEST_STAMP): $(STAMP) requirements-test.txt requirements-local-qwen3.txt requirements-ocr.txt tools/torch_install.py
 	$(PY) tools/torch_install.py --version $(TORCH_VERSION) $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements-test.txt
 	touch $(TEST_STAMP)
 
 install: $(STAMP)
+
+## make install-ocr: the optional OCR of scanned PDF pages (rapidocr + onnxruntime, ~150 MB)
+install-ocr: $(STAMP)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements-ocr.txt
 
 install-local-qwen3: $(STAMP)
 	$(PY) tools/torch_install.py --version $(TORCH_VERSION) $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))

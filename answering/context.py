@@ -1,13 +1,14 @@
 r"""Deterministic context assembly: ranked hits -> numbered source blocks within a token budget.
 
-A block opens with the plain-text header `[n] source: …`, which a note could imitate. Every content
-line that starts like a header (after any indentation, a citation marker in any form the citation
-filter reads, then `source:`) gets a backslash before its marker: `\[7] source: secret.md`. A
-backslash is Markdown's own escape for `[`, so the line still reads the same, while neither the
-fake model's block parser nor a real model (told so in the prompt) can take it for a header.
-The escape is deterministic and idempotent (an escaped line no longer starts with a marker), and
-blocks are measured after escaping, so the token budget counts it. Header fields are kept to one
-line for the same reason.
+A block opens with the plain-text header `[n] source: …`, which also names the pages of a chunk
+that has them (`[n] source: manual.pdf, p. 12–13`, the label the CLI prints). A note could
+imitate that header. Every content line that starts like a header (after any indentation, a
+citation marker in any form the citation filter reads, then `source:`) gets a backslash before
+its marker: `\[7] source: secret.md`. A backslash is Markdown's own escape for `[`, so the line
+still reads the same, while neither the fake model's block parser nor a real model (told so in
+the prompt) can take it for a header. The escape is deterministic and idempotent (an escaped line
+no longer starts with a marker), and blocks are measured after escaping, so the token budget
+counts it. Header fields are kept to one line for the same reason.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from answering.citations import MARKER_PATTERN
+from core.output import page_span_label
 from core.tokens import decode, encode, tokens_count
 from retrieval.types import SearchHit
 
@@ -43,6 +45,8 @@ class Citation:
     heading_path: list[str]
     score: float
     chunk_index: int
+    page_start: int | None = None
+    page_end: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The API shape of a citation."""
@@ -52,6 +56,8 @@ class Citation:
             "heading_path": list(self.heading_path),
             "score": self.score,
             "chunk_index": self.chunk_index,
+            "page_start": self.page_start,
+            "page_end": self.page_end,
         }
 
 
@@ -85,7 +91,8 @@ def context_build(*, hits: Sequence[SearchHit], token_budget: int) -> Context:
         blocks.append(block)
         citations.append(Citation(source=hit.source, heading=hit.heading,
                                   heading_path=list(hit.heading_path), score=hit.score,
-                                  chunk_index=hit.chunk_index))
+                                  chunk_index=hit.chunk_index, page_start=hit.page_start,
+                                  page_end=hit.page_end))
     return Context(text=BLOCK_SEPARATOR.join(blocks), citations=citations)
 
 
@@ -104,7 +111,11 @@ def _ranked_unique(hits: Sequence[SearchHit]) -> list[SearchHit]:
 
 
 def _block_text(*, hit: SearchHit, number: int, content: str) -> str:
-    return (f"[{number}] source: {_one_line(hit.source)}\n"
+    source = _one_line(hit.source)
+    pages = page_span_label(page_start=hit.page_start, page_end=hit.page_end)
+    if pages:
+        source = f"{source}, {pages}"
+    return (f"[{number}] source: {source}\n"
             f"heading: {_one_line(hit.heading)}\n"
             f"score: {hit.score:.4f}\n"
             f"content:\n{_header_lookalikes_escaped(content)}")

@@ -4,11 +4,16 @@ Per question: the rank of the first expected source, the confidence and the mode
 Hit@1, Hit@5, MRR (over in-domain questions), mode accuracy, no_answer precision/recall, the
 calibration margin, and a per-threshold table that suggests the threshold separating in-domain
 from out-of-domain questions best (the configuration is never changed automatically).
+
+A question may also name `expected_pages` (1-based pages of its expected source, for PDFs): a
+result is then a page hit when it comes from an expected source and its page span contains one
+of those pages. Per question the rank of the first page hit; overall page Hit@1 and Hit@k over
+the questions that have pages. Page hits are reported only: they never fail a question.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +24,7 @@ from core.config import Config
 from core.errors import InvalidRequest
 from knowledge.embeddings import get_embedder
 from retrieval.services import search
+from retrieval.types import SearchHit, SearchOutcome
 
 THRESHOLD_GRID = [round(step * 0.05, 2) for step in range(1, 20)]
 
@@ -30,6 +36,7 @@ class Question:
     expected_sources: list[str]
     expected_mode: str
     kind: str = ""  # identifier, paraphrase, out_of_domain, …: for per-kind scores
+    expected_pages: list[int] = field(default_factory=list)  # 1-based; empty: not page-scored
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,8 @@ class QuestionResult:
     hit_rank: int | None  # 1-based rank of the first expected source, None when absent
     top_sources: list[str]
     passed: bool
+    expected_pages: list[int] = field(default_factory=list)
+    page_hit_rank: int | None = None  # 1-based rank of the first page hit, None when absent
 
 
 def questions_load(*, path: Path) -> list[Question]:
@@ -61,46 +70,83 @@ def questions_load(*, path: Path) -> list[Question]:
             question = Question(id=str(entry["id"]), question=str(entry["question"]),
                                 expected_sources=list(entry.get("expected_sources") or []),
                                 expected_mode=str(entry["expected_mode"]),
-                                kind=str(entry.get("kind") or ""))
+                                kind=str(entry.get("kind") or ""),
+                                expected_pages=list(entry.get("expected_pages") or []))
         except (KeyError, TypeError) as exc:
             raise InvalidRequest(f"question #{position} in {path} lacks a field: {exc}") from None
         if question.expected_mode not in (MODE_RAG, MODE_NO_ANSWER):
             raise InvalidRequest(f"question {question.id}: expected_mode must be rag or no_answer")
+        _expected_pages_check(question)
         questions.append(question)
     return questions
+
+
+def _expected_pages_check(question: Question) -> None:
+    if not question.expected_pages:
+        return
+    if not all(type(page) is int and page >= 1 for page in question.expected_pages):
+        raise InvalidRequest(f"question {question.id}: expected_pages must be a list of page "
+                             "numbers (integers from 1)")
+    if question.expected_mode != MODE_RAG or not question.expected_sources:
+        raise InvalidRequest(f"question {question.id}: expected_pages needs expected_mode rag "
+                             "and the expected_sources the pages belong to")
 
 
 def evaluate(*, questions: list[Question], top_k: int, config: Config) -> dict[str, Any]:
     """Score every question; the report is what `rag eval --json` prints."""
     embedder = get_embedder(config=config)
     threshold = config.threshold
-    results = []
-    for question in questions:
-        outcome = search(query=question.question, top_k=top_k, config=config, embedder=embedder)
-        sources = [hit.source for hit in outcome.results]
-        rank = next((index for index, source in enumerate(sources, start=1)
-                     if source in question.expected_sources), None)
-        mode = mode_decide(confidence=outcome.confidence, threshold=threshold,
-                           fallback_requested=False, fallback_enabled=False,
-                           has_sources=bool(outcome.results))
-        passed = mode == question.expected_mode and (
-            question.expected_mode != MODE_RAG or rank is not None)
-        results.append(QuestionResult(
-            id=question.id, question=question.question, expected_mode=question.expected_mode,
-            mode=mode, confidence=outcome.confidence, hit_rank=rank,
-            top_sources=list(dict.fromkeys(sources))[:3], passed=passed))
+    results = [question_score(question=question, threshold=threshold,
+                              outcome=search(query=question.question, top_k=top_k,
+                                             config=config, embedder=embedder))
+               for question in questions]
     return {"threshold": threshold, "threshold_origin": config.threshold_origin, "top_k": top_k,
             "embedding_provider": config.embedding_provider,
             "embedding_model": config.embedding_model,
-            "summary": _summary(results, threshold),
+            "summary": evaluation_summary(results=results, threshold=threshold, top_k=top_k),
             "thresholds": _threshold_table(results),
             "questions": [asdict(result) for result in results]}
 
 
-def _summary(results: list[QuestionResult], threshold: float) -> dict[str, Any]:
+def question_score(*, question: Question, outcome: SearchOutcome,
+                   threshold: float) -> QuestionResult:
+    """Score one question against what retrieval returned for it."""
+    sources = [hit.source for hit in outcome.results]
+    rank = next((index for index, source in enumerate(sources, start=1)
+                 if source in question.expected_sources), None)
+    mode = mode_decide(confidence=outcome.confidence, threshold=threshold,
+                       fallback_requested=False, fallback_enabled=False,
+                       has_sources=bool(outcome.results))
+    passed = mode == question.expected_mode and (
+        question.expected_mode != MODE_RAG or rank is not None)
+    return QuestionResult(
+        id=question.id, question=question.question, expected_mode=question.expected_mode,
+        mode=mode, confidence=outcome.confidence, hit_rank=rank,
+        top_sources=list(dict.fromkeys(sources))[:3], passed=passed,
+        expected_pages=list(question.expected_pages),
+        page_hit_rank=page_hit_rank(hits=outcome.results, sources=question.expected_sources,
+                                    pages=question.expected_pages))
+
+
+def page_hit_rank(*, hits: list[SearchHit], sources: list[str], pages: list[int]) -> int | None:
+    """1-based rank of the first hit from one of `sources` whose page span contains one of
+    `pages`; None when there is none. Hits without a span (notes, DOCX, TXT) never match."""
+    for rank, hit in enumerate(hits, start=1):
+        if hit.source not in sources or hit.page_start is None:
+            continue
+        last = hit.page_end if hit.page_end is not None else hit.page_start
+        if any(hit.page_start <= page <= last for page in pages):
+            return rank
+    return None
+
+
+def evaluation_summary(*, results: list[QuestionResult], threshold: float,
+                       top_k: int) -> dict[str, Any]:
+    """The `summary` of the report: the overall scores of the scored questions."""
     in_domain = [r for r in results if r.expected_mode == MODE_RAG]
     out_domain = [r for r in results if r.expected_mode == MODE_NO_ANSWER]
     ranks = [r.hit_rank for r in in_domain]
+    page_ranks = [r.page_hit_rank for r in in_domain if r.expected_pages]
     refusals = _refusal_scores(results, threshold)
     lowest_in = min((r.confidence for r in in_domain), default=None)
     highest_out = max((r.confidence for r in out_domain), default=None)
@@ -118,6 +164,10 @@ def _summary(results: list[QuestionResult], threshold: float) -> dict[str, Any]:
         "highest_out_of_domain_confidence": highest_out,
         "calibration_margin": (lowest_in - highest_out
                                if lowest_in is not None and highest_out is not None else None),
+        "page_questions": len(page_ranks),
+        "page_hit_at_1": _ratio(sum(rank == 1 for rank in page_ranks), len(page_ranks)),
+        "page_hit_at_k": _ratio(sum(rank is not None and rank <= top_k for rank in page_ranks),
+                                len(page_ranks)),
     }
 
 

@@ -21,6 +21,9 @@ class CitationOut(Schema):
     heading_path: list[str]
     score: float
     chunk_index: int
+    # The cited chunk's PDF pages (1-based); null for notes, DOCX and TXT.
+    page_start: int | None
+    page_end: int | None
 
 
 class AskResponse(Schema):

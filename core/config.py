@@ -28,6 +28,7 @@ LLM_PROVIDERS = ("fake", "openai-compatible")
 RETRIEVAL_MODES = ("vector", "lexical", "hybrid")
 RERANK_PROVIDERS = ("none", "features", "cross-encoder", "openai-compatible")
 VECTOR_INDEXES = ("exact", "hnsw", "auto")
+OCR_MODES = ("auto", "off")
 TOP_K_RANGE = (1, 20)
 MAX_TEXT_CHARS = 4000  # longest query / question accepted by the API, the CLI and the services
 
@@ -75,6 +76,10 @@ DEFAULTS: dict[str, str] = {
     "RAG_ALLOWED_HOSTS": "localhost,127.0.0.1,[::1]",
     "RAG_API_TOKEN": "",
     "RAG_STATEMENT_TIMEOUT_SECONDS": "30",
+    "RAG_DOCUMENT_MAX_MB": "100",
+    "RAG_PDF_MAX_PAGES": "2000",
+    "RAG_OCR": "auto",
+    "RAG_OCR_MAX_PAGES": "200",
 }
 SECRET_KEYS = frozenset({"LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY"})
 ENV_FILE_VARIABLE = "LOCALRAG_ENV_FILE"
@@ -167,6 +172,10 @@ class Config:
     rag_allowed_hosts: tuple[str, ...]
     rag_api_token: str = field(repr=False)
     rag_statement_timeout_seconds: float
+    rag_document_max_mb: float
+    rag_pdf_max_pages: int
+    rag_ocr: str
+    rag_ocr_max_pages: int
     project_root: Path | None
     env_file: Path | None
     raw: Mapping[str, str] = field(repr=False)
@@ -365,6 +374,10 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
                                 if host.strip()),
         rag_api_token=raw["RAG_API_TOKEN"],
         rag_statement_timeout_seconds=statement_timeout,
+        rag_document_max_mb=_positive_number(raw, "RAG_DOCUMENT_MAX_MB"),
+        rag_pdf_max_pages=_bounded_integer(raw, "RAG_PDF_MAX_PAGES", 1, 1_000_000),
+        rag_ocr=_choice(raw, "RAG_OCR", OCR_MODES),
+        rag_ocr_max_pages=_bounded_integer(raw, "RAG_OCR_MAX_PAGES", 0, 1_000_000),
         project_root=project_root,
         env_file=env_file,
         raw=dict(raw),

@@ -30,10 +30,11 @@ def _link(model_name: str, pk: int, label: str) -> str:
 
 @admin.register(Document)
 class DocumentAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ("relative_path", "vault_path", "size_bytes", "chunk_count", "updated_at")
-    list_filter = ("vault_path",)
-    search_fields = ("relative_path", "file_path")
-    readonly_fields = ("chunks_link",)
+    list_display = ("relative_path", "format", "title", "page_count", "ocr", "vault_path",
+                    "size_bytes", "chunk_count", "updated_at")
+    list_filter = ("format", "vault_path")
+    search_fields = ("relative_path", "file_path", "title")
+    readonly_fields = ("chunks_link", "ocr")
 
     def get_queryset(self, request):
 
@@ -43,6 +44,19 @@ class DocumentAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def chunk_count(self, obj: Document) -> int:
         return obj._chunk_count
 
+    @admin.display(description="OCR")
+    def ocr(self, obj: Document) -> str:
+        """Pages read by OCR and their mean confidence; scanned pages left out, and why."""
+        parts = []
+        if obj.ocr_page_count:
+            confidence = obj.metadata.get("ocr_confidence")
+            parts.append(f"{obj.ocr_page_count} pages" + (
+                f" (confidence {confidence:.2f})" if confidence is not None else ""))
+        skipped = obj.metadata.get("ocr_skipped_pages")
+        if skipped:
+            parts.append(f"{len(skipped)} left out: {obj.metadata.get('ocr_skipped_reason')}")
+        return "; ".join(parts) or "—"
+
     @admin.display(description="chunks")
     def chunks_link(self, obj: Document) -> str:
         url = reverse("admin:knowledge_chunk_changelist") + f"?document__id__exact={obj.pk}"
@@ -51,7 +65,8 @@ class DocumentAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 @admin.register(Chunk)
 class ChunkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ("relative_path", "chunk_index", "heading", "token_count", "document_link")
+    list_display = ("relative_path", "chunk_index", "heading", "pages", "ocr", "token_count",
+                    "document_link")
     list_select_related = ("document",)
     list_filter = ("document__vault_path",)
     search_fields = ("relative_path", "heading_path", "content")
@@ -61,6 +76,17 @@ class ChunkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     @admin.display(description="heading")
     def heading(self, obj: Chunk) -> str:
         return " › ".join(obj.heading_path)
+
+    @admin.display(description="pages", ordering="page_start")
+    def pages(self, obj: Chunk) -> str:
+        if obj.page_start is None:
+            return "—"
+        return str(obj.page_start) if obj.page_end in (None, obj.page_start) else (
+            f"{obj.page_start}–{obj.page_end}")
+
+    @admin.display(description="OCR", boolean=True)
+    def ocr(self, obj: Chunk) -> bool:
+        return bool(obj.metadata.get("ocr"))
 
     @admin.display(description="document")
     def document_link(self, obj: Chunk) -> str:

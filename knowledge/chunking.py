@@ -12,9 +12,13 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from core.tokens import decode, encode, tokens_count
+from knowledge.formats.base import Block
 from knowledge.markdown import ParsedNote, Section, wikilinks_extract
 
 TARGET_TOKENS = 800
@@ -45,6 +49,11 @@ class ChunkDraft:
     content_hash: str
     wikilinks: list[str]
     wikilink_aliases: dict[str, list[str]]
+    # Documents with pages (PDF): the 1-based pages the chunk's text comes from.
+    page_start: int | None = None
+    page_end: int | None = None
+    # Facts stored in chunks.metadata besides the wikilink aliases (OCR and its confidence).
+    facts: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +76,49 @@ def note_chunk(*, note: ParsedNote) -> list[ChunkDraft]:
                 token_count=tokens, content_hash=content_hash, wikilinks=links.targets,
                 wikilink_aliases=links.aliases))
     return drafts
+
+
+def blocks_chunk(*, blocks: Sequence[Block],
+                 ocr_confidence: Mapping[int, float] | None = None) -> list[ChunkDraft]:
+    """Cut the blocks of a PDF, DOCX or TXT document into chunks, in order, by the same rules
+    as a note's sections (paragraphs or lines, then sentences, then windows); each chunk
+    records the pages its text comes from and, for pages read by OCR, the mean confidence."""
+    drafts: list[ChunkDraft] = []
+    for block in blocks:
+        if block.table:
+            source = block.text
+            spans = _bounded(source, *_trim(source, 0, len(source), keep_indent=False))
+        else:
+            section = Section(heading_path=list(block.heading_path), level=0, line=1,
+                              source=block.text, heading_source=block.text[:block.lead],
+                              block_offsets=block.breaks, code_masked=block.text)
+            spans = _section_spans(section)
+        for start, end, tokens in spans:
+            content = block.text[start:end]
+            page_start = page_end = None
+            facts = None
+            if block.pages:
+                page_start = _page_at(block.pages, start)
+                page_end = _page_at(block.pages, end - 1)
+                facts = _ocr_facts(ocr_confidence or {}, page_start, page_end)
+            drafts.append(ChunkDraft(
+                chunk_index=len(drafts), content=content, heading_path=list(block.heading_path),
+                token_count=tokens, content_hash=hashlib.sha256(content.encode()).hexdigest(),
+                wikilinks=[], wikilink_aliases={}, page_start=page_start, page_end=page_end,
+                facts=facts))
+    return drafts
+
+
+def _page_at(pages: tuple[tuple[int, int], ...], offset: int) -> int:
+    """The page number holding `offset` of a block's text."""
+    return pages[max(0, bisect_right(pages, (offset, float("inf"))) - 1)][1]
+
+
+def _ocr_facts(confidence: Mapping[int, float], first: int, last: int) -> dict[str, Any] | None:
+    scores = [confidence[page] for page in range(first, last + 1) if page in confidence]
+    if not scores:
+        return None
+    return {"ocr": True, "ocr_confidence": round(sum(scores) / len(scores), 4)}
 
 
 def _section_spans(section: Section) -> list[tuple[int, int, int]]:

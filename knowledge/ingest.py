@@ -1,4 +1,5 @@
-"""`rag ingest`: turn a vault into documents, chunks and embeddings, incrementally.
+"""`rag ingest`: turn a vault of notes and documents (PDF, DOCX, TXT: knowledge/formats/) into
+documents, chunks and embeddings, incrementally.
 
 Unchanged notes are skipped; notes whose text is unchanged but which lack vectors for the
 current embedding provider get only the missing vectors; changed notes are rebuilt; notes gone
@@ -24,6 +25,8 @@ from core.db import db_errors_translated
 from core.errors import LocalRagError, first_line
 from knowledge import store
 from knowledge.embeddings import ChunkText, EmbeddingProvider, get_embedder
+from knowledge.formats import ocr
+from knowledge.formats.base import ExtractOptions
 from knowledge.preparing import PrepareFailed, chunk_texts, notes_prepare
 from knowledge.schema import schema_ensure
 from knowledge.vault import (
@@ -77,6 +80,7 @@ class IngestResult:
     chunks_lexical_filled: int = 0  # older chunks given their lexical terms, without re-embedding
     files_seen: int = 0
     files_rejected: int = 0
+    ocr_pages: int = 0  # scanned PDF pages recognised in this run
     warnings: list[dict[str, str]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     elapsed_seconds: float = 0.0
@@ -89,6 +93,25 @@ class IngestResult:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """How this run reads files: size limits, extraction options and the OCR page budget."""
+
+    max_file_bytes: int
+    max_document_bytes: int
+    options: ExtractOptions
+    ocr_pages: int
+
+    def scans_retry(self, skipped: str | None) -> bool:
+        """True when an unchanged PDF stored with scanned pages left out should be read again:
+        the last run's OCR budget ran out, or OCR has become possible since."""
+        if skipped == "run_cap":
+            return self.ocr_pages > 0
+        if skipped in ("not_installed", "disabled"):
+            return self.options.ocr and self.ocr_pages > 0 and ocr.ocr_available()
+        return False
 
 
 class _Timer:
@@ -107,6 +130,11 @@ def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress |
     vault = str(root)
     schema_ensure()
     embedder = get_embedder(config=config)
+    reading = _Reading(max_file_bytes=max_file_bytes,
+                       max_document_bytes=int(config.rag_document_max_mb * 1024 * 1024),
+                       options=ExtractOptions(pdf_max_pages=config.rag_pdf_max_pages,
+                                              ocr=config.rag_ocr == "auto"),
+                       ocr_pages=config.rag_ocr_max_pages)
     with db_errors_translated():
         vault_overlap_check(vault_path=vault)
         if not store.vault_lock(vault_path=vault, wait=wait_for_lock):
@@ -115,15 +143,14 @@ def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress |
         try:
             # This process holds the vault's lock, so a run still marked running was cut short.
             store.runs_interrupted_mark(vault_path=vault)
-            return _run(root=root, embedder=embedder, progress=progress,
-                        max_file_bytes=max_file_bytes, prepare_workers=prepare_workers,
-                        prune=prune)
+            return _run(root=root, embedder=embedder, progress=progress, reading=reading,
+                        prepare_workers=prepare_workers, prune=prune)
         finally:
             store.vault_unlock(vault_path=vault)
 
 
 def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
-         max_file_bytes: int, prepare_workers: int | None, prune: bool) -> IngestResult:
+         reading: _Reading, prepare_workers: int | None, prune: bool) -> IngestResult:
     started = time.perf_counter()
     vault = str(root)
     result = IngestResult(run_id=store.run_start(vault_path=vault, embedder=embedder),
@@ -132,7 +159,7 @@ def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
     timer = _Timer()
     try:
         _synchronise(root=root, embedder=embedder, result=result, timer=timer, progress=progress,
-                     max_file_bytes=max_file_bytes, prepare_workers=prepare_workers, prune=prune)
+                     reading=reading, prepare_workers=prepare_workers, prune=prune)
         result.status = "success"
     except BaseException as exc:
         result.status = "failed"
@@ -147,13 +174,14 @@ def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
                                    "embedding_native_dim": embedder.native_dim,
                                    "files_seen": result.files_seen,
                                    "files_rejected": result.files_rejected,
+                                   "ocr_pages": result.ocr_pages,
                                    "chunks_lexical_filled": result.chunks_lexical_filled,
                                    "elapsed_seconds": result.elapsed_seconds})
     return result
 
 
 def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResult, timer: _Timer,
-                 progress: Progress | None, max_file_bytes: int,
+                 progress: Progress | None, reading: _Reading,
                  prepare_workers: int | None, prune: bool) -> None:
     vault = str(root)
     mark = time.perf_counter()
@@ -179,7 +207,8 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
                 progress(position, len(notes))
             mark = time.perf_counter()
             try:
-                content = note_read(note=note, root=root, max_bytes=max_file_bytes)
+                content = note_read(note=note, root=root, max_bytes=reading.max_file_bytes,
+                                    max_document_bytes=reading.max_document_bytes)
             except NoteRejected as exc:
                 result.files_rejected += 1
                 result.warnings.append({"file": note.relative_path, "reason": str(exc)})
@@ -187,18 +216,21 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
             finally:
                 timer.add("read", mark)
             state = existing.get(note.relative_path)
-            if state is not None and state.content_hash == content.content_hash:
+            if (state is not None and state.content_hash == content.content_hash
+                    and not reading.scans_retry(state.ocr_skipped)):
                 result.documents_skipped += 1
                 if state.embedded < state.chunks:
                     needs_vectors.append(state.id)
                 continue
-            yield (note, content, state is None), content.text, note.relative_path
+            payload = content.text if content.data is None else content.data
+            yield (note, content, state is None), payload, note.relative_path
 
     pending: list[tuple[store.DocumentVersion, list[Vector] | None, bool]] = []
     pending_chunks = 0
     mark = time.perf_counter()
     for (note, content, is_new), prepared in notes_prepare(
-            changed_notes(), embedder=embedder, workers=prepare_workers):
+            changed_notes(), embedder=embedder, workers=prepare_workers,
+            options=reading.options, ocr_pages=reading.ocr_pages):
         timer.add("parse_chunk", mark)
         if isinstance(prepared, PrepareFailed):
             result.files_rejected += 1
@@ -210,8 +242,12 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
                 relative_path=note.relative_path, file_path=str(note.file_path),
                 content_hash=content.content_hash, mtime_ns=content.mtime_ns,
                 size_bytes=content.size_bytes, frontmatter=prepared.frontmatter,
-                tags=prepared.tags, chunks=prepared.chunks), prepared.vectors, is_new))
+                tags=prepared.tags, chunks=prepared.chunks, format=prepared.format,
+                title=prepared.title, page_count=prepared.page_count,
+                ocr_page_count=prepared.ocr_page_count, metadata=prepared.facts or {}),
+                prepared.vectors, is_new))
             pending_chunks += len(prepared.chunks)
+            result.ocr_pages += prepared.ocr_page_count
         if pending_chunks >= EMBED_BATCH_CHUNKS:
             _flush(pending, vault=vault, embedder=embedder, result=result, timer=timer)
             pending, pending_chunks = [], 0

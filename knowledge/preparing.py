@@ -1,4 +1,5 @@
-"""Parse, chunk (and for light embedders, embed) notes, in worker processes when there are many.
+"""Parse, chunk (and for light embedders, embed) notes and documents, in worker processes when
+there are many.
 
 Parsing, token counting and lexical hashing are pure-Python CPU work; done in one process they
 would leave the other cores idle while the database writes. After the first notes have been
@@ -21,8 +22,10 @@ from typing import Any, TypeVar
 
 from pgvector import Vector
 
-from knowledge.chunking import ChunkDraft, note_chunk
+from knowledge.chunking import ChunkDraft, blocks_chunk, note_chunk
 from knowledge.embeddings import ChunkText, EmbeddingProvider
+from knowledge.formats import format_module, ocr
+from knowledge.formats.base import ExtractOptions, FormatRejected
 from knowledge.markdown import note_parse
 
 Item = TypeVar("Item")
@@ -35,6 +38,8 @@ PARENT_CHECK_SECONDS = 0.5
 
 @dataclass(frozen=True)
 class PreparedNote:
+    """A note or document ready to embed and store."""
+
     frontmatter: dict[str, Any]
     tags: list[str]
     warnings: list[str]
@@ -42,6 +47,11 @@ class PreparedNote:
     # Set when the embedder runs in the workers; pgvector's compact form crosses the process
     # boundary far cheaper than 1024 Python floats per chunk.
     vectors: list[Vector] | None = None
+    format: str = "markdown"
+    title: str | None = None
+    page_count: int | None = None
+    ocr_page_count: int = 0
+    facts: dict[str, Any] | None = None  # documents.metadata
 
 
 @dataclass(frozen=True)
@@ -60,12 +70,46 @@ def note_prepare(text: str, relative_path: str,
         chunks = note_chunk(note=parsed)
     except Exception as exc:
         return PrepareFailed(reason=f"could not parse: {type(exc).__name__}: {exc}")
-    vectors = None
-    if embedder is not None and chunks:
-        vectors = [Vector(vector) for vector in embedder.embed_documents(
-            chunk_texts(chunks=chunks, relative_path=relative_path, tags=parsed.tags))]
     return PreparedNote(frontmatter=parsed.frontmatter, tags=parsed.tags,
-                        warnings=parsed.warnings, chunks=chunks, vectors=vectors)
+                        warnings=parsed.warnings, chunks=chunks,
+                        vectors=_vectors(chunks, relative_path, parsed.tags, embedder))
+
+
+def document_prepare(payload: str | bytes, relative_path: str,
+                     embedder: EmbeddingProvider | None = None,
+                     options: ExtractOptions | None = None) -> PreparedNote | PrepareFailed:
+    """A note (decoded text) or a document of another format (its bytes): extract, chunk and
+    (with a light embedder) embed it; never raises, so one broken file cannot stop a vault."""
+    module = format_module(relative_path)
+    if module is None:
+        return note_prepare(payload if isinstance(payload, str) else payload.decode("utf-8"),
+                            relative_path, embedder)
+    try:
+        extracted = module.extract(bytes(payload), name=relative_path,
+                                   options=options or ExtractOptions())
+        chunks = blocks_chunk(blocks=extracted.blocks, ocr_confidence=extracted.ocr_confidence)
+    except FormatRejected as exc:
+        return PrepareFailed(reason=str(exc))
+    except Exception as exc:
+        return PrepareFailed(reason=f"could not read {module.FORMAT.upper()}: "
+                                    f"{type(exc).__name__}: {exc}")
+    facts = dict(extracted.facts)
+    if extracted.ocr_confidence:
+        scores = extracted.ocr_confidence.values()
+        facts["ocr_confidence"] = round(sum(scores) / len(scores), 4)
+    return PreparedNote(frontmatter={}, tags=[], warnings=extracted.warnings, chunks=chunks,
+                        vectors=_vectors(chunks, relative_path, [], embedder),
+                        format=extracted.format, title=extracted.title,
+                        page_count=extracted.page_count,
+                        ocr_page_count=len(extracted.ocr_confidence), facts=facts)
+
+
+def _vectors(chunks: list[ChunkDraft], relative_path: str, tags: Sequence[str],
+             embedder: EmbeddingProvider | None) -> list[Vector] | None:
+    if embedder is None or not chunks:
+        return None
+    return [Vector(vector) for vector in embedder.embed_documents(
+        chunk_texts(chunks=chunks, relative_path=relative_path, tags=tags))]
 
 
 def chunk_texts(*, chunks: Sequence[ChunkDraft], relative_path: str,
@@ -76,37 +120,57 @@ def chunk_texts(*, chunks: Sequence[ChunkDraft], relative_path: str,
             for chunk in chunks]
 
 
-def notes_prepare(items: Iterable[tuple[Item, str, str]], *, embedder: EmbeddingProvider,
-                  workers: int | None = None
+def notes_prepare(items: Iterable[tuple[Item, str | bytes, str]], *,
+                  embedder: EmbeddingProvider, workers: int | None = None,
+                  options: ExtractOptions | None = None, ocr_pages: int | None = None
                   ) -> Iterator[tuple[Item, PreparedNote | PrepareFailed]]:
-    """(item, text, relative_path) in, (item, prepared) out, in the same order.
+    """(item, text or bytes, relative_path) in, (item, prepared) out, in the same order.
 
     `workers` is the number of worker processes (default: one per core); 0 prepares everything
     in this process. A provider marked `runs_in_workers` (cheap to build, no model to load)
-    embeds in the workers too; other providers embed later, in this process, in batches."""
+    embeds in the workers too; other providers embed later, in this process, in batches.
+    `ocr_pages` caps the scanned pages recognised in this call, across all its processes."""
     workers = workers if workers is not None else (os.cpu_count() or 1)
     if workers <= 1 and not embedder.runs_in_workers:
         workers = 0  # a single worker would only move the parsing, not parallelise it
     light = embedder if embedder.runs_in_workers else None
+    context = get_context("spawn")
+    budget = context.Value("i", ocr_pages) if ocr_pages is not None else None
+    ocr.budget_use(budget)
+    try:
+        yield from _prepare(items, light=light, workers=workers, options=options,
+                            budget=budget, context=context)
+    finally:
+        ocr.budget_use(None)
+
+
+def _prepare(items, *, light, workers, options, budget, context):
     iterator = iter(items)
     for item, text, relative_path in iterator if workers <= 0 else islice(iterator, SERIAL_FIRST):
-        yield item, note_prepare(text, relative_path, light)
+        yield item, document_prepare(text, relative_path, light, options)
     rest = next(iterator, None)
     if rest is None:
         return  # all prepared in process: no worker was ever started
     iterator = chain([rest], iterator)
     # "spawn": a forked child would share the parent's open database socket.
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
-                             initializer=worker_parent_watch, initargs=(os.getpid(),)) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                             initializer=worker_init, initargs=(os.getpid(), budget)) as pool:
         window: deque[tuple[Item, Future]] = deque()
         for item, text, relative_path in iterator:
-            window.append((item, pool.submit(note_prepare, text, relative_path, light)))
+            window.append((item, pool.submit(document_prepare, text, relative_path, light,
+                                             options)))
             if len(window) >= workers * IN_FLIGHT_PER_WORKER:
                 done_item, future = window.popleft()
                 yield done_item, future.result()
         while window:
             done_item, future = window.popleft()
             yield done_item, future.result()
+
+
+def worker_init(parent_pid: int, ocr_budget: Any) -> None:
+    """Runs first in every worker process: share the run's OCR page budget, watch the parent."""
+    ocr.budget_use(ocr_budget)
+    worker_parent_watch(parent_pid)
 
 
 def worker_parent_watch(parent_pid: int) -> None:

@@ -28,7 +28,8 @@ SELECT
 DOCUMENT_STATES = """
 SELECT d.id, d.relative_path, d.content_hash,
        count(c.id) AS chunks,
-       count(e.chunk_id) AS embedded  -- the unique index holds it: no vector is read
+       count(e.chunk_id) AS embedded,  -- the unique index holds it: no vector is read
+       d.metadata ->> 'ocr_skipped_reason' AS ocr_skipped
 FROM documents d
 LEFT JOIN chunks c ON c.document_id = d.id
 LEFT JOIN embeddings e ON e.chunk_id = c.id
@@ -46,13 +47,16 @@ ASYNC_COMMIT = "SET LOCAL synchronous_commit = off"
 # parallel arrays (list-valued fields as jsonb, since unnest would flatten nested arrays).
 UPSERT_DOCUMENTS = """
 INSERT INTO documents (vault_path, relative_path, file_path, content_hash, mtime_ns, size_bytes,
-                       frontmatter)
+                       frontmatter, format, title, page_count, ocr_page_count, metadata)
 SELECT %s, d.* FROM unnest(%s::text[], %s::text[], %s::text[], %s::int8[], %s::int8[],
+                           %s::jsonb[], %s::text[], %s::text[], %s::int4[], %s::int4[],
                            %s::jsonb[]) AS d
 ON CONFLICT (vault_path, relative_path) DO UPDATE SET
   file_path = EXCLUDED.file_path, content_hash = EXCLUDED.content_hash,
   mtime_ns = EXCLUDED.mtime_ns, size_bytes = EXCLUDED.size_bytes,
-  frontmatter = EXCLUDED.frontmatter, updated_at = now()
+  frontmatter = EXCLUDED.frontmatter, format = EXCLUDED.format, title = EXCLUDED.title,
+  page_count = EXCLUDED.page_count, ocr_page_count = EXCLUDED.ocr_page_count,
+  metadata = EXCLUDED.metadata, updated_at = now()
 """
 
 # Old chunks go first (their embeddings cascade), so new chunk indexes never collide.
@@ -70,16 +74,16 @@ INSERT_CHUNKS_WITH_EMBEDDINGS = """
 WITH inserted AS (
   INSERT INTO chunks (document_id, chunk_index, content, file_path, relative_path, heading_path,
                       frontmatter, tags, wikilinks, metadata, content_hash, token_count,
-                      lexical_terms, lexical_length)
+                      lexical_terms, lexical_length, page_start, page_end)
   SELECT d.id, c.chunk_index, c.content, d.file_path, d.relative_path,
          ARRAY(SELECT jsonb_array_elements_text(c.heading_path)), d.frontmatter,
          ARRAY(SELECT jsonb_array_elements_text(c.tags)),
          ARRAY(SELECT jsonb_array_elements_text(c.wikilinks)), c.metadata, c.content_hash,
-         c.token_count, c.lexical_terms::tsvector, c.lexical_length
+         c.token_count, c.lexical_terms::tsvector, c.lexical_length, c.page_start, c.page_end
   FROM jsonb_to_recordset(%s::jsonb)
          AS c(relative_path text, chunk_index int, content text, heading_path jsonb, tags jsonb,
               wikilinks jsonb, metadata jsonb, content_hash text, token_count int,
-              lexical_terms text, lexical_length int)
+              lexical_terms text, lexical_length int, page_start int, page_end int)
   JOIN documents d ON d.vault_path = %s AND d.relative_path = c.relative_path
   RETURNING id, relative_path, chunk_index
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import psycopg
@@ -32,6 +32,11 @@ class DocumentVersion:
     frontmatter: dict[str, Any]
     tags: list[str]
     chunks: list[ChunkDraft]
+    format: str = "markdown"
+    title: str | None = None
+    page_count: int | None = None
+    ocr_page_count: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 class DocumentState(NamedTuple):
@@ -41,6 +46,8 @@ class DocumentState(NamedTuple):
     content_hash: str
     chunks: int
     embedded: int  # chunks with a vector for the current provider/model/dim
+    # Why scanned pages were left out when it was stored (knowledge/formats/pdf.py), or None.
+    ocr_skipped: str | None = None
 
 
 def document_states(*, vault_path: str, embedder: EmbeddingProvider) -> dict[str, DocumentState]:
@@ -48,8 +55,8 @@ def document_states(*, vault_path: str, embedder: EmbeddingProvider) -> dict[str
     with connection.cursor() as cursor:
         cursor.execute(sql.DOCUMENT_STATES, [embedder.provider, embedder.model, embedder.dim,
                                              vault_path])
-        return {path: DocumentState(doc_id, digest, chunks, embedded)
-                for doc_id, path, digest, chunks, embedded in cursor.fetchall()}
+        return {path: DocumentState(doc_id, digest, chunks, embedded, ocr_skipped)
+                for doc_id, path, digest, chunks, embedded, ocr_skipped in cursor.fetchall()}
 
 
 def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
@@ -69,9 +76,11 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
             rows.append({"relative_path": version.relative_path, "chunk_index": chunk.chunk_index,
                          "content": chunk.content, "heading_path": chunk.heading_path,
                          "tags": version.tags, "wikilinks": chunk.wikilinks,
-                         "metadata": {"wikilink_aliases": chunk.wikilink_aliases},
+                         "metadata": {"wikilink_aliases": chunk.wikilink_aliases,
+                                      **(chunk.facts or {})},
                          "content_hash": chunk.content_hash, "token_count": chunk.token_count,
-                         "lexical_terms": lexical.terms, "lexical_length": lexical.length})
+                         "lexical_terms": lexical.terms, "lexical_length": lexical.length,
+                         "page_start": chunk.page_start, "page_end": chunk.page_end})
     conn = index_connection()
     # One transaction sent as one pipeline: a handful of round trips per batch, not per row.
     with transaction.atomic(), conn.pipeline(), psycopg.Cursor(conn) as cursor:
@@ -79,7 +88,10 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
         cursor.execute(sql.UPSERT_DOCUMENTS, [
             vault_path, paths, [v.file_path for v in versions],
             [v.content_hash for v in versions], [v.mtime_ns for v in versions],
-            [v.size_bytes for v in versions], [Jsonb(v.frontmatter) for v in versions]])
+            [v.size_bytes for v in versions], [Jsonb(v.frontmatter) for v in versions],
+            [v.format for v in versions], [v.title for v in versions],
+            [v.page_count for v in versions], [v.ocr_page_count for v in versions],
+            [Jsonb(v.metadata) for v in versions]])
         cursor.execute(sql.DELETE_DOCUMENTS_CHUNKS, [vault_path, paths])
         if not rows:
             return

@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import LocalRagError
+from knowledge.formats import SUFFIXES, is_document
 
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
-NOTE_SUFFIX = ".md"
+# PDF, DOCX and TXT files (RAG_DOCUMENT_MAX_MB); a scanned report runs to tens of megabytes.
+DEFAULT_MAX_DOCUMENT_BYTES = 100 * 1024 * 1024
 # The index keeps (vault_path, relative_path) in a btree, whose rows must stay under ~2.7 KB.
 MAX_PATH_BYTES = 2000
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
@@ -39,10 +41,11 @@ class NoteFile:
 
 @dataclass(frozen=True)
 class NoteContent:
-    text: str
+    text: str  # the decoded note; "" for a document of another format
     content_hash: str  # SHA-256 hex of the file's bytes
     mtime_ns: int
     size_bytes: int
+    data: bytes | None = None  # the file's bytes, for a document of another format (PDF, ...)
 
 
 @dataclass
@@ -86,7 +89,8 @@ def path_display(path: str) -> str:
 
 
 def vault_scan(*, root: Path) -> VaultScan:
-    """Every `*.md` under `root`, sorted by relative path. Hidden files and folders (.obsidian,
+    """Every note (`*.md`) and document (`*.pdf`, `*.docx`, `*.txt`) under `root`, sorted by
+    relative path. Hidden files and folders (.obsidian,
     .trash) are skipped, symlinks leaving the vault or entering a hidden folder are refused, names
     that are not UTF-8 or too long to index are skipped, and every folder that cannot be read is
     a warning and recorded as unreadable."""
@@ -115,7 +119,7 @@ def vault_scan(*, root: Path) -> VaultScan:
             kept.append(name)
         dirnames[:] = sorted(kept)
         for name in filenames:
-            if name.startswith(".") or not name.lower().endswith(NOTE_SUFFIX):
+            if name.startswith(".") or not name.lower().endswith(SUFFIXES):
                 continue
             note, reason = _note_file(here / name, root)
             if note is not None:
@@ -127,7 +131,8 @@ def vault_scan(*, root: Path) -> VaultScan:
 
 
 def _note_file(link: Path, root: Path) -> tuple[NoteFile | None, str | None]:
-    """The NoteFile for one `*.md` entry, or (None, why not) — (None, None) to skip silently."""
+    """The NoteFile for one note or document entry, or (None, why not) — (None, None) to skip
+    silently."""
     relative = _relative(link, root)
     if not _utf8(relative):
         return None, "file name is not valid UTF-8; not indexed"
@@ -160,10 +165,15 @@ def _utf8(text: str) -> bool:
     return True
 
 
-def note_read(*, note: NoteFile, root: Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES
-              ) -> NoteContent:
-    """Read, hash and decode one note; raises NoteRejected for a file that changed since the
-    scan, left the vault, grew past `max_bytes`, is binary or is not UTF-8."""
+def note_read(*, note: NoteFile, root: Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+              max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES) -> NoteContent:
+    """Read, hash and decode one note (or read and hash one document of another format);
+    raises NoteRejected for a file that changed since the scan, left the vault, grew past its
+    limit (`max_bytes` for notes, `max_document_bytes` for documents), or, for a note, is
+    binary or is not UTF-8."""
+    document = is_document(note.relative_path)
+    if document:
+        max_bytes = max_document_bytes
     try:
         descriptor = os.open(note.file_path, _READ_FLAGS)
     except OSError as exc:
@@ -181,7 +191,11 @@ def note_read(*, note: NoteFile, root: Path, max_bytes: int = DEFAULT_MAX_FILE_B
         except OSError as exc:
             raise NoteRejected(f"cannot read file: {exc.strerror or exc}") from None
     if len(data) > max_bytes:
-        raise NoteRejected(f"file is larger than the {max_bytes:,}-byte limit")
+        setting = "RAG_DOCUMENT_MAX_MB" if document else "--max-file-mb"
+        raise NoteRejected(f"file is larger than the {max_bytes:,}-byte limit ({setting})")
+    if document:
+        return NoteContent(text="", content_hash=hashlib.sha256(data).hexdigest(),
+                           mtime_ns=facts.st_mtime_ns, size_bytes=len(data), data=data)
     if b"\x00" in data:
         raise NoteRejected("file contains NUL bytes (binary, not Markdown)")
     try:

@@ -98,5 +98,7 @@ LOGGING = {
     "loggers": {
         "localrag": {"handlers": ["console"], "level": "INFO", "propagate": True},
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        # pypdf logs every repair of a damaged PDF; the ingest's warning names what matters.
+        "pypdf": {"level": "ERROR"},
     },
 }

@@ -39,6 +39,8 @@ class LexicalHit:
     chunk_index: int
     document_id: int
     content_hash: str
+    page_start: int | None  # the PDF pages the text comes from; None without pages
+    page_end: int | None
     score: float  # BM25 plus the phrase bonus; not bounded, comparable within one query only
     rank: int  # 1-based position in this channel's ranking
     matched_share: float  # share of the query's kept terms this chunk holds, 0..1
@@ -76,10 +78,12 @@ def lexical_search(*, query: str, limit: int) -> list[LexicalHit]:
             rows = cursor.fetchall()
     return [LexicalHit(chunk_id=chunk_id, content=content, relative_path=relative_path,
                        heading_path=list(heading_path), chunk_index=chunk_index,
-                       document_id=document_id, content_hash=content_hash, score=score,
-                       rank=rank, matched_share=matched_share)
+                       document_id=document_id, content_hash=content_hash,
+                       page_start=page_start, page_end=page_end, score=score, rank=rank,
+                       matched_share=matched_share)
             for rank, (chunk_id, content, relative_path, heading_path, chunk_index, document_id,
-                       content_hash, score, matched_share) in enumerate(rows, start=1)]
+                       content_hash, page_start, page_end, score, matched_share)
+            in enumerate(rows, start=1)]
 
 
 def _query_parse(query: str) -> _LexicalQuery:

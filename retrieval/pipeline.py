@@ -10,6 +10,7 @@ rerank score (see `hybrid_confidence`).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -179,7 +180,7 @@ def _from_lexical(candidates: dict[int, Candidate], hit: LexicalHit) -> None:
             heading_path=list(hit.heading_path),
             heading=hit.heading_path[-1] if hit.heading_path else "", score=0.0,
             chunk_index=hit.chunk_index, document_id=hit.document_id,
-            content_hash=hit.content_hash))
+            content_hash=hit.content_hash, page_start=hit.page_start, page_end=hit.page_end))
     candidate.bm25, candidate.lexical_rank = hit.score, hit.rank
     candidate.matched_share = hit.matched_share
 
@@ -202,14 +203,7 @@ def _cosines_fill(items: list[Candidate], *, vector: Sequence[float],
     for item in items:
         distance = distances.get(item.chunk_id)
         item.cosine = max(0.0, min(1.0, 1.0 - distance)) if distance is not None else 0.0
-        item.hit = _with_score(item.hit, item.cosine)
-
-
-def _with_score(hit: SearchHit, score: float) -> SearchHit:
-    return SearchHit(content=hit.content, source=hit.source, relative_path=hit.relative_path,
-                     heading_path=hit.heading_path, heading=hit.heading, score=score,
-                     chunk_index=hit.chunk_index, document_id=hit.document_id,
-                     content_hash=hit.content_hash)
+        item.hit = dataclasses.replace(item.hit, score=item.cosine)
 
 
 def _reranked(*, query: str, ordered: list[Candidate],

@@ -25,6 +25,10 @@ class SearchResult(Schema):
     score: float
     chunk_index: int
     document_id: int
+    # The PDF pages the chunk's text comes from (1-based, as a PDF viewer numbers them); null
+    # for notes, DOCX and TXT.
+    page_start: int | None
+    page_end: int | None
 
 
 class ResultExplain(Schema):

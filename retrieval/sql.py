@@ -124,7 +124,7 @@ ranked AS (
   LIMIT %(limit)s
 )
 SELECT r.id, c.content, c.relative_path, c.heading_path, c.chunk_index, c.document_id,
-       c.content_hash, r.score, r.matched_share
+       c.content_hash, c.page_start, c.page_end, r.score, r.matched_share
 FROM ranked r
 JOIN chunks c ON c.id = r.id
 ORDER BY r.score DESC, r.id
@@ -133,9 +133,10 @@ ORDER BY r.score DESC, r.id
 # The vector channel (retrieval/vector.py). Exact scan over the current provider/model/dim only;
 # the distances are computed on the embeddings table alone and only the top rows are joined to
 # their chunks; ties are broken by chunk id, so equal scores always come back in the same order.
-# It is the first release's scan with the chunk id added to the output (fusion needs it): the
-# same rows, distances and order, which tests/retrieval/test_vector_index.py checks row for row
-# against that scan (kept in tests/retrieval/first_release.py).
+# It is the first release's scan with the chunk id (fusion needs it) and the chunk's page span
+# added to the output: the same rows, distances and order, which
+# tests/retrieval/test_vector_index.py checks row for row against that scan (kept in
+# tests/retrieval/first_release.py).
 SEARCH_EXACT = """
 WITH nearest AS (
   SELECT e.chunk_id, e.embedding <=> %b AS distance
@@ -145,7 +146,7 @@ WITH nearest AS (
   LIMIT %s
 )
 SELECT n.chunk_id, c.content, c.relative_path, c.heading_path, c.chunk_index, c.document_id,
-       c.content_hash, n.distance
+       c.content_hash, c.page_start, c.page_end, n.distance
 FROM nearest n
 JOIN chunks c ON c.id = n.chunk_id
 ORDER BY n.distance, n.chunk_id
@@ -182,7 +183,7 @@ WITH nearest AS (
   LIMIT %s
 )
 SELECT n.chunk_id, c.content, c.relative_path, c.heading_path, c.chunk_index, c.document_id,
-       c.content_hash, n.distance
+       c.content_hash, c.page_start, c.page_end, n.distance
 FROM nearest n
 JOIN chunks c ON c.id = n.chunk_id
 ORDER BY n.distance, n.chunk_id

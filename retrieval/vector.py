@@ -46,6 +46,8 @@ class VectorHit:
     chunk_index: int
     document_id: int
     content_hash: str
+    page_start: int | None  # the PDF pages the text comes from; None without pages
+    page_end: int | None
     distance: float  # cosine distance, 0..2
     score: float  # clamp(1 − distance, 0, 1): SearchHit.score
     rank: int  # 1-based position in this channel's ranking
@@ -57,7 +59,7 @@ class VectorHit:
             heading_path=self.heading_path,
             heading=self.heading_path[-1] if self.heading_path else "", score=self.score,
             chunk_index=self.chunk_index, document_id=self.document_id,
-            content_hash=self.content_hash)
+            content_hash=self.content_hash, page_start=self.page_start, page_end=self.page_end)
 
 
 def vector_path_choose(*, conn: psycopg.Connection, config: Config,
@@ -105,13 +107,14 @@ def vector_search(*, vector: Sequence[float], limit: int, config: Config,
                 cursor.execute(sql.SEARCH_EXACT, params)
             rows = cursor.fetchall()
             transaction.set_rollback(True)
-    hits = [row for row in rows if row[7] is not None and not math.isnan(row[7])]
+    hits = [row for row in rows if row[-1] is not None and not math.isnan(row[-1])]
     return [VectorHit(chunk_id=chunk_id, content=content, relative_path=relative_path,
                       heading_path=list(heading_path), chunk_index=chunk_index,
-                      document_id=document_id, content_hash=content_hash, distance=distance,
+                      document_id=document_id, content_hash=content_hash, page_start=page_start,
+                      page_end=page_end, distance=distance,
                       score=max(0.0, min(1.0, 1.0 - distance)), rank=rank)
             for rank, (chunk_id, content, relative_path, heading_path, chunk_index, document_id,
-                       content_hash, distance) in enumerate(hits, start=1)]
+                       content_hash, page_start, page_end, distance) in enumerate(hits, start=1)]
 
 
 def _not_ready(embedder: EmbeddingProvider) -> NoReturn:

@@ -146,6 +146,26 @@ def sample_index(db):
                         prepare_workers=0)
 
 
+# The sample note that `paged_index` gives pages, as if its chunks came from a PDF.
+PAGED_SOURCE = "policies/Support Escalation Policy.md"
+
+
+@pytest.fixture
+def paged_index(sample_index):
+    """The sample vault with page spans on PAGED_SOURCE's chunks, put there directly: page 3
+    for an even chunk index, pages 3–4 for an odd one; every other note keeps none. Returns
+    chunk_index -> (page_start, page_end) of PAGED_SOURCE."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE chunks SET page_start = 3, page_end = 3 + chunk_index %% 2 "
+                       "WHERE relative_path = %s RETURNING chunk_index, page_start, page_end",
+                       [PAGED_SOURCE])
+        pages = {chunk_index: (start, end) for chunk_index, start, end in cursor.fetchall()}
+    assert set(pages.values()) == {(3, 3), (3, 4)}, "the note needs chunks of both kinds"
+    return pages
+
+
 @pytest.fixture
 def scratch_project():
     """An empty project folder for `rag pg` (its cluster is stopped and removed afterwards)."""

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
+from django.db import connection
 
-from answering.evaluation import evaluate, questions_load
+from answering.evaluation import (
+    Question,
+    evaluate,
+    evaluation_summary,
+    page_hit_rank,
+    question_score,
+    questions_load,
+)
 from core.config import get_config
 from core.errors import InvalidRequest
+from retrieval.types import SearchHit, SearchOutcome
 from tests.harness import ROOT
 
 QUESTIONS = ROOT / "eval" / "questions.yaml"
+ESCALATION = "policies/Support Escalation Policy.md"
+REPORT = "reports/drilling.pdf"
 
 
 def test_questions_file_covers_the_demo_and_out_of_domain_cases():
@@ -61,3 +75,157 @@ def test_malformed_questions_file_is_bad_input(tmp_path: Path):
         questions_load(path=path)
     with pytest.raises(InvalidRequest, match="not found"):
         questions_load(path=tmp_path / "missing.yaml")
+
+
+# ---- expected_pages and page hits -----------------------------------------------------------
+
+def hit(source: str, page_start: int | None, page_end: int | None,
+        score: float = 0.5) -> SearchHit:
+    return SearchHit(content="…", source=source, relative_path=source, heading_path=[],
+                     heading="", score=score, chunk_index=0, document_id=1,
+                     page_start=page_start, page_end=page_end)
+
+
+def paged_question(pages: list[int], sources: tuple[str, ...] = (REPORT,)) -> Question:
+    return Question(id="p1", question="ZK-1207 的 Au 品位？", expected_sources=list(sources),
+                    expected_mode="rag", expected_pages=pages)
+
+
+def score(question: Question, *hits: SearchHit):
+    return question_score(question=question, threshold=0.2,
+                          outcome=SearchOutcome(confidence=hits[0].score, results=list(hits)))
+
+
+def test_expected_pages_are_loaded_and_optional(tmp_path: Path):
+    path = tmp_path / "q.yaml"
+    path.write_text("questions:\n"
+                    "  - id: a\n    question: x\n    expected_sources: [r.pdf]\n"
+                    "    expected_pages: [3, 4]\n    expected_mode: rag\n"
+                    "  - id: b\n    question: y\n    expected_sources: [n.md]\n"
+                    "    expected_mode: rag\n", encoding="utf-8")
+    paged, plain = questions_load(path=path)
+    assert paged.expected_pages == [3, 4]
+    assert plain.expected_pages == []
+
+
+@pytest.mark.parametrize("extra", [
+    "    expected_pages: [0]\n    expected_sources: [r.pdf]\n    expected_mode: rag\n",
+    "    expected_pages: [two]\n    expected_sources: [r.pdf]\n    expected_mode: rag\n",
+    "    expected_pages: [1]\n    expected_sources: []\n    expected_mode: rag\n",
+    "    expected_pages: [1]\n    expected_sources: [r.pdf]\n    expected_mode: no_answer\n",
+])
+def test_expected_pages_must_be_pages_of_an_expected_source(tmp_path: Path, extra: str):
+    path = tmp_path / "q.yaml"
+    path.write_text("questions:\n  - id: a\n    question: x\n" + extra, encoding="utf-8")
+    with pytest.raises(InvalidRequest, match="expected_pages"):
+        questions_load(path=path)
+
+
+def test_page_hit_when_the_span_contains_an_expected_page():
+    result = score(paged_question([3]), hit(REPORT, 1, 2), hit(REPORT, 2, 4), hit(REPORT, 3, 3))
+    assert result.page_hit_rank == 2
+    assert result.hit_rank == 1 and result.expected_pages == [3]
+
+
+def test_a_single_page_chunk_on_the_expected_page_is_a_page_hit():
+    assert score(paged_question([5]), hit(REPORT, 5, 5)).page_hit_rank == 1
+    assert page_hit_rank(hits=[hit(REPORT, 5, None)], sources=[REPORT], pages=[5]) == 1
+
+
+def test_wrong_page_is_not_a_page_hit_but_still_a_source_hit():
+    result = score(paged_question([3]), hit(REPORT, 1, 2), hit(REPORT, 4, 5))
+    assert result.page_hit_rank is None
+    assert result.hit_rank == 1 and result.passed
+
+
+def test_right_page_of_another_file_is_not_a_page_hit():
+    result = score(paged_question([3]), hit("reports/other.pdf", 3, 3), hit(ESCALATION, None, None))
+    assert result.page_hit_rank is None and result.hit_rank is None
+
+
+def test_chunks_without_pages_never_page_hit():
+    assert score(paged_question([1]), hit(REPORT, None, None)).page_hit_rank is None
+
+
+def test_question_without_expected_pages_has_no_page_rank():
+    result = score(paged_question([]), hit(REPORT, 1, 1))
+    assert result.page_hit_rank is None and result.hit_rank == 1
+
+
+def test_summary_page_hit_at_1_and_at_k_count_only_questions_with_pages():
+    results = [
+        score(paged_question([2]), hit(REPORT, 2, 2)),                      # page hit at 1
+        score(paged_question([2]), hit(REPORT, 1, 1), hit(REPORT, 2, 3)),   # page hit at 2
+        score(paged_question([2]), hit(REPORT, 7, 7)),                      # page miss
+        score(paged_question([]), hit(REPORT, 9, 9)),                       # not page-scored
+    ]
+    summary = evaluation_summary(results=results, threshold=0.2, top_k=5)
+    assert summary["page_questions"] == 3
+    assert summary["page_hit_at_1"] == pytest.approx(1 / 3, abs=1e-4)
+    assert summary["page_hit_at_k"] == pytest.approx(2 / 3, abs=1e-4)
+    assert summary["hit_at_1"] == 1.0 and summary["failed"] == []
+    assert evaluation_summary(results=results[:2], threshold=0.2, top_k=1)["page_hit_at_k"] == 0.5
+
+
+def test_summary_without_page_questions_reports_no_page_score():
+    summary = evaluation_summary(results=[score(paged_question([]), hit(REPORT, 1, 1))],
+                                 threshold=0.2, top_k=5)
+    assert summary["page_questions"] == 0
+    assert summary["page_hit_at_1"] is None and summary["page_hit_at_k"] is None
+
+
+def _pages_set(relative_path: str, page_start: int, page_end: int) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE chunks SET page_start = %s, page_end = %s "
+                       "WHERE relative_path = %s", [page_start, page_end, relative_path])
+        assert cursor.rowcount > 0
+
+
+def _paged_questions_file(tmp_path: Path) -> Path:
+    path = tmp_path / "paged.yaml"
+    path.write_text("questions:\n"
+                    "  - id: right_page\n    question: 客户提交的 P1 工单如何升级？\n"
+                    f"    expected_sources: [{ESCALATION}]\n    expected_pages: [3]\n"
+                    "    expected_mode: rag\n"
+                    "  - id: wrong_page\n    question: 客户提交的 P1 工单如何升级？\n"
+                    f"    expected_sources: [{ESCALATION}]\n    expected_pages: [9]\n"
+                    "    expected_mode: rag\n"
+                    "  - id: off_topic\n    question: Will it be sunny in Paris tomorrow?\n"
+                    "    expected_sources: []\n    expected_mode: no_answer\n",
+                    encoding="utf-8")
+    return path
+
+
+def test_eval_reports_page_hits_from_indexed_page_spans(sample_index, tmp_path: Path):
+    _pages_set(ESCALATION, 2, 4)
+    report = evaluate(questions=questions_load(path=_paged_questions_file(tmp_path)), top_k=5,
+                      config=get_config())
+    rows = {row["id"]: row for row in report["questions"]}
+    assert rows["right_page"]["page_hit_rank"] == rows["right_page"]["hit_rank"] == 1
+    assert rows["wrong_page"]["page_hit_rank"] is None and rows["wrong_page"]["hit_rank"] == 1
+    assert rows["off_topic"]["page_hit_rank"] is None and rows["off_topic"]["expected_pages"] == []
+    summary = report["summary"]
+    assert (summary["page_questions"], summary["page_hit_at_1"], summary["page_hit_at_k"]) == (
+        2, 0.5, 0.5)
+    assert summary["failed"] == []
+
+
+def test_eval_command_prints_page_column_and_scores_only_for_paged_questions(sample_index,
+                                                                            tmp_path: Path):
+    def run(*args: str) -> str:
+        out = io.StringIO()
+        call_command("eval", *args, stdout=out)
+        return out.getvalue()
+
+    def header(text: str) -> list[str]:
+        return next(line for line in text.splitlines() if line.startswith("id ")).split()
+
+    paged = run("--questions", str(_paged_questions_file(tmp_path)))
+    assert header(paged) == ["id", "expected", "mode", "conf", "rank", "page", "question"]
+    assert "page_hit_at_1" in paged and "page_hit_at_k" in paged
+    plain = run("--questions", str(QUESTIONS))
+    assert header(plain) == ["id", "expected", "mode", "conf", "rank", "question"]
+    assert "page_hit" not in plain
+    report = json.loads(run("--questions", str(QUESTIONS), "--json"))
+    assert report["summary"]["page_questions"] == 0
+    assert all(row["page_hit_rank"] is None for row in report["questions"])

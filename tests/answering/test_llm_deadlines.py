@@ -129,7 +129,9 @@ def test_answer_over_the_size_cap_is_upstream_error(stub: StubOpenAI, behaviour:
 
 
 def test_stream_over_the_size_cap_is_upstream_error(stub: StubOpenAI) -> None:
-    stub.behaviour, stub.deltas = "sse", ["y" * 100] * 60
+    # Each delta flushed and a moment apart: sent at once, a busy client could read the whole
+    # stream in one read and hit the cap before the first delta, which is right but not this test.
+    stub.behaviour, stub.deltas, stub.hang_seconds = "sse_hang", ["y" * 100] * 60, 0.01
     received: list[str] = []
     with pytest.raises(LLMUpstreamError) as caught:
         received.extend(client_for(stub, max_bytes=4096).stream(messages=MESSAGES))

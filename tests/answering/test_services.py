@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
 
@@ -12,6 +14,7 @@ from answering.services import ask, ask_events, ask_prepare
 from core.config import get_config
 from knowledge.ingest import vault_ingest
 from retrieval.services import search
+from tests.conftest import PAGED_SOURCE
 from tests.harness import ROOT
 
 IN_DOMAIN = "客户 P1 工单应该怎么升级？"
@@ -25,7 +28,25 @@ def test_confident_question_is_answered_from_context_with_citations(sample_index
     assert body["citations"][0]["source"] == "policies/Support Escalation Policy.md"
     assert "[1]" in body["answer"] and body["invalid_citations_removed"] == 0
     assert set(body["citations"][0]) == {"source", "heading", "heading_path", "score",
-                                         "chunk_index"}
+                                         "chunk_index", "page_start", "page_end"}
+
+
+def test_context_headers_and_citations_name_the_pages_of_paged_sources(paged_index):
+    plan = ask_prepare(question=IN_DOMAIN, top_k=10, fallback=False, config=get_config())
+    assert plan.mode == "rag"
+    headers = re.findall(r"^\[(\d+)\] source: (.*)$", plan.messages[-1]["content"], re.MULTILINE)
+    assert [int(number) for number, _ in headers] == list(range(1, len(plan.citations) + 1))
+    labels = {(3, 3): "p. 3", (3, 4): "p. 3–4"}
+    for (_, source_line), citation in zip(headers, plan.citations, strict=True):
+        pages = (citation["page_start"], citation["page_end"])
+        if citation["source"] == PAGED_SOURCE:
+            assert pages == paged_index[citation["chunk_index"]]
+            assert source_line == f"{PAGED_SOURCE}, {labels[pages]}"
+        else:
+            assert pages == (None, None) and source_line == citation["source"]
+    lines = {source_line for _, source_line in headers}
+    assert {f"{PAGED_SOURCE}, p. 3", f"{PAGED_SOURCE}, p. 3–4"} <= lines
+    assert any(not line.startswith(PAGED_SOURCE) for line in lines)
 
 
 def test_below_threshold_without_fallback_is_no_answer(sample_index):

@@ -18,6 +18,7 @@ from tests.api.http import (
     slots_free,
     slots_held,
 )
+from tests.conftest import PAGED_SOURCE
 
 
 def test_ask_shape(client, sample_index):
@@ -26,6 +27,19 @@ def test_ask_shape(client, sample_index):
     assert response.status_code == 200
     assert set(body) == {"mode", "confidence", "answer", "citations", "invalid_citations_removed"}
     assert body["mode"] == "rag" and body["citations"]
+
+
+def test_ask_citations_carry_page_spans_and_null_for_notes(client, paged_index):
+    response = post(client, "/ask", {"question": IN_DOMAIN, "top_k": 10})
+    body = json.loads(response.content)
+    assert response.status_code == 200 and body["mode"] == "rag"
+    paged = [c for c in body["citations"] if c["source"] == PAGED_SOURCE]
+    notes = [c for c in body["citations"] if c["source"] != PAGED_SOURCE]
+    assert paged and notes
+    assert [(c["page_start"], c["page_end"]) for c in paged] == [
+        paged_index[c["chunk_index"]] for c in paged]
+    assert {(c["page_start"], c["page_end"]) for c in paged} == {(3, 3), (3, 4)}
+    assert [(c["page_start"], c["page_end"]) for c in notes] == [(None, None)] * len(notes)
 
 
 @pytest.mark.parametrize("body", [{"question": "x", "fallback": "yes"},

@@ -18,6 +18,7 @@ from tests.api.http import (
     slots_held,
     sse_events,
 )
+from tests.conftest import PAGED_SOURCE
 
 
 def test_stream_framing_and_event_order(client, sample_index):
@@ -29,6 +30,20 @@ def test_stream_framing_and_event_order(client, sample_index):
     assert names[0] == "retrieval" and names[-2:] == ["citations", "done"]
     answer = json.loads(post(client, "/ask", {"question": IN_DOMAIN}).content)["answer"]
     assert "".join(data["text"] for name, data in events if name == "delta") == answer
+
+
+def test_stream_citations_carry_page_spans_and_null_for_notes(client, paged_index):
+    ask = json.loads(post(client, "/ask", {"question": IN_DOMAIN, "top_k": 10}).content)
+    events = dict(sse_events(post(client, "/ask/stream", {"question": IN_DOMAIN, "top_k": 10})))
+    assert events["retrieval"]["citations"] == events["citations"]["citations"] == (
+        ask["citations"])
+    spans = {(c["source"], c["page_start"], c["page_end"])
+             for c in events["retrieval"]["citations"]}
+    assert {(PAGED_SOURCE, 3, 3), (PAGED_SOURCE, 3, 4)} <= spans
+    assert any(source != PAGED_SOURCE and (start, end) == (None, None)
+               for source, start, end in spans)
+    assert all(source == PAGED_SOURCE or (start, end) == (None, None)
+               for source, start, end in spans)
 
 
 def test_missing_llm_settings_is_503_before_streaming(client, sample_index, config_override):

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tests.api.http import IN_DOMAIN, error_of, post
+from tests.conftest import PAGED_SOURCE
 
 
 def test_search_shape(client, sample_index):
@@ -15,9 +16,24 @@ def test_search_shape(client, sample_index):
     body = json.loads(response.content)
     assert set(body) == {"confidence", "results"} and len(body["results"]) == 3
     assert set(body["results"][0]) == {"content", "source", "relative_path", "heading_path",
-                                       "heading", "score", "chunk_index", "document_id"}
+                                       "heading", "score", "chunk_index", "document_id",
+                                       "page_start", "page_end"}
     assert body["confidence"] == body["results"][0]["score"]
     assert "导出" in response.content.decode("utf-8")  # UTF-8, not \\u escapes
+
+
+def test_search_results_carry_page_spans_and_null_for_notes(client, paged_index):
+    response = post(client, "/search", {"query": IN_DOMAIN, "top_k": 10})
+    assert response.status_code == 200
+    results = json.loads(response.content)["results"]
+    paged = [r for r in results if r["source"] == PAGED_SOURCE]
+    notes = [r for r in results if r["source"] != PAGED_SOURCE]
+    assert paged and notes
+    assert [(r["page_start"], r["page_end"]) for r in paged] == [
+        paged_index[r["chunk_index"]] for r in paged]
+    assert {(r["page_start"], r["page_end"]) for r in paged} == {(3, 3), (3, 4)}
+    # Present and null, not left out, for a chunk without pages.
+    assert [(r["page_start"], r["page_end"]) for r in notes] == [(None, None)] * len(notes)
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,13 @@
-"""`rag ask` as a subprocess: exit codes of the ask command."""
+"""`rag ask`: exit codes (as a subprocess) and how citations are printed."""
 
 from __future__ import annotations
 
-from tests.conftest import cli_env
+import json
+from io import StringIO
+
+from django.core.management import call_command
+
+from tests.conftest import PAGED_SOURCE, cli_env
 
 QUESTION = "客户 P1 工单应该怎么升级？"
 
@@ -11,3 +16,26 @@ def test_missing_llm_settings_exit_4(clean_tables, run_cli):
     assert run_cli("ingest", "samples/acme-vault").returncode == 0
     result = run_cli("ask", QUESTION, env=cli_env(LLM_PROVIDER="openai-compatible"))
     assert result.returncode == 4 and "llm_config_missing" in result.stderr
+
+
+def test_ask_prints_each_citations_page_span_and_nothing_for_notes(paged_index):
+    def ask_output(*args: str) -> str:
+        out = StringIO()
+        call_command("ask", QUESTION, "--top-k", "10", *args, stdout=out)
+        return out.getvalue()
+
+    citations = json.loads(ask_output("--json"))["citations"]
+    shown = ask_output().split("\ncitations:\n", 1)[1].splitlines()
+    lines = [line for line in shown if line.startswith("[")]
+    assert len(lines) == len(citations) > 1
+    labels = {(3, 3): "p. 3", (3, 4): "p. 3–4"}
+    for number, (line, citation) in enumerate(zip(lines, citations, strict=True), start=1):
+        heading = f" › {citation['heading']}" if citation["heading"] else ""
+        if citation["source"] == PAGED_SOURCE:
+            pages = labels[paged_index[citation["chunk_index"]]]
+            assert line == f"[{number}] {PAGED_SOURCE}{heading}, {pages} ({citation['score']:.4f})"
+        else:
+            assert line == f"[{number}] {citation['source']}{heading} ({citation['score']:.4f})"
+    joined = "\n".join(lines)
+    assert ", p. 3 (" in joined and ", p. 3–4 (" in joined
+    assert any(", p. " not in line for line in lines)

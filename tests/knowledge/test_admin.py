@@ -61,3 +61,26 @@ def test_nothing_can_be_changed_or_deleted(admin_client, sample_index):
     assert run.status == "success"
     page = admin_client.get(f"/admin/knowledge/ingestrun/{run.pk}/change/").content.decode()
     assert 'name="_save"' not in page and 'name="_continue"' not in page
+
+
+def test_documents_show_format_pages_and_ocr_and_chunks_their_pages(admin_client, tmp_path):
+    from core.config import get_config
+    from knowledge.ingest import vault_ingest
+    from tests.knowledge.formats.files import pdf_bytes
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "report.pdf").write_bytes(pdf_bytes(["First page text. " * 30,
+                                                  "Second page text. " * 30],
+                                                 title="Quarterly Survey"))
+    vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    with connection.cursor() as cursor:  # as an OCR run records it
+        cursor.execute("UPDATE documents SET ocr_page_count = 2, metadata = metadata || "
+                       "'{\"ocr_confidence\": 0.91, \"ocr_skipped_pages\": [3], "
+                       "\"ocr_skipped_reason\": \"run_cap\"}'::jsonb")
+    listing = admin_client.get("/admin/knowledge/document/").content.decode()
+    assert "Quarterly Survey" in listing and ">pdf<" in listing
+    assert "2 pages (confidence 0.91); 1 left out: run_cap" in listing
+    assert admin_client.get("/admin/knowledge/document/", {"format": "pdf"}).status_code == 200
+    chunks = admin_client.get("/admin/knowledge/chunk/").content.decode()
+    assert re.search(r'class="field-pages">1–2<', chunks)

@@ -13,6 +13,7 @@ from core.config import get_config
 from knowledge.embeddings import get_embedder
 from knowledge.schema import index_connection
 from retrieval.services import search
+from tests.conftest import PAGED_SOURCE
 from tests.retrieval import first_release
 
 IDENTIFIER = "read_cache_enabled"
@@ -81,3 +82,16 @@ def test_explain_reports_every_stage(sample_index):
     top = explain["results"][0]
     assert top["lexical_rank"] == 1 and top["bm25"] > 0 and top["rerank_rank"] == 1
     assert top["fused_rank"] is not None and top["cosine"] == outcome.results[0].score
+
+
+@pytest.mark.parametrize(("mode", "rerank"), [("vector", "none"), ("lexical", "none"),
+                                              ("hybrid", "none"), ("hybrid", "features")])
+def test_page_spans_come_back_in_every_mode(paged_index, mode, rerank):
+    outcome = search(query=QUESTION, top_k=10, config=config_for(mode, rag_rerank=rerank))
+    paged = [hit for hit in outcome.results if hit.relative_path == PAGED_SOURCE]
+    notes = [hit for hit in outcome.results if hit.relative_path != PAGED_SOURCE]
+    assert paged and notes
+    assert [(hit.page_start, hit.page_end) for hit in paged] == [
+        paged_index[hit.chunk_index] for hit in paged]
+    assert {(hit.page_start, hit.page_end) for hit in paged} == {(3, 3), (3, 4)}
+    assert [(hit.page_start, hit.page_end) for hit in notes] == [(None, None)] * len(notes)

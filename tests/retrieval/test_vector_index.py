@@ -191,6 +191,25 @@ def test_hnsw_finds_what_the_exact_scan_finds(corpus):
     assert sum(found) / len(found) >= 0.9
 
 
+def test_exact_and_hnsw_paths_carry_each_chunks_page_span(corpus):
+    # As a PDF's chunks would have them: chunk n of a note on pages n+1..n+2 for an even n; the
+    # odd ones without pages, as a note's.
+    execute("UPDATE chunks SET page_start = chunk_index + 1, page_end = chunk_index + 2 "
+            "WHERE mod(chunk_index, 2) = 0")
+    pages = {chunk_id: (start, end)
+             for chunk_id, start, end in execute("SELECT id, page_start, page_end FROM chunks")}
+    build()
+    seen = set()
+    for vector in queries(5):
+        for mode in ("exact", "hnsw"):
+            hits = run(vector, mode=mode)
+            spans = [(h.page_start, h.page_end) for h in hits]
+            assert len(hits) == 10 and spans == [pages[h.chunk_id] for h in hits]
+            assert [(h.search_hit().page_start, h.search_hit().page_end) for h in hits] == spans
+            seen.update(spans)
+    assert (None, None) in seen and any(start is not None for start, _ in seen)
+
+
 def test_iterative_scan_fills_top_k_past_deleted_rows_and_a_small_ef_search(corpus):
     build()
     vector = queries(1)[0]

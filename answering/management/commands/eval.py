@@ -68,15 +68,23 @@ class Command(RagCommand):
         self.stdout.write(f"provider {report['embedding_provider']} / {report['embedding_model']}"
                           f", threshold {report['threshold']:.2f} ({report['threshold_origin']}),"
                           f" top_k {report['top_k']}\n")
-        self.stdout.write(f"{'id':<6} {'expected':<10} {'mode':<10} {'conf':>7} {'rank':>5}  question")
+        # The page column and page scores appear only when some question has expected_pages.
+        paged = summary["page_questions"] > 0
+        self.stdout.write(f"{'id':<6} {'expected':<10} {'mode':<10} {'conf':>7} {'rank':>5}"
+                          + (f" {'page':>5}" if paged else "") + "  question")
         for row in report["questions"]:
             rank = row["hit_rank"] if row["hit_rank"] is not None else "-"
+            page = (row["page_hit_rank"] if row["page_hit_rank"] is not None
+                    else "-" if row["expected_pages"] else "")
             mark = "" if row["passed"] else "  <-- FAIL"
             self.stdout.write(f"{row['id']:<6} {row['expected_mode']:<10} {row['mode']:<10} "
-                              f"{row['confidence']:>7.4f} {rank:>5}  {row['question']}{mark}")
+                              f"{row['confidence']:>7.4f} {rank:>5}"
+                              + (f" {page:>5}" if paged else "")
+                              + f"  {row['question']}{mark}")
         self.stdout.write("")
-        for key in ("hit_at_1", "hit_at_5", "mrr", "mode_accuracy", "no_answer_precision",
-                    "no_answer_recall", "lowest_in_domain_confidence",
+        page_keys = ("page_hit_at_1", "page_hit_at_k") if paged else ()
+        for key in ("hit_at_1", "hit_at_5", "mrr", *page_keys, "mode_accuracy",
+                    "no_answer_precision", "no_answer_recall", "lowest_in_domain_confidence",
                     "highest_out_of_domain_confidence", "calibration_margin"):
             value = summary[key]
             self.stdout.write(f"{key:<34} {value:.4f}" if value is not None else f"{key:<34} n/a")

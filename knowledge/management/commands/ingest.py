@@ -1,4 +1,5 @@
-"""`rag ingest [PATH] [--json] [--wait]` — index a Markdown / Obsidian vault."""
+"""`rag ingest [PATH] [--json] [--wait]` — index a vault: Markdown / Obsidian notes and PDF,
+DOCX and TXT documents."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from knowledge.ingest import vault_ingest
 
 
 class Command(RagCommand):
-    help = "Index a vault: new and changed notes are (re)built, unchanged ones skipped, " \
-           "deleted ones removed."
+    help = "Index a vault of notes (.md) and documents (.pdf, .docx, .txt): new and changed " \
+           "files are (re)built, unchanged ones skipped, deleted ones removed."
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("path", nargs="?", help="vault folder (default: VAULT_PATH)")
@@ -24,7 +25,8 @@ class Command(RagCommand):
                                  "none (refused otherwise: an unmounted or emptied folder looks "
                                  "the same)")
         parser.add_argument("--max-file-mb", type=float, default=5.0,
-                            help="skip notes larger than this (default 5 MB)")
+                            help="skip notes larger than this (default 5 MB; PDF, DOCX and TXT "
+                                 "files: RAG_DOCUMENT_MAX_MB)")
 
     def handle(self, *args, path: str | None, **options) -> None:
         config = get_config()
@@ -41,9 +43,10 @@ class Command(RagCommand):
         if options["json"]:
             self.write_json(result.as_dict())
             return
+        ocr = f"; {result.ocr_pages} scanned pages read by OCR" if result.ocr_pages else ""
         self.stdout.write(
             f"ingested {result.vault_path}: {result.documents_added} added, "
             f"{result.documents_updated} updated, {result.documents_deleted} deleted, "
             f"{result.documents_skipped} unchanged; {result.chunks_written} chunks and "
-            f"{result.embeddings_written} embeddings written; {len(result.warnings)} warnings; "
-            f"{result.elapsed_seconds:.2f}s (run {result.run_id})")
+            f"{result.embeddings_written} embeddings written{ocr}; {len(result.warnings)} "
+            f"warnings; {result.elapsed_seconds:.2f}s (run {result.run_id})")

@@ -1,0 +1,79 @@
+"""The one interface every document format implements, and what it hands to the chunker.
+
+A format module exposes `extract(data, *, name, options) -> Extracted`. It gets the file's bytes
+(read once by knowledge.vault with the same safety checks as a note, and hashed from the same
+bytes) rather than a path, so a file swapped after the scan can never be parsed in place of the
+one that was checked. It returns the document's text as blocks in reading order, each with its
+heading path and the pages it covers; chunking, embedding and storage are the same for every
+format.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+_PARAGRAPH_START = re.compile(r"\n[ \t]*\n\s*")
+_LINE_START = re.compile(r"\n")
+
+
+class FormatRejected(Exception):
+    """A file of a known format that cannot be indexed; the message names the reason
+    (encrypted, damaged, too many pages, not decodable)."""
+
+
+@dataclass(frozen=True)
+class ExtractOptions:
+    """Limits a run puts on every file (from the config; documented in .env.sample)."""
+
+    pdf_max_pages: int = 2000
+    ocr: bool = True  # recognise scanned pages when the optional OCR extra is installed
+
+
+@dataclass(frozen=True)
+class Block:
+    """A stretch of text in reading order under one heading path.
+
+    `pages` lists where each page begins inside `text`: (offset, 1-based page number), sorted by
+    offset, the first at offset 0; empty for formats without pages. A `table` block is a piece of
+    a table that already repeats its caption and header row: it becomes one chunk as it is."""
+
+    text: str
+    heading_path: tuple[str, ...] = ()
+    pages: tuple[tuple[int, int], ...] = ()
+    table: bool = False
+    # Length of a heading line at the start of `text` (DOCX): a block of nothing else makes no
+    # chunk, and the heading is kept with the text after it.
+    lead: int = 0
+    # Offsets in `text` where a paragraph or line starts: where a chunk may be cut.
+    breaks: tuple[int, ...] = ()
+
+
+@dataclass
+class Extracted:
+    """A whole document as a format module read it."""
+
+    format: str
+    title: str
+    blocks: list[Block] = field(default_factory=list)
+    page_count: int | None = None
+    warnings: list[str] = field(default_factory=list)
+    # Per-page recogniser confidence of pages whose text came from OCR.
+    ocr_confidence: dict[int, float] = field(default_factory=dict)
+    # Facts stored in documents.metadata (extractor, outline, pages left out and why).
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+def title_from_name(name: str) -> str:
+    """The file name without its folder and extension: the title of a document without one."""
+    base = name.rsplit("/", 1)[-1]
+    stem, dot, _ = base.rpartition(".")
+    return stem if dot and stem else base
+
+
+def paragraph_breaks(text: str, *, lines: bool = False) -> tuple[int, ...]:
+    """Offsets where a paragraph starts (after a blank line), or with `lines` where any line
+    starts: the places a chunk may be cut."""
+    pattern = _LINE_START if lines else _PARAGRAPH_START
+    return tuple(match.end() for match in pattern.finditer(text) if match.end() < len(text))

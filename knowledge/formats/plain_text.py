@@ -1,0 +1,47 @@
+"""Plain text (.txt): UTF-8, UTF-8 with a byte-order mark, then GB18030, as Chinese Windows
+tools still save it. Paragraphs (blank-line separated) are where chunks are cut."""
+
+from __future__ import annotations
+
+import re
+
+from knowledge.formats.base import (
+    Block,
+    Extracted,
+    ExtractOptions,
+    FormatRejected,
+    paragraph_breaks,
+    title_from_name,
+)
+
+FORMAT = "txt"
+# The order matters: GB18030 decodes most byte strings, so it is only the last resort; UTF-8
+# text with a BOM is named so the BOM is not kept as a character.
+ENCODINGS = ("utf-8", "utf-8-sig", "gb18030")
+_NEWLINE = re.compile(r"\r\n?")
+# C0 controls other than tab, line feed and carriage return: a sign of a binary file.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def extract(data: bytes, *, name: str, options: ExtractOptions) -> Extracted:
+    text, encoding = text_decode(data)
+    text = _NEWLINE.sub("\n", text)
+    if _CONTROL.search(text):
+        raise FormatRejected("file contains control characters (binary, not text)")
+    blocks = [Block(text=text, breaks=paragraph_breaks(text))] if text.strip() else []
+    return Extracted(format=FORMAT, title=title_from_name(name), blocks=blocks,
+                     facts={"encoding": encoding})
+
+
+def text_decode(data: bytes) -> tuple[str, str]:
+    """(text, encoding name); FormatRejected when no encoding of ENCODINGS fits."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        candidates = ("utf-8-sig",)
+    else:
+        candidates = tuple(encoding for encoding in ENCODINGS if encoding != "utf-8-sig")
+    for encoding in candidates:
+        try:
+            return data.decode(encoding), encoding
+        except UnicodeDecodeError:
+            continue
+    raise FormatRejected("file is neither UTF-8 nor GB18030 text; save it as UTF-8")
