@@ -2,7 +2,8 @@
 
 Prints one JSON line per measurement:
   parse_pdf        extract + chunk of generated digital PDFs (100 and 1,000 pages), no database
-  ingest_sample    `rag ingest` of samples/geo-kb (documents/s, pages/s), cold and unchanged
+  ingest_sample    `rag ingest` of samples/geo-kb (documents/s, pages/s), cold and unchanged,
+                   and cold without its scanned PDF (no OCR)
   ingest_big_pdf   `rag ingest` of a vault holding the generated 1,000-page PDF
   ocr              seconds per scanned page (rapidocr on CPU), when the OCR extra is installed
 
@@ -143,12 +144,16 @@ def main() -> None:
         pages = pdf_pages(copy)
         print(json.dumps(ingest("ingest_sample_cold", copy, pages)), flush=True)
         print(json.dumps(ingest("ingest_sample_unchanged", copy, pages)), flush=True)
+        digital = work / "geo-kb-digital"  # the sample without its scan: no OCR in the time
+        shutil.copytree(sample, digital, ignore=shutil.ignore_patterns("scans"))
+        print(json.dumps(ingest("ingest_sample_digital_cold", digital, pdf_pages(digital))),
+              flush=True)
         big = work / "big"
         big.mkdir()
         (big / "report.pdf").write_bytes(digital_pdf(args.big_pages))
         print(json.dumps(ingest("ingest_big_pdf", big, args.big_pages)), flush=True)
     finally:
-        for folder in (work / "geo-kb", work / "big"):
+        for folder in (work / "geo-kb", work / "geo-kb-digital", work / "big"):
             if folder.is_dir():
                 vault_forget(vault_path=str(folder.resolve()))
         shutil.rmtree(work, ignore_errors=True)

@@ -26,6 +26,8 @@ MAX_TOKENS = 1200
 OVERLAP_TOKENS = 80
 # A trailing chunk below this takes units from the chunk before it, when that keeps the order.
 MIN_TOKENS = 400
+# A PDF page with fewer tokens than this shares its chunks with the next page (blocks_chunk).
+PAGE_GROUP_MIN_TOKENS = 150
 
 _SENTENCE_END = re.compile(r"[.!?]+\s+|[。！？]+\s*")
 _LEADING_BLANK_LINES = re.compile(r"(?:[ \t]*\n)*")
@@ -84,7 +86,7 @@ def blocks_chunk(*, blocks: Sequence[Block],
     as a note's sections (paragraphs or lines, then sentences, then windows); each chunk
     records the pages its text comes from and, for pages read by OCR, the mean confidence."""
     drafts: list[ChunkDraft] = []
-    for block in blocks:
+    for block in (part for whole in blocks for part in _page_groups(whole)):
         if block.table:
             source = block.text
             spans = _bounded(source, *_trim(source, 0, len(source), keep_indent=False))
@@ -107,6 +109,31 @@ def blocks_chunk(*, blocks: Sequence[Block],
                 wikilinks=[], wikilink_aliases={}, page_start=page_start, page_end=page_end,
                 facts=facts))
     return drafts
+
+
+def _page_groups(block: Block) -> list[Block]:
+    """A block spanning pages, cut at page breaks into runs of whole pages: a run ends at the
+    first page break after it holds PAGE_GROUP_MIN_TOKENS tokens. Chunks then cross a page
+    break only where pages are nearly empty, and a citation names the page, not a range."""
+    if len(block.pages) < 2:
+        return [block]
+    ends = [offset for offset, _ in block.pages[1:]] + [len(block.text)]
+    groups = []
+    start, tokens, pages = 0, 0, []
+    for (offset, page), end in zip(block.pages, ends):
+        if pages and tokens >= PAGE_GROUP_MIN_TOKENS:
+            groups.append(_block_part(block, start, offset, pages))
+            start, tokens, pages = offset, 0, []
+        pages.append((offset - start, page))
+        tokens += tokens_count(block.text[offset:end])
+    groups.append(_block_part(block, start, len(block.text), pages))
+    return groups
+
+
+def _block_part(block: Block, start: int, end: int, pages: list[tuple[int, int]]) -> Block:
+    return Block(text=block.text[start:end], heading_path=block.heading_path,
+                 pages=tuple(pages), lead=block.lead if start == 0 else 0,
+                 breaks=tuple(offset - start for offset in block.breaks if start < offset < end))
 
 
 def _page_at(pages: tuple[tuple[int, int], ...], offset: int) -> int:

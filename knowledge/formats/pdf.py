@@ -35,6 +35,10 @@ SCANNED_MIN_IMAGE_COVER = 0.5
 # A rendered page for OCR stays under this many pixels (an A0 plan at 200 dpi would be 60 M).
 OCR_MAX_PIXELS = 12_000_000
 PAGE_SEPARATOR = "\n\n"
+# A line at the top or bottom of at least this share of the pages (and of 3 or more) is a
+# running header or footer ("Survey Report · page 3"): it is dropped from every page.
+RUNNING_LINE_SHARE = 0.6
+RUNNING_LINE_DEPTH = 2  # lines looked at from each end of a page
 _NEWLINE = re.compile(r"\r\n?")
 # PDFium marks soft hyphens and unknown glyphs with control characters; none is text.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -93,7 +97,8 @@ def _pdfium_extract(document, *, name: str, options: ExtractOptions) -> Extracte
     _scans_report(scanned_skipped, extracted, options)
     bookmarks = [mark for mark in _pdfium_bookmarks(document) if mark.page < kept]
     extracted.facts["outline"] = bool(bookmarks)
-    extracted.blocks = _blocks(texts, bookmarks)
+    extracted.blocks = _blocks(running_lines_strip(texts, headings=_titles(bookmarks)),
+                               bookmarks)
     return extracted
 
 
@@ -221,7 +226,9 @@ def _pypdf_extract(data: bytes, *, name: str, options: ExtractOptions,
                                   f"{pages_display(empty)} gave (almost) no text")
     bookmarks = _pypdf_bookmarks(reader)
     extracted.facts["outline"] = bool(bookmarks)
-    extracted.blocks = _blocks(texts, [mark for mark in bookmarks if mark.page < kept])
+    bookmarks = [mark for mark in bookmarks if mark.page < kept]
+    extracted.blocks = _blocks(running_lines_strip(texts, headings=_titles(bookmarks)),
+                               bookmarks)
     if not any(block.text.strip() for block in extracted.blocks):
         raise FormatRejected(f"{prefix}no text could be read from it")
     return extracted
@@ -258,6 +265,48 @@ def _page_limit(total: int, options: ExtractOptions, extracted: Extracted) -> in
         extracted.facts["pages_left_out"] = total - options.pdf_max_pages
         return options.pdf_max_pages
     return total
+
+
+def running_lines_strip(texts: list[str], *, headings: frozenset[str] = frozenset()
+                        ) -> list[str]:
+    """The pages without their running headers and footers: a line among the first or last
+    RUNNING_LINE_DEPTH lines of a page that recurs there on most pages, the page's own number
+    (if any) aside. Repeated on every page, such a line would be in every chunk. A line that
+    is a bookmark's title is a heading and always kept."""
+    edges = [_edge_lines(text) for text in texts]
+    pages = sum(bool(lines) for lines in edges)
+    counts: dict[str, int] = {}
+    for number, lines in enumerate(edges, start=1):
+        for key in {_running_key(line, number) for _, line in lines}:
+            counts[key] = counts.get(key, 0) + 1
+    needed = max(3, math.ceil(pages * RUNNING_LINE_SHARE))
+    running = {key for key, count in counts.items() if count >= needed}
+    if not running:
+        return texts
+    stripped = []
+    for number, (text, lines) in enumerate(zip(texts, edges), start=1):
+        drop = {index for index, line in lines if _running_key(line, number) in running
+                and _SPACE.sub(" ", line).strip() not in headings}
+        kept = [line for index, line in enumerate(text.split("\n")) if index not in drop]
+        stripped.append("\n".join(kept).strip("\n"))
+    return stripped
+
+
+def _titles(bookmarks: list[_Bookmark]) -> frozenset[str]:
+    return frozenset(mark.title for mark in bookmarks)
+
+
+def _edge_lines(text: str) -> list[tuple[int, str]]:
+    """(index, line) of the first and last non-blank lines of a page."""
+    lines = [(index, line) for index, line in enumerate(text.split("\n")) if line.strip()]
+    if len(lines) < 2 * RUNNING_LINE_DEPTH + 2:
+        return []  # a page this short has no body to tell its header or footer from
+    return lines[:RUNNING_LINE_DEPTH] + lines[-RUNNING_LINE_DEPTH:]
+
+
+def _running_key(line: str, page: int) -> str:
+    """The line with the page's own number (its first occurrence) made neutral."""
+    return re.sub(rf"(?<!\d){page}(?!\d)", "#", _SPACE.sub(" ", line).strip(), count=1)
 
 
 def _blocks(texts: list[str], bookmarks: list[_Bookmark]) -> list[Block]:

@@ -27,10 +27,19 @@ def test_pages_keep_their_numbers_and_the_metadata_title():
     assert extracted.page_count == 3
     assert extracted.facts["extractor"] == "pypdfium2" and extracted.facts["outline"] is False
     chunks = blocks_chunk(blocks=extracted.blocks)
-    # One short document is one chunk; it spans every page that has text.
-    assert [(chunk.page_start, chunk.page_end) for chunk in chunks] == [(1, 3)]
-    assert "page1word0" in chunks[0].content and "page3word59" in chunks[0].content
+    # A page with text of its own is its own chunk; the empty page 2 gives none.
+    assert [(chunk.page_start, chunk.page_end) for chunk in chunks] == [(1, 1), (3, 3)]
+    assert chunks[0].content.startswith("page1word0") and chunks[1].content.endswith(
+        "page3word59.")
     assert chunks[0].heading_path == []
+
+
+def test_nearly_empty_pages_share_a_chunk_whose_span_names_them_all():
+    pages = ["Cover: Survey 2024", "Contents: geology, drilling", page_text(3, words=10),
+             page_text(4, words=80)]
+    chunks = blocks_chunk(blocks=pdf.extract(pdf_bytes(pages), name="sparse.pdf",
+                                             options=NO_OCR).blocks)
+    assert [(chunk.page_start, chunk.page_end) for chunk in chunks] == [(1, 4)]
 
 
 def test_without_a_metadata_title_the_file_name_is_the_title():
@@ -39,7 +48,7 @@ def test_without_a_metadata_title_the_file_name_is_the_title():
     assert extracted.title == "Drill Log 2024"
 
 
-def test_long_pages_give_chunks_whose_spans_name_their_pages():
+def test_full_pages_give_chunks_that_each_name_their_page():
     pages = [page_text(number, words=250) for number in range(1, 7)]
     extracted = pdf.extract(pdf_bytes(pages), name="long.pdf", options=NO_OCR)
     assert extracted.page_count == 6  # each page's words fit on its page
@@ -48,10 +57,11 @@ def test_long_pages_give_chunks_whose_spans_name_their_pages():
     for chunk in chunks:
         found = {int(word[4:word.index("word")]) for word in chunk.content.split()
                  if word.startswith("page") and "word" in word}
-        # The span is exactly the pages whose words the chunk holds.
+        # The span is exactly the pages whose words the chunk holds: full pages are cut at
+        # their page breaks, so every chunk names one page.
         assert (chunk.page_start, chunk.page_end) == (min(found), max(found))
-    assert any(chunk.page_end > chunk.page_start for chunk in chunks)
-    assert chunks[-1].page_end == 6
+        assert chunk.page_start == chunk.page_end
+    assert {chunk.page_start for chunk in chunks} == {1, 2, 3, 4, 5, 6}
 
 
 def test_outline_gives_nested_heading_paths_cut_where_the_title_is_printed():
@@ -173,6 +183,20 @@ def test_a_page_with_text_and_a_small_picture_is_not_a_scan():
     doc.image(Image.new("L", (50, 50), 128), x=10, y=10, w=20)
     extracted = pdf.extract(bytes(doc.output()), name="logo.pdf", options=ExtractOptions())
     assert "ocr_skipped_pages" not in extracted.facts and extracted.warnings == []
+
+
+def test_running_headers_and_footers_are_dropped_but_headings_kept():
+    pages = [f"Survey Report 2024\nChapter {number}\n" + "\n".join(
+        f"Line {line} of part {'ABCDE'[number - 1]}." for line in range(8)) + f"\n- {number} -"
+        for number in range(1, 6)]
+    stripped = pdf.running_lines_strip(pages, headings=frozenset({"Chapter 3"}))
+    assert stripped[0].splitlines()[0] == "Line 0 of part A."
+    assert stripped[0].splitlines()[-1] == "Line 7 of part A."
+    # "Chapter n" on page n looks like a running line, but page 3's is a bookmark title.
+    assert stripped[2].splitlines()[0] == "Chapter 3"
+    assert "Survey Report 2024" not in "\n".join(stripped)
+    # Short pages or too few pages: nothing is taken for a running line.
+    assert pdf.running_lines_strip(["A\nB", "A\nC"]) == ["A\nB", "A\nC"]
 
 
 def test_pages_display_joins_runs():
