@@ -136,11 +136,16 @@ def _scanned_page(page, number: int, options: ExtractOptions, extracted: Extract
     scale = ocr.RENDER_DPI / 72
     scale = min(scale, math.sqrt(OCR_MAX_PIXELS / max(1.0, width * height * scale * scale))
                 * scale)
-    bitmap = page.render(scale=scale, grayscale=True)
     try:
-        text, confidence = ocr.image_recognise(bitmap.to_pil())
-    finally:
-        bitmap.close()
+        bitmap = page.render(scale=scale, grayscale=True)
+        try:
+            text, confidence = ocr.image_recognise(bitmap.to_pil())
+        finally:
+            bitmap.close()
+    except Exception as exc:  # the recogniser's runtime: one bad page must not lose the file
+        extracted.warnings.append(f"OCR of scanned page {number} failed ({type(exc).__name__}: "
+                                  f"{exc}); the page is left out")
+        return ""
     if confidence is not None:
         extracted.ocr_confidence[number] = confidence
     return _clean(text)

@@ -122,3 +122,22 @@ def test_ingest_run_status_is_constrained():
         cursor.execute("INSERT INTO ingest_runs (vault_path, embedding_provider, embedding_model, "
                        "embedding_dim, status) VALUES ('/v', 'fake', 'm', 1024, 'done')")
 
+
+
+@pytest.mark.django_db
+def test_first_release_inserts_still_work_and_get_the_document_defaults():
+    """Inserts naming only the first release's columns keep working: a note's row gets the
+    format `markdown`, no title or pages, no OCR."""
+    chunk = _chunk(_document())
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT d.format, d.title, d.page_count, d.ocr_page_count, "
+                       "d.metadata::text, c.page_start, c.page_end FROM chunks c "
+                       "JOIN documents d ON d.id = c.document_id WHERE c.id = %s", [chunk])
+        assert cursor.fetchone() == ("markdown", None, None, 0, "{}", None, None)
+
+
+@pytest.mark.django_db
+def test_a_database_without_the_page_columns_needs_db_init():
+    with connection.cursor() as cursor:  # as a database initialised before them (rolled back)
+        cursor.execute("ALTER TABLE chunks DROP COLUMN page_end")
+    assert schema_state() == {"database": True, "pgvector": True, "schema": False}

@@ -94,3 +94,17 @@ def test_a_digital_page_next_to_a_scan_keeps_its_text_layer():
     assert "Scanned page two" in chunk.content
     # The chunk holds an OCR page: it is marked, with that page's confidence.
     assert chunk.facts == {"ocr": True, "ocr_confidence": extracted.ocr_confidence[2]}
+
+
+def test_a_recogniser_failure_leaves_the_page_out_with_a_warning(monkeypatch):
+    def broken(image):
+        raise RuntimeError("onnxruntime session failed")
+
+    monkeypatch.setattr(ocr, "ocr_available", lambda: True)
+    monkeypatch.setattr(ocr, "image_recognise", broken)
+    data = scanned_pdf_bytes([["Page one"], ["Page two"]])
+    extracted = pdf.extract(data, name="scan.pdf", options=ExtractOptions())
+    assert extracted.blocks == [] and extracted.ocr_confidence == {}
+    assert extracted.warnings == [
+        f"OCR of scanned page {page} failed (RuntimeError: onnxruntime session failed); the "
+        "page is left out" for page in (1, 2)]
