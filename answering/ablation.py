@@ -20,6 +20,7 @@ from typing import Any
 from answering.evaluation import Question, refusal_scores
 from answering.modes import MODE_NO_ANSWER, MODE_RAG
 from core.config import Config
+from knowledge.access import Scope
 from knowledge.embeddings import get_embedder
 from knowledge.selectors import corpus_fingerprint
 from retrieval.rerank import reranker_status
@@ -39,13 +40,13 @@ def ablation_rows(*, config: Config) -> list[tuple[str, str]]:
     return rows
 
 
-def ablation_run(*, questions: list[Question], config: Config) -> dict[str, Any]:
+def ablation_run(*, questions: list[Question], config: Config, scope: Scope) -> dict[str, Any]:
     """The ablation report that `rag eval --ablation --json` prints."""
     embedder = get_embedder(config=config)
     rows = []
     for mode, rerank in ablation_rows(config=config):
         variant = dataclasses.replace(config, rag_retrieval=mode, rag_rerank=rerank)
-        rows.append(_row(questions=questions, config=variant, embedder=embedder))
+        rows.append(_row(questions=questions, config=variant, embedder=embedder, scope=scope))
     return {"threshold": config.threshold, "threshold_origin": config.threshold_origin,
             "embedding_provider": config.embedding_provider,
             "embedding_model": config.embedding_model, "questions": len(questions),
@@ -76,13 +77,14 @@ def ndcg_at_10(*, sources: list[str], expected: list[str]) -> float:
     return gain / ideal if ideal else 0.0
 
 
-def _row(*, questions: list[Question], config: Config, embedder: Any) -> dict[str, Any]:
+def _row(*, questions: list[Question], config: Config, embedder: Any,
+         scope: Scope) -> dict[str, Any]:
     ranks, ndcgs, latencies, decided = [], [], [], []
     kinds: dict[str, list[int | None]] = {}
     for question in questions:
         started = time.perf_counter()
         outcome = search(query=question.question, top_k=RANKING_DEPTH, config=config,
-                         embedder=embedder)
+                         embedder=embedder, scope=scope)
         latencies.append((time.perf_counter() - started) * 1000)
         decided.append((question.expected_mode, outcome.confidence))
         if question.expected_mode != MODE_RAG:

@@ -14,14 +14,14 @@ from core.config import get_config
 from core.schemas import ErrorBody
 
 router = Router(tags=["answering"])
-ERRORS = {code: ErrorBody for code in (422, 500, 502, 503, 504)}
+ERRORS = {code: ErrorBody for code in (401, 404, 422, 500, 502, 503, 504)}
 
 
 @router.post("/ask", response={200: AskResponse, **ERRORS},
              summary="Answer from the knowledge base with citations, or say it has no answer")
 def ask_view(request, payload: AskRequest):
     return ask(question=payload.question, top_k=payload.top_k, fallback=payload.fallback,
-               config=get_config())
+               config=get_config(), scope=request.auth.scope(slugs=payload.knowledge_bases))
 
 
 @router.post("/ask/stream", response={200: None, **ERRORS},
@@ -31,7 +31,8 @@ def ask_view(request, payload: AskRequest):
                          "after the stream started.")
 def ask_stream_view(request, payload: AskRequest):
     events = ask_stream_open(question=payload.question, top_k=payload.top_k,
-                             fallback=payload.fallback, config=get_config())
+                             fallback=payload.fallback, config=get_config(),
+                             scope=request.auth.scope(slugs=payload.knowledge_bases))
     response = StreamingHttpResponse(SSEFrames(events),
                                      content_type="text/event-stream; charset=utf-8")
     response["Cache-Control"] = "no-cache"

@@ -47,6 +47,8 @@ class Citation:
     chunk_index: int
     page_start: int | None = None
     page_end: int | None = None
+    knowledge_base: str | None = None
+    document_id: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The API shape of a citation."""
@@ -58,6 +60,8 @@ class Citation:
             "chunk_index": self.chunk_index,
             "page_start": self.page_start,
             "page_end": self.page_end,
+            "knowledge_base": self.knowledge_base,
+            "document_id": self.document_id,
         }
 
 
@@ -92,7 +96,8 @@ def context_build(*, hits: Sequence[SearchHit], token_budget: int) -> Context:
         citations.append(Citation(source=hit.source, heading=hit.heading,
                                   heading_path=list(hit.heading_path), score=hit.score,
                                   chunk_index=hit.chunk_index, page_start=hit.page_start,
-                                  page_end=hit.page_end))
+                                  page_end=hit.page_end, knowledge_base=hit.knowledge_base,
+                                  document_id=hit.document_id))
     return Context(text=BLOCK_SEPARATOR.join(blocks), citations=citations)
 
 

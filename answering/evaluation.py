@@ -22,6 +22,7 @@ import yaml
 from answering.modes import MODE_NO_ANSWER, MODE_RAG, mode_decide
 from core.config import Config
 from core.errors import InvalidRequest
+from knowledge.access import Scope
 from knowledge.embeddings import get_embedder
 from retrieval.services import search
 from retrieval.types import SearchHit, SearchOutcome
@@ -92,13 +93,15 @@ def _expected_pages_check(question: Question) -> None:
                              "and the expected_sources the pages belong to")
 
 
-def evaluate(*, questions: list[Question], top_k: int, config: Config) -> dict[str, Any]:
-    """Score every question; the report is what `rag eval --json` prints."""
+def evaluate(*, questions: list[Question], top_k: int, config: Config,
+             scope: Scope) -> dict[str, Any]:
+    """Score every question against the knowledge bases of `scope`; the report is what
+    `rag eval --json` prints."""
     embedder = get_embedder(config=config)
     threshold = config.threshold
     results = [question_score(question=question, threshold=threshold,
                               outcome=search(query=question.question, top_k=top_k,
-                                             config=config, embedder=embedder))
+                                             config=config, embedder=embedder, scope=scope))
                for question in questions]
     return {"threshold": threshold, "threshold_origin": config.threshold_origin, "top_k": top_k,
             "embedding_provider": config.embedding_provider,

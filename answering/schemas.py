@@ -6,13 +6,15 @@ from typing import Literal
 
 from ninja import Schema
 
-from core.schemas import QueryText, StrictRequest, TopK
+from core.schemas import KnowledgeBases, QueryText, StrictRequest, TopK
 
 
 class AskRequest(StrictRequest):
     question: QueryText
     top_k: TopK = None
     fallback: bool = False
+    # Narrows retrieval to these knowledge bases (slugs), as in /search.
+    knowledge_bases: KnowledgeBases = None
 
 
 class CitationOut(Schema):
@@ -24,6 +26,9 @@ class CitationOut(Schema):
     # The cited chunk's PDF pages (1-based); null for notes, DOCX and TXT.
     page_start: int | None
     page_end: int | None
+    # The cited chunk's knowledge base (slug) and document.
+    knowledge_base: str | None
+    document_id: int | None
 
 
 class AskResponse(Schema):

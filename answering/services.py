@@ -31,6 +31,7 @@ from answering.slots import LLMSlot, llm_slot, llm_slot_acquire
 from core.config import Config
 from core.db import connection_released
 from core.errors import LocalRagError, error_body
+from knowledge.access import Scope
 from retrieval.services import search
 
 logger = logging.getLogger("localrag.answering")
@@ -49,9 +50,11 @@ class AskPlan:
     client: LLMClient | None = None
 
 
-def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Config) -> AskPlan:
-    """Retrieve, decide the mode and build the prompt; raises every pre-generation error."""
-    outcome = search(query=question, top_k=top_k, config=config)
+def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Config,
+                scope: Scope) -> AskPlan:
+    """Retrieve from the knowledge bases of `scope`, decide the mode and build the prompt;
+    raises every pre-generation error."""
+    outcome = search(query=question, top_k=top_k, config=config, scope=scope)
     context = context_build(hits=outcome.results, token_budget=config.rag_context_token_budget)
     # A query without tokens has no results, and a budget too small for any block leaves no
     # context: either way there is nothing to answer from, whatever the threshold says.
@@ -74,9 +77,11 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
     return plan
 
 
-def ask(*, question: str, top_k: int | None, fallback: bool, config: Config) -> dict[str, Any]:
+def ask(*, question: str, top_k: int | None, fallback: bool, config: Config,
+        scope: Scope) -> dict[str, Any]:
     """The /ask response body: {mode, confidence, answer, citations, invalid_citations_removed}."""
-    plan = ask_prepare(question=question, top_k=top_k, fallback=fallback, config=config)
+    plan = ask_prepare(question=question, top_k=top_k, fallback=fallback, config=config,
+                       scope=scope)
     removed = 0
     if plan.mode == MODE_NO_ANSWER:
         answer = plan.fixed_answer
@@ -125,11 +130,12 @@ def ask_events(plan: AskPlan) -> Iterator[tuple[str, dict[str, Any]]]:
     yield "done", {"mode": plan.mode}
 
 
-def ask_stream_open(*, question: str, top_k: int | None, fallback: bool, config: Config
-                    ) -> AskEventStream:
+def ask_stream_open(*, question: str, top_k: int | None, fallback: bool, config: Config,
+                    scope: Scope) -> AskEventStream:
     """The /ask/stream events, with every pre-generation error raised now — `llm_busy`
     included: the stream's LLM slot is taken before its first byte."""
-    plan = ask_prepare(question=question, top_k=top_k, fallback=fallback, config=config)
+    plan = ask_prepare(question=question, top_k=top_k, fallback=fallback, config=config,
+                       scope=scope)
     slot = None
     if plan.client is not None:
         with connection_released():

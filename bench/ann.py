@@ -170,6 +170,7 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 def measure(config, kinds: dict[str, list[list[float]]], *,
             reference: dict[str, list[list[int]]] | None = None) -> tuple[dict, dict]:
     """Latency over every query (after one warm-up pass) and recall@10 against `reference`."""
+    from knowledge.access import scope_all
     from retrieval.vector import vector_search
 
     embedder = BenchEmbedder()
@@ -180,7 +181,7 @@ def measure(config, kinds: dict[str, list[list[float]]], *,
             results[kind] = []
             for vector in vectors:
                 started = time.perf_counter()
-                hits = vector_search(vector=vector, limit=K, config=config, embedder=embedder)
+                hits = vector_search(knowledge_base_ids=scope_all().knowledge_base_ids, vector=vector, limit=K, config=config, embedder=embedder)
                 if not warm_up:
                     samples.append(time.perf_counter() - started)
                 results[kind].append([hit.chunk_id for hit in hits])

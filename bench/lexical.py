@@ -123,13 +123,14 @@ def seed(chunks: int, rng: random.Random) -> None:
 
 
 def measure(query: str, requests: int, limit: int) -> dict[str, float]:
+    from knowledge.access import scope_all
     from retrieval.lexical import lexical_search
 
-    hits = lexical_search(query=query, limit=limit)  # warm-up, and the result size
+    hits = lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query=query, limit=limit)  # warm-up, and the result size
     samples = []
     for _ in range(requests):
         started = time.perf_counter()
-        lexical_search(query=query, limit=limit)
+        lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query=query, limit=limit)
         samples.append(time.perf_counter() - started)
     ordered = sorted(samples)
     return {"p50_ms": round(statistics.median(ordered) * 1000, 2),

@@ -23,6 +23,7 @@ NAMES = ("coverage", "proximity", "identifier", "bm25", "cosine")
 def signal_table(config) -> list[tuple[list[str], list[tuple[str, tuple[float, ...]]]]]:
     """Per question: its expected sources and (source, signals) of each fused candidate."""
     from answering.evaluation import questions_load
+    from knowledge.access import scope_all
     from knowledge.embeddings import get_embedder
     from retrieval.pipeline import pipeline_run
     from retrieval.rerank import features_signals
@@ -35,7 +36,7 @@ def signal_table(config) -> list[tuple[list[str], list[tuple[str, tuple[float, .
         for question in questions_load(path=ROOT / "eval" / name):
             if question.expected_mode != "rag":
                 continue
-            run = pipeline_run(query=question.question,
+            run = pipeline_run(knowledge_base_ids=scope_all().knowledge_base_ids, query=question.question,
                                vector=embedder.embed_query(question.question),
                                top_k=config.rag_candidates, mode="hybrid", config=fused,
                                embedder=embedder)

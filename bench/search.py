@@ -66,13 +66,14 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 def in_process(requests: int) -> dict[str, float]:
     from core.config import get_config
+    from knowledge.access import scope_all
     from retrieval.services import search
 
     config = get_config()
     samples = []
     for number in range(requests):
         started = time.perf_counter()
-        search(query=QUERIES[number % len(QUERIES)], top_k=5, config=config)
+        search(scope=scope_all(), query=QUERIES[number % len(QUERIES)], top_k=5, config=config)
         samples.append(time.perf_counter() - started)
     return percentiles(samples)
 

@@ -21,6 +21,9 @@ ERROR_TABLE: dict[str, tuple[int, int]] = {
     "unsupported_media_type": (415, EXIT_BAD_INPUT),
     "unauthorized": (401, EXIT_BAD_INPUT),
     "not_found": (404, EXIT_BAD_INPUT),
+    "bad_request": (400, EXIT_BAD_INPUT),
+    "forbidden": (403, EXIT_BAD_INPUT),
+    "conflict": (409, EXIT_BAD_INPUT),
     "method_not_allowed": (405, EXIT_BAD_INPUT),
     "vault_not_found": (422, EXIT_BAD_INPUT),
     "vault_empty": (409, EXIT_BAD_INPUT),
@@ -99,3 +102,20 @@ def error_body(code: str, message: str, details: dict[str, Any] | None = None) -
 
 class InvalidRequest(LocalRagError):
     code = "invalid_request"
+
+
+class NotFound(LocalRagError):
+    """Something that does not exist, or that the caller may not see: both answer alike, so
+    names do not leak."""
+
+    code = "not_found"
+
+
+class Forbidden(LocalRagError):
+    """The caller may see the thing but not do this to it (a reader deleting a document)."""
+
+    code = "forbidden"
+
+
+class Conflict(LocalRagError):
+    code = "conflict"

@@ -24,6 +24,9 @@ class StrictRequest(Schema):
 QueryText = Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS),
                       AfterValidator(_not_blank)]
 TopK = Annotated[int | None, Field(default=None, ge=TOP_K_RANGE[0], le=TOP_K_RANGE[1])]
+# Knowledge base slugs a request narrows itself to (at least one; no duplicates needed).
+KnowledgeBases = Annotated[list[Annotated[str, Field(min_length=1, max_length=63)]] | None,
+                           Field(default=None, min_length=1, max_length=100)]
 
 
 class ErrorDetail(Schema):

@@ -1,11 +1,22 @@
-"""`rag serve`: gunicorn's command line and how many worker processes to start."""
+"""`rag serve`: gunicorn's command line, how many worker processes to start, and the
+background-jobs worker that runs beside them.
+
+Which worker runs background jobs is not known here (core imports no app): the project wiring
+(localrag_site/__init__.py) plugs it in with `serve_worker_use()`.
+"""
 
 from __future__ import annotations
 
+import ctypes
 import ipaddress
 import os
 import shutil
+import signal
+import subprocess
 import sys
+import threading
+from collections.abc import Callable
+from typing import Protocol
 
 from django.conf import settings
 
@@ -59,3 +70,82 @@ def gunicorn_argv(*, host: str, port: int, workers: int, threads: int) -> list[s
         "--preload",
         "--access-logfile", "-",
     ]
+
+
+class BackgroundWorker(Protocol):
+    """What `rag serve` runs on a thread beside gunicorn: the background-jobs worker."""
+
+    def run(self, *, concurrency: int) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+_worker_factory: Callable[[], BackgroundWorker] | None = None
+
+# Signals gunicorn acts on (stop, reload, reopen logs, more/fewer workers): `rag serve` passes
+# them on, so operators and supervisors talk to it as they would to gunicorn itself.
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGHUP,
+                     signal.SIGUSR1, signal.SIGUSR2, signal.SIGTTIN, signal.SIGTTOU)
+STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT)
+# Once gunicorn has exited, how long the job running then may take to finish. A job cut off
+# is not lost: its lease expires and the next worker runs it again.
+WORKER_STOP_SECONDS = 30
+_PR_SET_PDEATHSIG = 1
+
+
+def serve_worker_use(factory: Callable[[], BackgroundWorker]) -> None:
+    """Plug in what builds the background-jobs worker (done once by the project wiring)."""
+    global _worker_factory
+    _worker_factory = factory
+
+
+def serve_worker_build() -> BackgroundWorker | None:
+    """A new background-jobs worker, or None when none is plugged in."""
+    return _worker_factory() if _worker_factory is not None else None
+
+
+def serve_with_worker(*, argv: list[str], worker: BackgroundWorker) -> int:
+    """Run gunicorn (`argv`) as a child process and `worker` on a thread of this process until
+    gunicorn exits; returns gunicorn's exit status.
+
+    The worker runs here, in the one process that supervises the server, not in the gunicorn
+    master or its workers: a thread in the master would be copied, half-alive, into every
+    worker it forks, and one per gunicorn worker would run N workers per server. Stopping
+    signals stop the worker (the running job finishes) and reach gunicorn; if this process is
+    killed outright, the kernel sends gunicorn SIGTERM (Linux), so no server outlives it."""
+    server = subprocess.Popen(argv, preexec_fn=_exit_with_parent())
+
+    def forward(signum: int, frame: object) -> None:
+        if signum in STOPPING_SIGNALS:
+            worker.stop()
+        if server.poll() is None:
+            server.send_signal(signum)
+
+    for signum in FORWARDED_SIGNALS:
+        signal.signal(signum, forward)
+    thread = threading.Thread(target=worker.run, kwargs={"concurrency": 1}, name="jobs-worker",
+                              daemon=True)
+    thread.start()
+    status = server.wait()
+    worker.stop()
+    thread.join(timeout=WORKER_STOP_SECONDS)
+    if thread.is_alive():
+        sys.stderr.write(f"the running background job did not finish within "
+                         f"{WORKER_STOP_SECONDS} s; it runs again once its lease expires\n")
+    return status if status >= 0 else 128 - status
+
+
+def _exit_with_parent() -> Callable[[], None] | None:
+    """A pre-exec hook that has the kernel send the child SIGTERM when this process dies
+    (Linux's PR_SET_PDEATHSIG); None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    parent = os.getpid()
+
+    def arm() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before the hook was armed
+            os._exit(1)
+
+    return arm

@@ -115,3 +115,6 @@ class IngestRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                     "documents_skipped", "chunks_written", "embeddings_written")
     list_filter = ("status", "embedding_provider", "vault_path")
     search_fields = ("vault_path", "error_summary")
+
+
+from knowledge import admin_access  # noqa: E402,F401  (registers its admins)

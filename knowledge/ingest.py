@@ -24,6 +24,7 @@ from core.config import Config
 from core.db import db_errors_translated
 from core.errors import LocalRagError, first_line
 from knowledge import store
+from knowledge.bases import kb_source_add, source_base
 from knowledge.embeddings import ChunkText, EmbeddingProvider, get_embedder
 from knowledge.formats import ocr
 from knowledge.formats.base import ExtractOptions
@@ -124,8 +125,12 @@ class _Timer:
 
 def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress | None = None,
                  wait_for_lock: bool = False, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
-                 prepare_workers: int | None = None, prune: bool = False) -> IngestResult:
-    """Synchronise the index with the vault at `vault_path` for the current embedding config."""
+                 prepare_workers: int | None = None, prune: bool = False,
+                 knowledge_base: str | None = None) -> IngestResult:
+    """Synchronise the index with the vault at `vault_path` for the current embedding config.
+
+    The vault's documents go into the knowledge base it is a source of; a folder that is no
+    base's source becomes one of `knowledge_base` when given, else of `default`."""
     root = vault_resolve(vault_path)
     vault = str(root)
     schema_ensure()
@@ -137,6 +142,9 @@ def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress |
                        ocr_pages=config.rag_ocr_max_pages)
     with db_errors_translated():
         vault_overlap_check(vault_path=vault)
+        if knowledge_base is not None:
+            kb_source_add(slug=knowledge_base, path=vault)
+        knowledge_base_id = source_base(path=vault)
         if not store.vault_lock(vault_path=vault, wait=wait_for_lock):
             raise IngestLocked(f"another ingest of {vault} is running; wait for it to finish "
                                "(or pass --wait)", details={"vault_path": vault})
@@ -144,13 +152,15 @@ def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress |
             # This process holds the vault's lock, so a run still marked running was cut short.
             store.runs_interrupted_mark(vault_path=vault)
             return _run(root=root, embedder=embedder, progress=progress, reading=reading,
-                        prepare_workers=prepare_workers, prune=prune)
+                        prepare_workers=prepare_workers, prune=prune,
+                        knowledge_base_id=knowledge_base_id)
         finally:
             store.vault_unlock(vault_path=vault)
 
 
 def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
-         reading: _Reading, prepare_workers: int | None, prune: bool) -> IngestResult:
+         reading: _Reading, prepare_workers: int | None, prune: bool,
+         knowledge_base_id: int) -> IngestResult:
     started = time.perf_counter()
     vault = str(root)
     result = IngestResult(run_id=store.run_start(vault_path=vault, embedder=embedder),
@@ -159,7 +169,8 @@ def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
     timer = _Timer()
     try:
         _synchronise(root=root, embedder=embedder, result=result, timer=timer, progress=progress,
-                     reading=reading, prepare_workers=prepare_workers, prune=prune)
+                     reading=reading, prepare_workers=prepare_workers, prune=prune,
+                     knowledge_base_id=knowledge_base_id)
         result.status = "success"
     except BaseException as exc:
         result.status = "failed"
@@ -182,7 +193,7 @@ def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
 
 def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResult, timer: _Timer,
                  progress: Progress | None, reading: _Reading,
-                 prepare_workers: int | None, prune: bool) -> None:
+                 prepare_workers: int | None, prune: bool, knowledge_base_id: int) -> None:
     vault = str(root)
     mark = time.perf_counter()
     scan = vault_scan(root=root)
@@ -249,10 +260,12 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
             pending_chunks += len(prepared.chunks)
             result.ocr_pages += prepared.ocr_page_count
         if pending_chunks >= EMBED_BATCH_CHUNKS:
-            _flush(pending, vault=vault, embedder=embedder, result=result, timer=timer)
+            _flush(pending, vault=vault, embedder=embedder, result=result, timer=timer,
+                   knowledge_base_id=knowledge_base_id)
             pending, pending_chunks = [], 0
         mark = time.perf_counter()
-    _flush(pending, vault=vault, embedder=embedder, result=result, timer=timer)
+    _flush(pending, vault=vault, embedder=embedder, result=result, timer=timer,
+           knowledge_base_id=knowledge_base_id)
     _fill_missing_vectors(needs_vectors, embedder=embedder, result=result, timer=timer)
 
     mark = time.perf_counter()
@@ -266,7 +279,8 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
 
 
 def _flush(pending: list[tuple[store.DocumentVersion, list[Vector] | None, bool]], *,
-           vault: str, embedder: EmbeddingProvider, result: IngestResult, timer: _Timer) -> None:
+           vault: str, embedder: EmbeddingProvider, result: IngestResult, timer: _Timer,
+           knowledge_base_id: int) -> None:
     """Embed what is not embedded yet in one batch, then write the notes in one transaction."""
     if not pending:
         return
@@ -282,7 +296,7 @@ def _flush(pending: list[tuple[store.DocumentVersion, list[Vector] | None, bool]
     try:
         store.documents_write(vault_path=vault, versions=[version for version, _, _ in pending],
                               vectors=[vector for vectors in per_note for vector in vectors],
-                              embedder=embedder)
+                              embedder=embedder, knowledge_base_id=knowledge_base_id)
         stored = pending
     except NOTE_REFUSED:
         # A value PostgreSQL or the JSON encoder refuses (the batch was rolled back as a
@@ -292,7 +306,7 @@ def _flush(pending: list[tuple[store.DocumentVersion, list[Vector] | None, bool]
         for entry, vectors in zip(pending, per_note):
             try:
                 store.documents_write(vault_path=vault, versions=[entry[0]], vectors=vectors,
-                                      embedder=embedder)
+                                      embedder=embedder, knowledge_base_id=knowledge_base_id)
                 stored.append(entry)
             except NOTE_REFUSED as exc:
                 result.files_rejected += 1

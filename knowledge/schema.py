@@ -26,12 +26,14 @@ from core.pg_services import embedded_vector_extension_ensure
 from knowledge import sql
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema.sql"
-# lexical_stats came with the lexical channel: a database initialised before it (without the
-# lexical columns either) is reported as needing `rag db init`.
-RAG_TABLES = ("documents", "chunks", "embeddings", "ingest_runs", "lexical_stats")
-# The newest column of chunks: retrieval reads it, so a database from before documents beyond
-# Markdown (no page columns) is reported as needing `rag db init` too.
-NEWEST_CHUNK_COLUMN = "page_end"
+# Each table came with a feature (lexical_stats with the lexical channel, the knowledge-base and
+# job tables with knowledge bases): a database initialised before one is reported as needing
+# `rag db init`.
+RAG_TABLES = ("documents", "chunks", "embeddings", "ingest_runs", "lexical_stats",
+              "knowledge_bases", "knowledge_base_sources", "document_versions", "background_jobs")
+# The newest column of chunks: retrieval reads it, so a database from before knowledge bases
+# (or before page spans) is reported as needing `rag db init` too.
+NEWEST_CHUNK_COLUMN = "knowledge_base_id"
 
 
 class DatabaseNotUtf8(LocalRagError):

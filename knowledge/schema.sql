@@ -188,3 +188,142 @@ ALTER TABLE documents ADD COLUMN IF NOT EXISTS metadata JSONB NOT NULL DEFAULT '
 -- NULL for formats without pages (notes, DOCX, TXT).
 ALTER TABLE chunks ADD COLUMN IF NOT EXISTS page_start INTEGER;
 ALTER TABLE chunks ADD COLUMN IF NOT EXISTS page_end INTEGER;
+
+-- Knowledge bases. A knowledge base has sources: vault folders an operator registered, and its
+-- own upload area. A source's path is the canonical folder, the very value documents.vault_path
+-- holds for its documents, so a document belongs to one source and through it to one base.
+CREATE TABLE IF NOT EXISTS knowledge_bases (
+  id BIGSERIAL PRIMARY KEY,
+  slug TEXT NOT NULL UNIQUE CHECK (slug ~ '^[a-z0-9][a-z0-9_-]{0,62}$'),
+  name TEXT NOT NULL,
+  description TEXT NOT NULL DEFAULT '',
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+
+CREATE TABLE IF NOT EXISTS knowledge_base_sources (
+  id BIGSERIAL PRIMARY KEY,
+  knowledge_base_id BIGINT NOT NULL REFERENCES knowledge_bases(id) ON DELETE RESTRICT,
+  kind TEXT NOT NULL CHECK (kind IN ('vault', 'uploads')),
+  path TEXT NOT NULL UNIQUE,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS idx_kb_sources_knowledge_base ON knowledge_base_sources (knowledge_base_id);
+
+INSERT INTO knowledge_bases (slug, name, description)
+VALUES ('default', 'Default', 'Vaults ingested without a knowledge base of their own.')
+ON CONFLICT (slug) DO NOTHING;
+
+-- Every document and every chunk carries its knowledge base, so each retrieval query filters
+-- on the chunk row itself (knowledge_base_id = ANY(...)), inside the SQL.
+--   status         active (searchable), queued (an upload waiting for its job), deleting (out
+--                  of search; its file is being removed by a job)
+--   original_name  an upload's file name as the client sent it (never used as a path)
+ALTER TABLE documents ADD COLUMN IF NOT EXISTS knowledge_base_id BIGINT REFERENCES knowledge_bases(id);
+ALTER TABLE documents ADD COLUMN IF NOT EXISTS status TEXT NOT NULL DEFAULT 'active';
+ALTER TABLE documents ADD COLUMN IF NOT EXISTS original_name TEXT;
+ALTER TABLE chunks ADD COLUMN IF NOT EXISTS knowledge_base_id BIGINT REFERENCES knowledge_bases(id);
+CREATE INDEX IF NOT EXISTS idx_documents_knowledge_base ON documents (knowledge_base_id);
+CREATE INDEX IF NOT EXISTS idx_chunks_knowledge_base ON chunks (knowledge_base_id);
+
+-- Vaults indexed before knowledge bases existed become sources of `default` (idempotent).
+INSERT INTO knowledge_base_sources (knowledge_base_id, kind, path)
+SELECT (SELECT id FROM knowledge_bases WHERE slug = 'default'), 'vault', v.vault_path
+FROM (SELECT DISTINCT vault_path FROM documents WHERE knowledge_base_id IS NULL) v
+ON CONFLICT (path) DO NOTHING;
+UPDATE documents d SET knowledge_base_id = s.knowledge_base_id
+FROM knowledge_base_sources s
+WHERE d.knowledge_base_id IS NULL AND s.path = d.vault_path;
+UPDATE chunks c SET knowledge_base_id = d.knowledge_base_id
+FROM documents d
+WHERE c.knowledge_base_id IS NULL AND d.id = c.document_id AND d.knowledge_base_id IS NOT NULL;
+
+-- Rows written by a client that names only the first release's columns still get their base:
+-- a document from its source (or `default`), a chunk from its document.
+CREATE OR REPLACE FUNCTION documents_knowledge_base_fill() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.knowledge_base_id IS NULL THEN
+    SELECT s.knowledge_base_id INTO NEW.knowledge_base_id
+    FROM knowledge_base_sources s WHERE s.path = NEW.vault_path;
+    IF NEW.knowledge_base_id IS NULL THEN
+      SELECT id INTO NEW.knowledge_base_id FROM knowledge_bases WHERE slug = 'default';
+    END IF;
+  END IF;
+  RETURN NEW;
+END
+$$;
+CREATE OR REPLACE TRIGGER documents_knowledge_base_fill BEFORE INSERT ON documents
+  FOR EACH ROW EXECUTE FUNCTION documents_knowledge_base_fill();
+
+CREATE OR REPLACE FUNCTION chunks_knowledge_base_fill() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.knowledge_base_id IS NULL THEN
+    SELECT knowledge_base_id INTO NEW.knowledge_base_id FROM documents WHERE id = NEW.document_id;
+  END IF;
+  RETURN NEW;
+END
+$$;
+CREATE OR REPLACE TRIGGER chunks_knowledge_base_fill BEFORE INSERT ON chunks
+  FOR EACH ROW EXECUTE FUNCTION chunks_knowledge_base_fill();
+
+-- A document moved to another base takes its chunks along, in the same statement's transaction.
+CREATE OR REPLACE FUNCTION documents_knowledge_base_follow() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE chunks SET knowledge_base_id = NEW.knowledge_base_id WHERE document_id = NEW.id;
+  RETURN NULL;
+END
+$$;
+CREATE OR REPLACE TRIGGER documents_knowledge_base_follow AFTER UPDATE OF knowledge_base_id ON documents
+  FOR EACH ROW WHEN (OLD.knowledge_base_id IS DISTINCT FROM NEW.knowledge_base_id)
+  EXECUTE FUNCTION documents_knowledge_base_follow();
+
+-- Document versions: every build of a document that became active, with what built it.
+CREATE TABLE IF NOT EXISTS document_versions (
+  id BIGSERIAL PRIMARY KEY,
+  document_id BIGINT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+  content_hash TEXT NOT NULL,
+  config_hash TEXT NOT NULL,  -- parser, chunker and embedding configuration
+  config JSONB NOT NULL DEFAULT '{}'::jsonb,
+  status TEXT NOT NULL CHECK (status IN ('active', 'superseded', 'failed')),
+  chunk_count INTEGER NOT NULL DEFAULT 0,
+  vector_count INTEGER NOT NULL DEFAULT 0,
+  error TEXT,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  activated_at TIMESTAMPTZ
+);
+CREATE INDEX IF NOT EXISTS idx_document_versions_document ON document_versions (document_id, id);
+ALTER TABLE documents ADD COLUMN IF NOT EXISTS active_version_id BIGINT
+  REFERENCES document_versions(id) ON DELETE SET NULL;
+
+-- Durable background jobs (knowledge/jobs/). A worker claims a job with one statement (FOR
+-- UPDATE SKIP LOCKED) and holds it by a lease: lease_owner and a fresh lease_token per claim.
+-- Heartbeats, completion and failure match both, so a worker whose lease expired and was
+-- reclaimed by another cannot overwrite its successor's work.
+CREATE TABLE IF NOT EXISTS background_jobs (
+  id BIGSERIAL PRIMARY KEY,
+  type TEXT NOT NULL,
+  resource TEXT NOT NULL DEFAULT '',  -- what it works on, e.g. "document:42"
+  payload JSONB NOT NULL DEFAULT '{}'::jsonb,
+  status TEXT NOT NULL DEFAULT 'queued'
+    CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
+  stage TEXT NOT NULL DEFAULT '',
+  progress REAL NOT NULL DEFAULT 0 CHECK (progress >= 0 AND progress <= 1),
+  attempt INTEGER NOT NULL DEFAULT 0,
+  max_attempts INTEGER NOT NULL DEFAULT 5 CHECK (max_attempts >= 1),
+  run_after TIMESTAMPTZ NOT NULL DEFAULT now(),
+  lease_owner TEXT,
+  lease_token UUID,
+  lease_until TIMESTAMPTZ,
+  last_error TEXT,
+  result JSONB NOT NULL DEFAULT '{}'::jsonb,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  started_at TIMESTAMPTZ,
+  finished_at TIMESTAMPTZ
+);
+-- The claim reads queued jobs due now, oldest first, and running jobs whose lease expired.
+CREATE INDEX IF NOT EXISTS idx_background_jobs_claim ON background_jobs (run_after, id)
+  WHERE status = 'queued';
+CREATE INDEX IF NOT EXISTS idx_background_jobs_lease ON background_jobs (lease_until)
+  WHERE status = 'running';
+CREATE INDEX IF NOT EXISTS idx_background_jobs_resource ON background_jobs (resource, id);

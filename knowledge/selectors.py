@@ -9,6 +9,7 @@ from django.db import connection
 from core.config import Config
 from core.db import db_errors_translated
 from knowledge import sql
+from knowledge.access import Scope
 from knowledge.embeddings import embedder_status, embedding_native_dim
 from knowledge.schema import schema_error, schema_state
 
@@ -20,11 +21,17 @@ class IndexCounts:
     embeddings_current_config: int
 
 
-def index_counts(*, config: Config) -> IndexCounts:
-    """How much is indexed, counting only vectors of the current provider/model/dim."""
+def index_counts(*, config: Config, scope: Scope | None = None) -> IndexCounts:
+    """How much is indexed (within `scope` when given), counting only vectors of the current
+    provider/model/dim."""
     with db_errors_translated(), connection.cursor() as cursor:
-        cursor.execute(sql.INDEX_COUNTS, [config.embedding_provider, config.embedding_model,
-                                          config.embedding_dim])
+        if scope is None:
+            cursor.execute(sql.INDEX_COUNTS, [config.embedding_provider, config.embedding_model,
+                                              config.embedding_dim])
+        else:
+            cursor.execute(sql.INDEX_COUNTS_SCOPED, {
+                "ids": list(scope.knowledge_base_ids), "provider": config.embedding_provider,
+                "model": config.embedding_model, "dim": config.embedding_dim})
         documents, chunks, embeddings = cursor.fetchone()
     return IndexCounts(documents, chunks, embeddings)
 
@@ -37,9 +44,11 @@ def corpus_fingerprint() -> str:
         return (cursor.fetchone()[0] or "empty")[:12]
 
 
-def health_report(*, config: Config) -> dict:
+def health_report(*, config: Config, scope: Scope | None) -> dict:
     """The /health body; raises the 503 domain errors (with the checks as details) when the
-    database, the schema or pgvector is not there."""
+    database, the schema or pgvector is not there. The counts are those of `scope` (what the
+    caller may see); without a scope (no credentials while access control is on) the body
+    holds the checks and no count."""
     state = schema_state()
     checks = {
         "app": "ok",
@@ -52,18 +61,16 @@ def health_report(*, config: Config) -> dict:
     error = schema_error(state, details={"checks": checks})
     if error is not None:
         raise error
-    counts = index_counts(config=config)
-    checks["retrieval_ready"] = "ok" if counts.embeddings_current_config else "not_ready"
+    everything = index_counts(config=config)
+    checks["retrieval_ready"] = "ok" if everything.embeddings_current_config else "not_ready"
     healthy = checks["embedding_config"] == "ok" and checks["retrieval_ready"] == "ok"
-    return {
-        "status": "ok" if healthy else "degraded",
-        "checks": checks,
-        "details": {
-            "embedding_provider": config.embedding_provider,
-            "embedding_model": config.embedding_model,
-            "embedding_native_dim": embedding_native_dim(config=config),
-            "documents": counts.documents,
-            "chunks": counts.chunks,
-            "embeddings_current_config": counts.embeddings_current_config,
-        },
+    details: dict = {
+        "embedding_provider": config.embedding_provider,
+        "embedding_model": config.embedding_model,
+        "embedding_native_dim": embedding_native_dim(config=config),
     }
+    if scope is not None:
+        counts = index_counts(config=config, scope=scope)
+        details.update(documents=counts.documents, chunks=counts.chunks,
+                       embeddings_current_config=counts.embeddings_current_config)
+    return {"status": "ok" if healthy else "degraded", "checks": checks, "details": details}

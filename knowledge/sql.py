@@ -23,6 +23,16 @@ SELECT
     WHERE embedding_provider = %s AND embedding_model = %s AND embedding_dim = %s)
 """
 
+# The same counts within some knowledge bases only (what one caller may see).
+INDEX_COUNTS_SCOPED = """
+SELECT
+  (SELECT count(*) FROM documents WHERE knowledge_base_id = ANY(%(ids)s) AND status = 'active'),
+  (SELECT count(*) FROM chunks WHERE knowledge_base_id = ANY(%(ids)s)),
+  (SELECT count(*) FROM embeddings e JOIN chunks c ON c.id = e.chunk_id
+    WHERE e.embedding_provider = %(provider)s AND e.embedding_model = %(model)s
+      AND e.embedding_dim = %(dim)s AND c.knowledge_base_id = ANY(%(ids)s))
+"""
+
 # Per existing document of a vault: its hash, how many chunks it has, and how many of those
 # have a vector for the current provider/model/dim.
 DOCUMENT_STATES = """
@@ -46,9 +56,10 @@ ASYNC_COMMIT = "SET LOCAL synchronous_commit = off"
 # A batch of whole documents is written in one transaction: per-document values arrive as
 # parallel arrays (list-valued fields as jsonb, since unnest would flatten nested arrays).
 UPSERT_DOCUMENTS = """
-INSERT INTO documents (vault_path, relative_path, file_path, content_hash, mtime_ns, size_bytes,
-                       frontmatter, format, title, page_count, ocr_page_count, metadata)
-SELECT %s, d.* FROM unnest(%s::text[], %s::text[], %s::text[], %s::int8[], %s::int8[],
+INSERT INTO documents (vault_path, knowledge_base_id, relative_path, file_path, content_hash,
+                       mtime_ns, size_bytes, frontmatter, format, title, page_count,
+                       ocr_page_count, metadata)
+SELECT %s, %s::int8, d.* FROM unnest(%s::text[], %s::text[], %s::text[], %s::int8[], %s::int8[],
                            %s::jsonb[], %s::text[], %s::text[], %s::int4[], %s::int4[],
                            %s::jsonb[]) AS d
 ON CONFLICT (vault_path, relative_path) DO UPDATE SET
@@ -56,7 +67,9 @@ ON CONFLICT (vault_path, relative_path) DO UPDATE SET
   mtime_ns = EXCLUDED.mtime_ns, size_bytes = EXCLUDED.size_bytes,
   frontmatter = EXCLUDED.frontmatter, format = EXCLUDED.format, title = EXCLUDED.title,
   page_count = EXCLUDED.page_count, ocr_page_count = EXCLUDED.ocr_page_count,
-  metadata = EXCLUDED.metadata, updated_at = now()
+  metadata = EXCLUDED.metadata, status = 'active',
+  knowledge_base_id = coalesce(EXCLUDED.knowledge_base_id, documents.knowledge_base_id),
+  updated_at = now()
 """
 
 # Old chunks go first (their embeddings cascade), so new chunk indexes never collide.
@@ -74,12 +87,13 @@ INSERT_CHUNKS_WITH_EMBEDDINGS = """
 WITH inserted AS (
   INSERT INTO chunks (document_id, chunk_index, content, file_path, relative_path, heading_path,
                       frontmatter, tags, wikilinks, metadata, content_hash, token_count,
-                      lexical_terms, lexical_length, page_start, page_end)
+                      lexical_terms, lexical_length, page_start, page_end, knowledge_base_id)
   SELECT d.id, c.chunk_index, c.content, d.file_path, d.relative_path,
          ARRAY(SELECT jsonb_array_elements_text(c.heading_path)), d.frontmatter,
          ARRAY(SELECT jsonb_array_elements_text(c.tags)),
          ARRAY(SELECT jsonb_array_elements_text(c.wikilinks)), c.metadata, c.content_hash,
-         c.token_count, c.lexical_terms::tsvector, c.lexical_length, c.page_start, c.page_end
+         c.token_count, c.lexical_terms::tsvector, c.lexical_length, c.page_start, c.page_end,
+         d.knowledge_base_id
   FROM jsonb_to_recordset(%s::jsonb)
          AS c(relative_path text, chunk_index int, content text, heading_path jsonb, tags jsonb,
               wikilinks jsonb, metadata jsonb, content_hash text, token_count int,
@@ -179,4 +193,108 @@ CORPUS_FINGERPRINT = """
 SELECT md5(string_agg(vault_path || '/' || relative_path || ':' || content_hash, E'\\n'
                       ORDER BY vault_path, relative_path))
 FROM documents
+"""
+
+# Knowledge bases and sources (knowledge/bases.py).
+KB_INSERT = """
+INSERT INTO knowledge_bases (slug, name, description) VALUES (%s, %s, %s)
+ON CONFLICT (slug) DO NOTHING
+RETURNING id
+"""
+
+KB_SOURCE_INSERT = """
+INSERT INTO knowledge_base_sources (knowledge_base_id, kind, path) VALUES (%s, %s, %s)
+ON CONFLICT (path) DO NOTHING
+RETURNING id
+"""
+
+KB_SOURCE_OWNER = """
+SELECT s.knowledge_base_id, b.slug FROM knowledge_base_sources s
+JOIN knowledge_bases b ON b.id = s.knowledge_base_id
+WHERE s.path = %s
+"""
+
+# A folder that is a source of `default` (the slug of the last parameter) only because it was
+# ingested before it had a base of its own is taken over by the base it is added to.
+KB_SOURCE_CLAIM = """
+UPDATE knowledge_base_sources s SET knowledge_base_id = %s, kind = %s
+FROM knowledge_bases b
+WHERE s.path = %s AND b.id = s.knowledge_base_id AND b.slug = %s
+RETURNING s.id
+"""
+
+KB_DEFAULT_SOURCE_ENSURE = """
+INSERT INTO knowledge_base_sources (knowledge_base_id, kind, path)
+SELECT id, 'vault', %s FROM knowledge_bases WHERE slug = %s
+ON CONFLICT (path) DO NOTHING
+"""
+
+# The chunks follow by the documents_knowledge_base_follow trigger, in this transaction.
+KB_DOCUMENTS_MOVE = """
+UPDATE documents SET knowledge_base_id = %s WHERE vault_path = %s AND knowledge_base_id IS DISTINCT FROM %s
+"""
+
+KB_LIST = """
+SELECT b.id, b.slug, b.name, b.description,
+       (SELECT count(*) FROM documents d WHERE d.knowledge_base_id = b.id AND d.status = 'active'),
+       (SELECT count(*) FROM chunks c WHERE c.knowledge_base_id = b.id)
+FROM knowledge_bases b
+WHERE (%s::text[] IS NULL OR b.slug = ANY(%s::text[]))
+  AND (%s::int8[] IS NULL OR b.id = ANY(%s::int8[]))
+ORDER BY b.slug
+"""
+
+KB_SOURCES = """
+SELECT knowledge_base_id, kind, path FROM knowledge_base_sources
+WHERE knowledge_base_id = ANY(%s) ORDER BY path
+"""
+
+KB_IDS = "SELECT id FROM knowledge_bases ORDER BY id"
+
+KB_IDS_BY_SLUG = "SELECT slug, id FROM knowledge_bases WHERE slug = ANY(%s)"
+
+# API tokens and grants (knowledge/access.py); the tables are Django's (knowledge/models.py).
+TOKEN_LOOKUP = """
+SELECT t.id, t.token_hash, u.id, u.username, u.is_superuser, t.read_only,
+       ARRAY(SELECT b.knowledgebase_id FROM knowledge_apitoken_knowledge_bases b
+             WHERE b.apitoken_id = t.id)
+FROM knowledge_apitoken t
+JOIN auth_user u ON u.id = t.user_id
+WHERE t.token_hash = %s AND t.revoked_at IS NULL AND u.is_active
+"""
+
+TOKEN_TOUCH = """
+UPDATE knowledge_apitoken SET last_used_at = now()
+WHERE id = %s AND (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => %s))
+"""
+
+USER_GRANTS = "SELECT knowledge_base_id, role FROM knowledge_grant WHERE user_id = %s"
+
+TOKENS_ACTIVE_EXIST = "SELECT EXISTS (SELECT 1 FROM knowledge_apitoken WHERE revoked_at IS NULL)"
+
+USER_BY_NAME = "SELECT id FROM auth_user WHERE username = %s"
+
+TOKEN_INSERT = """
+INSERT INTO knowledge_apitoken (user_id, name, prefix, token_hash, read_only, created_at)
+VALUES (%s, %s, %s, %s, %s, now())
+RETURNING id
+"""
+
+TOKEN_BASE_INSERT = """
+INSERT INTO knowledge_apitoken_knowledge_bases (apitoken_id, knowledgebase_id) VALUES (%s, %s)
+"""
+
+TOKENS_LIST = """
+SELECT t.id, t.prefix, t.name, u.username AS user, t.read_only,
+       ARRAY(SELECT k.slug FROM knowledge_apitoken_knowledge_bases b
+             JOIN knowledge_bases k ON k.id = b.knowledgebase_id
+             WHERE b.apitoken_id = t.id ORDER BY k.slug) AS knowledge_bases,
+       t.created_at, t.last_used_at, t.revoked_at
+FROM knowledge_apitoken t JOIN auth_user u ON u.id = t.user_id
+ORDER BY t.id
+"""
+
+TOKEN_REVOKE = """
+UPDATE knowledge_apitoken SET revoked_at = now() WHERE id = %s AND revoked_at IS NULL
+RETURNING id
 """

@@ -61,7 +61,7 @@ def document_states(*, vault_path: str, embedder: EmbeddingProvider) -> dict[str
 
 def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
                     vectors: Sequence[Sequence[float] | Vector],
-                    embedder: EmbeddingProvider) -> None:
+                    embedder: EmbeddingProvider, knowledge_base_id: int | None = None) -> None:
     """Insert or replace whole documents with their chunks and vectors in one transaction:
     if anything fails, every document of the batch keeps its previous version."""
     if not versions:
@@ -86,7 +86,7 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
     with transaction.atomic(), conn.pipeline(), psycopg.Cursor(conn) as cursor:
         cursor.execute(sql.ASYNC_COMMIT)
         cursor.execute(sql.UPSERT_DOCUMENTS, [
-            vault_path, paths, [v.file_path for v in versions],
+            vault_path, knowledge_base_id, paths, [v.file_path for v in versions],
             [v.content_hash for v in versions], [v.mtime_ns for v in versions],
             [v.size_bytes for v in versions], [Jsonb(v.frontmatter) for v in versions],
             [v.format for v in versions], [v.title for v in versions],

@@ -1,12 +1,23 @@
 """Project wiring: settings, URLs, the API root, WSGI/ASGI and the `rag` entry point.
 
-Importing this package plugs the knowledge app's embedding-provider table into core's
-configuration (core imports no app, so it cannot look the table up itself). Every way in — `rag`,
-manage.py, WSGI/ASGI, the test settings — imports this package first, so EMBEDDING_PROVIDER is
-always validated against the same table.
+Importing this package plugs the knowledge app into core, which imports no app and so cannot look
+them up itself: the embedding-provider table into the configuration, and the background-jobs
+worker into `rag serve`. Every way in — `rag`, manage.py, WSGI/ASGI, the test settings — imports
+this package first, so EMBEDDING_PROVIDER is always validated against the same table.
 """
 
 from core.config import embedding_providers_use
+from core.serving import BackgroundWorker, serve_worker_use
 from knowledge.embeddings.providers import PROVIDERS
 
 embedding_providers_use(PROVIDERS)
+
+
+def _jobs_worker() -> BackgroundWorker:
+    # Imported when `rag serve` starts a worker, not by every command: it loads the database layer.
+    from knowledge.jobs.worker import Worker
+
+    return Worker()
+
+
+serve_worker_use(_jobs_worker)

@@ -11,9 +11,9 @@ from ninja.errors import ValidationError as NinjaValidationError
 from ninja.renderers import JSONRenderer
 
 from answering.api import router as answering_router
-from core.auth import api_token_auth
 from core.errors import LocalRagError, error_body
 from knowledge.api import router as knowledge_router
+from knowledge.auth import caller_auth
 from localrag_site.http_errors import body_drain
 from retrieval.api import router as retrieval_router
 
@@ -32,8 +32,8 @@ api = NinjaAPI(
     description="Answers from a local Markdown / Obsidian knowledge base, with citations.",
     docs_url="/docs",
     openapi_url="/openapi.json",
-    # Every operation needs the API token when RAG_API_TOKEN is set; /health opts out.
-    auth=api_token_auth,
+    # Every operation gets its caller (knowledge/auth.py), or 401; /health opts out.
+    auth=caller_auth,
 )
 api.add_router("", knowledge_router)
 api.add_router("", retrieval_router)
@@ -91,7 +91,8 @@ def on_http_error(request, exc: HttpError):
 def on_auth_error(request, exc: AuthenticationError):
     response = api.create_response(
         request, error_body("unauthorized", "a valid API token is required: send "
-                                            "`Authorization: Bearer <RAG_API_TOKEN>`"), status=401)
+                                            "`Authorization: Bearer <token>` (a token from "
+                                            "`rag token create`, or RAG_API_TOKEN)"), status=401)
     response["WWW-Authenticate"] = "Bearer"
     return response
 

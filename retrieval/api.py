@@ -13,10 +13,12 @@ router = Router(tags=["retrieval"])
 
 
 # exclude_unset: without `explain` requested the body is exactly the first release's.
-@router.post("/search", response={200: SearchResponse, 422: ErrorBody, 503: ErrorBody},
+@router.post("/search", response={200: SearchResponse, 401: ErrorBody, 404: ErrorBody,
+                                  422: ErrorBody, 503: ErrorBody},
              exclude_unset=True,
              summary="Ranked chunks by RAG_RETRIEVAL (vector, lexical or hybrid) with a confidence")
 def search_view(request, payload: SearchRequest):
+    scope = request.auth.scope(slugs=payload.knowledge_bases)
     outcome = search(query=payload.query, top_k=payload.top_k, config=get_config(),
-                     explain=payload.explain)
+                     scope=scope, explain=payload.explain)
     return search_body(outcome)

@@ -8,6 +8,7 @@ retrieval/sql.py LEXICAL_SEARCH (formula there).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -41,6 +42,7 @@ class LexicalHit:
     content_hash: str
     page_start: int | None  # the PDF pages the text comes from; None without pages
     page_end: int | None
+    knowledge_base: str  # the slug of the chunk's knowledge base
     score: float  # BM25 plus the phrase bonus; not bounded, comparable within one query only
     rank: int  # 1-based position in this channel's ranking
     matched_share: float  # share of the query's kept terms this chunk holds, 0..1
@@ -59,7 +61,8 @@ def lexical_query_terms(query: str) -> list[str]:
     return _query_parse(query).terms
 
 
-def lexical_search(*, query: str, limit: int) -> list[LexicalHit]:
+def lexical_search(*, query: str, limit: int,
+                   knowledge_base_ids: Sequence[int]) -> list[LexicalHit]:
     """The `limit` chunks with the best BM25 for `query`; [] when no term of it is usable
     (no terms, or every term too common or absent)."""
     if limit < 1:
@@ -70,7 +73,8 @@ def lexical_search(*, query: str, limit: int) -> list[LexicalHit]:
     params = {"terms": parsed.terms, "identifier_parts": parsed.identifier_parts,
               "pair_left": parsed.pair_left, "pair_right": parsed.pair_right,
               "k1": sql.BM25_K1, "b": sql.BM25_B, "max_df_share": sql.LEXICAL_MAX_DF_SHARE,
-              "phrase_weight": sql.LEXICAL_PHRASE_WEIGHT, "limit": limit}
+              "phrase_weight": sql.LEXICAL_PHRASE_WEIGHT, "limit": limit,
+              "kb_ids": list(knowledge_base_ids)}
     with db_errors_translated():
         conn = index_connection()
         with psycopg.Cursor(conn) as cursor:
@@ -79,10 +83,10 @@ def lexical_search(*, query: str, limit: int) -> list[LexicalHit]:
     return [LexicalHit(chunk_id=chunk_id, content=content, relative_path=relative_path,
                        heading_path=list(heading_path), chunk_index=chunk_index,
                        document_id=document_id, content_hash=content_hash,
-                       page_start=page_start, page_end=page_end, score=score, rank=rank,
-                       matched_share=matched_share)
+                       page_start=page_start, page_end=page_end, knowledge_base=knowledge_base,
+                       score=score, rank=rank, matched_share=matched_share)
             for rank, (chunk_id, content, relative_path, heading_path, chunk_index, document_id,
-                       content_hash, page_start, page_end, score, matched_share)
+                       content_hash, page_start, page_end, knowledge_base, score, matched_share)
             in enumerate(rows, start=1)]
 
 

@@ -89,9 +89,10 @@ def pipeline_clock() -> _Clock:
 
 
 def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, config: Config,
-                 embedder: EmbeddingProvider, clock: _Clock | None = None,
-                 explain: bool = False) -> PipelineRun:
-    """Candidates for `query` (already embedded as `vector`) through the stages of `mode`."""
+                 embedder: EmbeddingProvider, knowledge_base_ids: Sequence[int],
+                 clock: _Clock | None = None, explain: bool = False) -> PipelineRun:
+    """Candidates for `query` (already embedded as `vector`) through the stages of `mode`,
+    from the chunks of `knowledge_base_ids` only (each channel filters in its SQL)."""
     clock = clock or _Clock()
     reranking = mode != "vector" and config.rag_rerank != "none"
     # Every channel feeds RAG_CANDIDATES into fusion or rerank; a lone channel without rerank
@@ -102,14 +103,15 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
     rankings: dict[str, list[int]] = {}
     if mode in ("vector", "hybrid"):
         started = time.perf_counter()
-        hits = vector_search(vector=vector, limit=width, config=config, embedder=embedder)
+        hits = vector_search(vector=vector, limit=width, config=config, embedder=embedder,
+                             knowledge_base_ids=knowledge_base_ids)
         clock.stage("vector", started)
         rankings["vector"] = [hit.chunk_id for hit in hits]
         for hit in hits:
             _from_vector(candidates, hit)
     if mode in ("lexical", "hybrid"):
         started = time.perf_counter()
-        lexical = lexical_search(query=query, limit=width)
+        lexical = lexical_search(query=query, limit=width, knowledge_base_ids=knowledge_base_ids)
         clock.stage("lexical", started)
         rankings["lexical"] = [hit.chunk_id for hit in lexical]
         for hit in lexical:
@@ -180,7 +182,8 @@ def _from_lexical(candidates: dict[int, Candidate], hit: LexicalHit) -> None:
             heading_path=list(hit.heading_path),
             heading=hit.heading_path[-1] if hit.heading_path else "", score=0.0,
             chunk_index=hit.chunk_index, document_id=hit.document_id,
-            content_hash=hit.content_hash, page_start=hit.page_start, page_end=hit.page_end))
+            content_hash=hit.content_hash, page_start=hit.page_start, page_end=hit.page_end,
+            knowledge_base=hit.knowledge_base))
     candidate.bm25, candidate.lexical_rank = hit.score, hit.rank
     candidate.matched_share = hit.matched_share
 

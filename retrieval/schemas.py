@@ -6,12 +6,15 @@ from typing import Any
 
 from ninja import Schema
 
-from core.schemas import QueryText, StrictRequest, TopK
+from core.schemas import KnowledgeBases, QueryText, StrictRequest, TopK
 
 
 class SearchRequest(StrictRequest):
     query: QueryText
     top_k: TopK = None
+    # Narrows the search to these knowledge bases (slugs); one the caller cannot read is
+    # answered 404 like one that does not exist.
+    knowledge_bases: KnowledgeBases = None
     # Adds `explain` to the response: each stage's ranks, scores and time.
     explain: bool = False
 
@@ -25,6 +28,7 @@ class SearchResult(Schema):
     score: float
     chunk_index: int
     document_id: int
+    knowledge_base: str | None = None
     # The PDF pages the chunk's text comes from (1-based, as a PDF viewer numbers them); null
     # for notes, DOCX and TXT.
     page_start: int | None

@@ -4,6 +4,7 @@ confidence; the entry point of /search, /ask, `rag search` and `rag eval`."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -11,6 +12,7 @@ import psycopg
 from core.config import EMBEDDING_DIM, MAX_TEXT_CHARS, TOP_K_RANGE, Config
 from core.db import db_errors_translated
 from core.errors import InvalidRequest
+from knowledge.access import Scope
 from knowledge.embeddings import EmbeddingDimMismatch, EmbeddingProvider, get_embedder
 from knowledge.schema import index_connection
 from retrieval import sql
@@ -29,10 +31,11 @@ def top_k_validate(top_k: int | None, *, config: Config) -> int:
     return value
 
 
-def search(*, query: str, top_k: int | None, config: Config,
+def search(*, query: str, top_k: int | None, config: Config, scope: Scope,
            embedder: EmbeddingProvider | None = None, mode: str | None = None,
            explain: bool = False) -> SearchOutcome:
-    """The top_k chunks for `query` by RAG_RETRIEVAL (or `mode`): vector, lexical or hybrid."""
+    """The top_k chunks for `query` by RAG_RETRIEVAL (or `mode`): vector, lexical or hybrid,
+    from the knowledge bases of `scope` only."""
     if not query.strip():
         raise InvalidRequest("query must not be empty", details={"field": "query"})
     if len(query) > MAX_TEXT_CHARS:
@@ -50,10 +53,11 @@ def search(*, query: str, top_k: int | None, config: Config,
             f"the query embedding has {len(vector)} dimensions but the index stores "
             f"{EMBEDDING_DIM}; check EMBEDDING_PROVIDER / EMBEDDING_MODEL",
             details={"expected": EMBEDDING_DIM, "actual": len(vector)})
+    ids = scope.knowledge_base_ids
     run = pipeline_run(query=query, vector=vector, top_k=limit, mode=mode, config=config,
-                       embedder=embedder, clock=clock, explain=explain)
+                       embedder=embedder, knowledge_base_ids=ids, clock=clock, explain=explain)
     if not run.results:
-        _readiness_check(embedder=embedder)
+        _readiness_check(embedder=embedder, knowledge_base_ids=ids)
     return SearchOutcome(confidence=run.confidence, results=[item.hit for item in run.results],
                          explain=run.explain() if explain else None)
 
@@ -66,9 +70,10 @@ def search_body(outcome: SearchOutcome) -> dict[str, Any]:
     return body
 
 
-def _readiness_check(*, embedder: EmbeddingProvider) -> None:
-    """No result at all: say so when the reason is that nothing is embedded for this config."""
-    config_key = [embedder.provider, embedder.model, embedder.dim]
+def _readiness_check(*, embedder: EmbeddingProvider, knowledge_base_ids: Sequence[int]) -> None:
+    """No result at all: say so when the reason is that nothing of these knowledge bases is
+    embedded for this config."""
+    config_key = [embedder.provider, embedder.model, embedder.dim, list(knowledge_base_ids)]
     with db_errors_translated():
         conn = index_connection()
         with psycopg.Cursor(conn) as cursor:

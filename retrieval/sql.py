@@ -1,9 +1,11 @@
 """Raw SQL of retrieval: the vector channel, the lexical channel and their helpers. Every value
 is bound as a parameter."""
 
+# Within the caller's knowledge bases only: an empty answer says nothing about the others.
 HAS_EMBEDDINGS = """
-SELECT EXISTS (SELECT 1 FROM embeddings
-               WHERE embedding_provider = %s AND embedding_model = %s AND embedding_dim = %s)
+SELECT EXISTS (SELECT 1 FROM embeddings e JOIN chunks c ON c.id = e.chunk_id
+               WHERE e.embedding_provider = %s AND e.embedding_model = %s
+                 AND e.embedding_dim = %s AND c.knowledge_base_id = ANY(%s))
 """
 
 # BM25 of the lexical channel (retrieval/lexical.py), on the terms knowledge/lexical.py stored in
@@ -18,7 +20,9 @@ LEXICAL_PHRASE_WEIGHT = 0.5  # bonus per query pair found adjacent: weight × me
 #              + Σ over adjacent query pairs (a, b) found adjacent, in that order, in the chunk of
 #                  phrase_weight · (idf(a) + idf(b)) / 2
 # with idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5)); tf = positions of t in the chunk; dl = the
-# chunk's term count; N and avgdl from lexical_stats (kept in step with the chunks by triggers).
+# chunk's term count. N, avgdl and every df are counted over the chunks of the caller's
+# knowledge bases only (%(kb_ids)s): a score never depends on, or reveals, another base's text.
+# Every chunk read is filtered on chunks.knowledge_base_id inside this statement.
 # A term with df > max_df_share · N is dropped: it neither selects nor scores (nor counts in
 # matched_share). An identifier term (the caller passes its parts) also matches chunks whose
 # content holds it, ignoring case, between two characters that are not ASCII letters or digits
@@ -33,9 +37,10 @@ LEXICAL_PHRASE_WEIGHT = 0.5  # bonus per query pair found adjacent: weight × me
 # only ever a bound value.
 LEXICAL_SEARCH = r"""
 WITH corpus AS MATERIALIZED (
-  SELECT s.chunk_count::float8 AS n,
-         s.term_count::float8 / greatest(s.chunk_count, 1) AS avgdl
-  FROM lexical_stats s
+  SELECT count(*)::float8 AS n,
+         coalesce(sum(c.lexical_length), 0)::float8 / greatest(count(*), 1) AS avgdl
+  FROM chunks c
+  WHERE c.knowledge_base_id = ANY(%(kb_ids)s) AND c.lexical_terms IS NOT NULL
 ),
 query_terms AS MATERIALIZED (
   SELECT q.term,
@@ -52,13 +57,15 @@ substring_hits AS MATERIALIZED (
   FROM query_terms q
   JOIN chunks c ON c.lexical_terms @@ q.parts AND c.content ~* q.pattern
   WHERE q.parts IS NOT NULL AND NOT c.lexical_terms @@ q.tsq
+    AND c.knowledge_base_id = ANY(%(kb_ids)s)
 ),
 -- Counting stops one past the share that drops a term: a very common term costs at most half
 -- the corpus, and a kept term's df is exact.
 term_df AS MATERIALIZED (
   SELECT q.term, q.tsq,
          (SELECT count(*)
-          FROM (SELECT FROM chunks c WHERE c.lexical_terms @@ q.tsq
+          FROM (SELECT FROM chunks c
+                WHERE c.lexical_terms @@ q.tsq AND c.knowledge_base_id = ANY(%(kb_ids)s)
                 LIMIT (SELECT floor(n * %(max_df_share)s)::int8 + 1 FROM corpus)) AS matching)
          + (SELECT count(*) FROM substring_hits h WHERE h.term = q.term) AS df
   FROM query_terms q
@@ -79,13 +86,14 @@ candidates AS MATERIALIZED (
   SELECT c.id, c.lexical_length AS dl,
          ts_filter(setweight(c.lexical_terms, 'A', kept.terms), '{a}') AS matched
   FROM kept JOIN chunks c ON c.lexical_terms @@ kept.any_term
+  WHERE c.knowledge_base_id = ANY(%(kb_ids)s)
   UNION ALL
   SELECT c.id, c.lexical_length, ts_filter(setweight(c.lexical_terms, 'A', kept.terms), '{a}')
   FROM kept
   CROSS JOIN (SELECT DISTINCT h.chunk_id FROM substring_hits h
               JOIN term_stats t ON t.term = h.term) s
   JOIN chunks c ON c.id = s.chunk_id
-  WHERE NOT c.lexical_terms @@ kept.any_term
+  WHERE NOT c.lexical_terms @@ kept.any_term AND c.knowledge_base_id = ANY(%(kb_ids)s)
 ),
 term_hits AS (
   SELECT k.id, k.dl, u.lexeme AS term, cardinality(u.positions) AS tf
@@ -124,9 +132,10 @@ ranked AS (
   LIMIT %(limit)s
 )
 SELECT r.id, c.content, c.relative_path, c.heading_path, c.chunk_index, c.document_id,
-       c.content_hash, c.page_start, c.page_end, r.score, r.matched_share
+       c.content_hash, c.page_start, c.page_end, b.slug, r.score, r.matched_share
 FROM ranked r
 JOIN chunks c ON c.id = r.id
+JOIN knowledge_bases b ON b.id = c.knowledge_base_id
 ORDER BY r.score DESC, r.id
 """
 
@@ -141,14 +150,17 @@ SEARCH_EXACT = """
 WITH nearest AS (
   SELECT e.chunk_id, e.embedding <=> %b AS distance
   FROM embeddings e
+  JOIN chunks k ON k.id = e.chunk_id
   WHERE e.embedding_provider = %s AND e.embedding_model = %s AND e.embedding_dim = %s
+    AND k.knowledge_base_id = ANY(%s)
   ORDER BY distance, e.chunk_id
   LIMIT %s
 )
 SELECT n.chunk_id, c.content, c.relative_path, c.heading_path, c.chunk_index, c.document_id,
-       c.content_hash, c.page_start, c.page_end, n.distance
+       c.content_hash, c.page_start, c.page_end, b.slug, n.distance
 FROM nearest n
 JOIN chunks c ON c.id = n.chunk_id
+JOIN knowledge_bases b ON b.id = c.knowledge_base_id
 ORDER BY n.distance, n.chunk_id
 """
 
@@ -171,6 +183,9 @@ SELECT set_config('hnsw.ef_search', %s, true),
        set_config('enable_sort', 'off', true)
 """
 
+# The caller's knowledge bases filter the rows the index returns (iterative scan goes on past
+# ef_search until `limit` allowed rows are found, up to hnsw.max_scan_tuples); when a small base
+# in a large index still gets fewer, retrieval/vector.py answers from the exact scan instead.
 # Ordered by the distance alone, so the HNSW index (knowledge/vector_index.py: one partial
 # index per provider/model, whose predicate the planner proves from the bound values) can
 # return the rows in order; ties are then broken by chunk id among the rows it returned.
@@ -178,14 +193,17 @@ SEARCH_HNSW = """
 WITH nearest AS (
   SELECT e.chunk_id, e.embedding <=> %b AS distance
   FROM embeddings e
+  JOIN chunks k ON k.id = e.chunk_id
   WHERE e.embedding_provider = %s AND e.embedding_model = %s AND e.embedding_dim = %s
+    AND k.knowledge_base_id = ANY(%s)
   ORDER BY distance
   LIMIT %s
 )
 SELECT n.chunk_id, c.content, c.relative_path, c.heading_path, c.chunk_index, c.document_id,
-       c.content_hash, c.page_start, c.page_end, n.distance
+       c.content_hash, c.page_start, c.page_end, b.slug, n.distance
 FROM nearest n
 JOIN chunks c ON c.id = n.chunk_id
+JOIN knowledge_bases b ON b.id = c.knowledge_base_id
 ORDER BY n.distance, n.chunk_id
 """
 

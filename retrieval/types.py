@@ -22,6 +22,8 @@ class SearchHit:
     # The pages of a PDF the chunk's text comes from (1-based); None for notes, DOCX and TXT.
     page_start: int | None = None
     page_end: int | None = None
+    # The slug of the chunk's knowledge base.
+    knowledge_base: str | None = None
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ class VectorHit:
     content_hash: str
     page_start: int | None  # the PDF pages the text comes from; None without pages
     page_end: int | None
+    knowledge_base: str  # the slug of the chunk's knowledge base
     distance: float  # cosine distance, 0..2
     score: float  # clamp(1 − distance, 0, 1): SearchHit.score
     rank: int  # 1-based position in this channel's ranking
@@ -59,7 +60,8 @@ class VectorHit:
             heading_path=self.heading_path,
             heading=self.heading_path[-1] if self.heading_path else "", score=self.score,
             chunk_index=self.chunk_index, document_id=self.document_id,
-            content_hash=self.content_hash, page_start=self.page_start, page_end=self.page_end)
+            content_hash=self.content_hash, page_start=self.page_start, page_end=self.page_end,
+            knowledge_base=self.knowledge_base)
 
 
 def vector_path_choose(*, conn: psycopg.Connection, config: Config,
@@ -76,7 +78,8 @@ def vector_path_choose(*, conn: psycopg.Connection, config: Config,
 
 
 def vector_search(*, vector: Sequence[float], limit: int, config: Config,
-                  embedder: EmbeddingProvider) -> list[VectorHit]:
+                  embedder: EmbeddingProvider,
+                  knowledge_base_ids: Sequence[int]) -> list[VectorHit]:
     """The `limit` chunks of `embedder`'s provider/model/dim nearest to `vector`; [] for a
     vector without any non-zero component (it has no direction) and when nothing is stored.
     Chunks whose own vector is all zeros (NaN distance) are left out, as search() does."""
@@ -89,7 +92,8 @@ def vector_search(*, vector: Sequence[float], limit: int, config: Config,
             details={"expected": EMBEDDING_DIM, "actual": len(vector)})
     if not any(vector):
         return []
-    params = [Vector(list(vector)), embedder.provider, embedder.model, embedder.dim, limit]
+    params = [Vector(list(vector)), embedder.provider, embedder.model, embedder.dim,
+              list(knowledge_base_ids), limit]
     with db_errors_translated():
         conn = index_connection()
         path = vector_path_choose(conn=conn, config=config, embedder=embedder)
@@ -102,19 +106,25 @@ def vector_search(*, vector: Sequence[float], limit: int, config: Config,
                 # Never a prepared, generic plan: only a plan made with the provider/model
                 # values can prove the partial index's predicate and use it.
                 cursor.execute(sql.SEARCH_HNSW, params, prepare=False)
-            else:
+                rows = cursor.fetchall()
+                if len(rows) < limit:
+                    # The index ran out of candidates before finding `limit` rows of these
+                    # knowledge bases (a small base in a large index): scan them exactly.
+                    path = "exact"
+            if path == "exact":
                 cursor.execute(sql.EXACT_SETTINGS)
                 cursor.execute(sql.SEARCH_EXACT, params)
-            rows = cursor.fetchall()
+                rows = cursor.fetchall()
             transaction.set_rollback(True)
     hits = [row for row in rows if row[-1] is not None and not math.isnan(row[-1])]
     return [VectorHit(chunk_id=chunk_id, content=content, relative_path=relative_path,
                       heading_path=list(heading_path), chunk_index=chunk_index,
                       document_id=document_id, content_hash=content_hash, page_start=page_start,
-                      page_end=page_end, distance=distance,
+                      page_end=page_end, knowledge_base=knowledge_base, distance=distance,
                       score=max(0.0, min(1.0, 1.0 - distance)), rank=rank)
             for rank, (chunk_id, content, relative_path, heading_path, chunk_index, document_id,
-                       content_hash, page_start, page_end, distance) in enumerate(hits, start=1)]
+                       content_hash, page_start, page_end, knowledge_base, distance)
+            in enumerate(hits, start=1)]
 
 
 def _not_ready(embedder: EmbeddingProvider) -> NoReturn:

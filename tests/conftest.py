@@ -20,7 +20,10 @@ from tests.harness import (
     bootstrap_credentials,
 )
 
-RAG_TABLES = "ingest_runs, embeddings, chunks, documents"
+RAG_TABLES = ("ingest_runs, embeddings, chunks, documents, background_jobs, knowledge_base_sources, "
+              "knowledge_bases")
+# TRUNCATE empties knowledge_bases too; the `default` base that schema.sql creates comes back.
+DEFAULT_KB = "INSERT INTO knowledge_bases (slug, name) VALUES ('default', 'Default')"
 
 
 def _config():
@@ -51,6 +54,7 @@ def django_db_setup(django_db_blocker):
         db_init()
         with connection.cursor() as cursor:
             cursor.execute(f"TRUNCATE {RAG_TABLES} RESTART IDENTITY CASCADE")
+            cursor.execute(DEFAULT_KB)
 
 
 @pytest.fixture
@@ -61,6 +65,7 @@ def clean_tables(transactional_db):
     def truncate() -> None:
         with connection.cursor() as cursor:
             cursor.execute(f"TRUNCATE {RAG_TABLES} RESTART IDENTITY CASCADE")
+            cursor.execute(DEFAULT_KB)
 
     truncate()
     yield

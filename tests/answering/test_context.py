@@ -45,13 +45,17 @@ def test_golden_output_sorts_with_tie_breaks_and_dedupes() -> None:
     # The duplicate kept is the first in sort order: chunk 0, not chunk 2.
     assert [c.as_dict() for c in context.citations] == [
         {"source": "z.md", "heading": "Top", "heading_path": ["Top"], "score": 0.91236,
-         "chunk_index": 0, "page_start": None, "page_end": None},
+         "chunk_index": 0, "page_start": None, "page_end": None,
+         "knowledge_base": None, "document_id": 1},
         {"source": "a.md", "heading": "Guide", "heading_path": ["Guide"], "score": 0.8,
-         "chunk_index": 0, "page_start": None, "page_end": None},
+         "chunk_index": 0, "page_start": None, "page_end": None,
+         "knowledge_base": None, "document_id": 1},
         {"source": "b.md", "heading": "Install", "heading_path": ["Guide", "Install"],
-         "score": 0.8, "chunk_index": 5, "page_start": None, "page_end": None},
+         "score": 0.8, "chunk_index": 5, "page_start": None, "page_end": None,
+         "knowledge_base": None, "document_id": 1},
         {"source": "b.md", "heading": "Setup", "heading_path": ["Guide", "Setup"],
-         "score": 0.8, "chunk_index": 1, "page_start": None, "page_end": None},
+         "score": 0.8, "chunk_index": 1, "page_start": None, "page_end": None,
+         "knowledge_base": None, "document_id": 1},
     ]
 
 

@@ -20,6 +20,7 @@ from answering.evaluation import (
 )
 from core.config import get_config
 from core.errors import InvalidRequest
+from knowledge.access import scope_all
 from retrieval.types import SearchHit, SearchOutcome
 from tests.harness import ROOT
 
@@ -42,7 +43,7 @@ def test_questions_file_covers_the_demo_and_out_of_domain_cases():
 def test_fake_provider_calibration_at_default_threshold(sample_index):
     config = get_config()
     assert config.threshold == 0.20
-    report = evaluate(questions=questions_load(path=QUESTIONS), top_k=5, config=config)
+    report = evaluate(scope=scope_all(), questions=questions_load(path=QUESTIONS), top_k=5, config=config)
     summary = report["summary"]
     print(f"\nfake-lexical-v1 calibration: lowest in-domain confidence "
           f"{summary['lowest_in_domain_confidence']:.4f}, highest out-of-domain "
@@ -63,7 +64,7 @@ def test_failed_expectation_is_reported(sample_index, tmp_path: Path):
     path.write_text("questions:\n  - id: w1\n    question: 客户 P1 工单应该怎么升级？\n"
                     "    expected_sources: [sales/Competitive Positioning.md]\n"
                     "    expected_mode: no_answer\n", encoding="utf-8")
-    report = evaluate(questions=questions_load(path=path), top_k=5, config=get_config())
+    report = evaluate(scope=scope_all(), questions=questions_load(path=path), top_k=5, config=get_config())
     assert report["summary"]["failed"] == ["w1"]
     assert report["questions"][0]["mode"] == "rag"
 
@@ -198,7 +199,7 @@ def _paged_questions_file(tmp_path: Path) -> Path:
 
 def test_eval_reports_page_hits_from_indexed_page_spans(sample_index, tmp_path: Path):
     _pages_set(ESCALATION, 2, 4)
-    report = evaluate(questions=questions_load(path=_paged_questions_file(tmp_path)), top_k=5,
+    report = evaluate(scope=scope_all(), questions=questions_load(path=_paged_questions_file(tmp_path)), top_k=5,
                       config=get_config())
     rows = {row["id"]: row for row in report["questions"]}
     assert rows["right_page"]["page_hit_rank"] == rows["right_page"]["hit_rank"] == 1
@@ -244,7 +245,7 @@ def test_geology_sample_finds_every_expected_file_and_page(db):
     questions = questions_load(path=ROOT / "eval" / "geo-questions.yaml")
     if not ocr.ocr_available():
         questions = [question for question in questions if question.kind != "scan"]
-    report = evaluate(questions=questions, top_k=5, config=get_config())
+    report = evaluate(scope=scope_all(), questions=questions, top_k=5, config=get_config())
     summary = report["summary"]
     in_domain = [entry for entry in report["questions"] if entry["expected_mode"] == "rag"]
     assert [entry["id"] for entry in in_domain if entry["hit_rank"] is None] == []

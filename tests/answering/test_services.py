@@ -12,6 +12,7 @@ from answering.llm import FAKE_FALLBACK_ANSWER
 from answering.modes import FALLBACK_NOTICE
 from answering.services import ask, ask_events, ask_prepare
 from core.config import get_config
+from knowledge.access import scope_all
 from knowledge.ingest import vault_ingest
 from retrieval.services import search
 from tests.conftest import PAGED_SOURCE
@@ -22,17 +23,19 @@ OUT_OF_DOMAIN = "明天巴黎天气如何？"
 
 
 def test_confident_question_is_answered_from_context_with_citations(sample_index):
-    body = ask(question=IN_DOMAIN, top_k=None, fallback=False, config=get_config())
+    body = ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False, config=get_config())
     assert body["mode"] == "rag"
-    assert body["confidence"] == search(query=IN_DOMAIN, top_k=None, config=get_config()).confidence
+    assert body["confidence"] == search(scope=scope_all(), query=IN_DOMAIN, top_k=None, config=get_config()).confidence
     assert body["citations"][0]["source"] == "policies/Support Escalation Policy.md"
     assert "[1]" in body["answer"] and body["invalid_citations_removed"] == 0
     assert set(body["citations"][0]) == {"source", "heading", "heading_path", "score",
-                                         "chunk_index", "page_start", "page_end"}
+                                         "chunk_index", "page_start", "page_end",
+                                         "knowledge_base", "document_id"}
+    assert body["citations"][0]["knowledge_base"] == "default"
 
 
 def test_context_headers_and_citations_name_the_pages_of_paged_sources(paged_index):
-    plan = ask_prepare(question=IN_DOMAIN, top_k=10, fallback=False, config=get_config())
+    plan = ask_prepare(scope=scope_all(), question=IN_DOMAIN, top_k=10, fallback=False, config=get_config())
     assert plan.mode == "rag"
     headers = re.findall(r"^\[(\d+)\] source: (.*)$", plan.messages[-1]["content"], re.MULTILINE)
     assert [int(number) for number, _ in headers] == list(range(1, len(plan.citations) + 1))
@@ -50,7 +53,7 @@ def test_context_headers_and_citations_name_the_pages_of_paged_sources(paged_ind
 
 
 def test_below_threshold_without_fallback_is_no_answer(sample_index):
-    body = ask(question=OUT_OF_DOMAIN, top_k=None, fallback=False, config=get_config())
+    body = ask(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None, fallback=False, config=get_config())
     assert body["mode"] == "no_answer" and body["citations"] == []
     assert "knowledge base" in body["answer"] and "知识库" in body["answer"]
     assert "See also:" in body["answer"]
@@ -59,21 +62,21 @@ def test_below_threshold_without_fallback_is_no_answer(sample_index):
 
 def test_fallback_requested_but_disabled_says_so(sample_index, config_override):
     config = config_override(rag_fallback_enabled=False)
-    body = ask(question=OUT_OF_DOMAIN, top_k=None, fallback=True, config=config)
+    body = ask(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None, fallback=True, config=config)
     assert body["mode"] == "no_answer"
     assert "fallback" in body["answer"] and "disabled" in body["answer"]
 
 
 def test_fallback_requested_and_enabled_prefixes_the_notice(sample_index, config_override):
     config = config_override(rag_fallback_enabled=True)
-    body = ask(question=OUT_OF_DOMAIN, top_k=None, fallback=True, config=config)
+    body = ask(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None, fallback=True, config=config)
     assert body["mode"] == "fallback" and body["citations"] == []
     assert body["answer"] == FALLBACK_NOTICE + FAKE_FALLBACK_ANSWER
 
 
 def test_fallback_stream_starts_with_the_notice(sample_index, config_override):
     config = config_override(rag_fallback_enabled=True)
-    events = list(ask_events(ask_prepare(question=OUT_OF_DOMAIN, top_k=None, fallback=True,
+    events = list(ask_events(ask_prepare(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None, fallback=True,
                                          config=config)))
     assert events[0] == ("retrieval", {"mode": "fallback", "confidence": events[0][1]["confidence"],
                                        "citations": []})
@@ -84,18 +87,18 @@ def test_fallback_stream_starts_with_the_notice(sample_index, config_override):
 
 def test_confident_question_ignores_fallback_flag(sample_index, config_override):
     config = config_override(rag_fallback_enabled=True)
-    assert ask(question=IN_DOMAIN, top_k=None, fallback=True, config=config)["mode"] == "rag"
+    assert ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=True, config=config)["mode"] == "rag"
 
 
 def test_explicit_threshold_changes_the_mode(sample_index, config_override):
     config = config_override(rag_min_similarity=0.99)
-    assert ask(question=IN_DOMAIN, top_k=None, fallback=False, config=config)["mode"] == "no_answer"
+    assert ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False, config=config)["mode"] == "no_answer"
 
 
 def test_stream_deltas_concatenate_to_the_ask_answer(sample_index):
     config = get_config()
-    whole = ask(question=IN_DOMAIN, top_k=3, fallback=False, config=config)
-    events = list(ask_events(ask_prepare(question=IN_DOMAIN, top_k=3, fallback=False,
+    whole = ask(scope=scope_all(), question=IN_DOMAIN, top_k=3, fallback=False, config=config)
+    events = list(ask_events(ask_prepare(scope=scope_all(), question=IN_DOMAIN, top_k=3, fallback=False,
                                          config=config)))
     names = [name for name, _ in events]
     assert names[0] == "retrieval" and names[-2:] == ["citations", "done"]
@@ -106,11 +109,11 @@ def test_stream_deltas_concatenate_to_the_ask_answer(sample_index):
 
 def test_no_answer_streams_its_message_as_one_delta(sample_index):
     config = get_config()
-    events = list(ask_events(ask_prepare(question=OUT_OF_DOMAIN, top_k=None, fallback=False,
+    events = list(ask_events(ask_prepare(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None, fallback=False,
                                          config=config)))
     deltas = [data["text"] for name, data in events if name == "delta"]
     assert len(deltas) == 1
-    assert deltas[0] == ask(question=OUT_OF_DOMAIN, top_k=None, fallback=False,
+    assert deltas[0] == ask(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None, fallback=False,
                             config=config)["answer"]
 
 
@@ -122,7 +125,7 @@ def test_invalid_citation_markers_are_removed_and_counted(sample_index, config_o
     with StubOpenAI(behaviour="json", answer=f"Escalate within 15 minutes [1] {markers}.") as stub:
         config = config_override(llm_provider="openai-compatible", llm_base_url=stub.base_url,
                                  llm_model="m", llm_api_key="k")
-        body = ask(question=IN_DOMAIN, top_k=None, fallback=False, config=config)
+        body = ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False, config=config)
     assert body["answer"].startswith("Escalate within 15 minutes [1]")
     assert "[9]" not in body["answer"] and "[42]" not in body["answer"]
     assert body["invalid_citations_removed"] == markers.count("[")
@@ -130,13 +133,13 @@ def test_invalid_citation_markers_are_removed_and_counted(sample_index, config_o
 
 def test_query_without_tokens_is_no_answer_even_at_threshold_zero(sample_index, config_override):
     config = config_override(rag_min_similarity=0.0)
-    body = ask(question="？！ …", top_k=None, fallback=False, config=config)
+    body = ask(scope=scope_all(), question="？！ …", top_k=None, fallback=False, config=config)
     assert (body["mode"], body["confidence"], body["citations"]) == ("no_answer", 0.0, [])
 
 
 def test_budget_too_small_for_any_block_is_no_answer(sample_index, config_override):
     config = config_override(rag_context_token_budget=5)
-    body = ask(question=IN_DOMAIN, top_k=None, fallback=False, config=config)
+    body = ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False, config=config)
     assert body["mode"] == "no_answer" and body["confidence"] >= 0.2
 
 
@@ -160,11 +163,11 @@ def test_no_database_connection_is_held_while_the_llm_answers(clean_tables, monk
                  prepare_workers=0)
     probe = _ConnectionProbe()
     monkeypatch.setattr(services, "get_llm_client", lambda *, config: probe)
-    body = ask(question=IN_DOMAIN, top_k=None, fallback=False, config=get_config())
-    plan = ask_prepare(question=IN_DOMAIN, top_k=None, fallback=False, config=get_config())
+    body = ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False, config=get_config())
+    plan = ask_prepare(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False, config=get_config())
     assert connection.connection is not None  # retrieval used it just now
     events = list(ask_events(plan))
     assert body["answer"] == "Escalate within 15 minutes [1]." and events[-1][0] == "done"
     assert probe.open_during_call == [False, False]
     # The next query simply reconnects.
-    assert search(query=IN_DOMAIN, top_k=1, config=get_config()).results
+    assert search(scope=scope_all(), query=IN_DOMAIN, top_k=1, config=get_config()).results

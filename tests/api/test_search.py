@@ -17,7 +17,8 @@ def test_search_shape(client, sample_index):
     assert set(body) == {"confidence", "results"} and len(body["results"]) == 3
     assert set(body["results"][0]) == {"content", "source", "relative_path", "heading_path",
                                        "heading", "score", "chunk_index", "document_id",
-                                       "page_start", "page_end"}
+                                       "page_start", "page_end", "knowledge_base"}
+    assert {result["knowledge_base"] for result in body["results"]} == {"default"}
     assert body["confidence"] == body["results"][0]["score"]
     assert "导出" in response.content.decode("utf-8")  # UTF-8, not \\u escapes
 

@@ -10,6 +10,7 @@ import pytest
 from pgvector import Vector
 
 from core.config import get_config
+from knowledge.access import scope_all
 from knowledge.embeddings import get_embedder
 from knowledge.schema import index_connection
 from retrieval.services import search
@@ -36,15 +37,15 @@ def reference_scan(query: str, top_k: int) -> list[tuple[str, int, float]]:
 
 @pytest.mark.parametrize("query", [QUESTION, "Atlas CRM export limits", IDENTIFIER])
 def test_vector_mode_is_the_first_releases_scan(sample_index, query):
-    outcome = search(query=query, top_k=5, config=config_for("vector"))
+    outcome = search(scope=scope_all(), query=query, top_k=5, config=config_for("vector"))
     assert [(hit.relative_path, hit.chunk_index, hit.score)
             for hit in outcome.results] == reference_scan(query, 5)
     assert outcome.confidence == outcome.results[0].score and outcome.explain is None
 
 
 def test_hybrid_finds_an_identifier_the_vector_misses_and_is_confident(sample_index):
-    vector = search(query=IDENTIFIER, top_k=5, config=config_for("vector"))
-    hybrid = search(query=IDENTIFIER, top_k=5, config=config_for("hybrid"))
+    vector = search(scope=scope_all(), query=IDENTIFIER, top_k=5, config=config_for("vector"))
+    hybrid = search(scope=scope_all(), query=IDENTIFIER, top_k=5, config=config_for("hybrid"))
     assert hybrid.results[0].relative_path == "runbooks/API Latency Runbook.md"
     assert IDENTIFIER in hybrid.results[0].content
     assert vector.confidence < get_config().threshold <= hybrid.confidence
@@ -52,9 +53,9 @@ def test_hybrid_finds_an_identifier_the_vector_misses_and_is_confident(sample_in
 
 @pytest.mark.parametrize("mode", ["lexical", "hybrid"])
 def test_scores_stay_cosines_and_results_are_unique(sample_index, mode):
-    outcome = search(query="Atlas CRM export limits", top_k=8, config=config_for(mode))
+    outcome = search(scope=scope_all(), query="Atlas CRM export limits", top_k=8, config=config_for(mode))
     cosines = {(hit.relative_path, hit.chunk_index): hit.score
-               for hit in search(query="Atlas CRM export limits", top_k=20,
+               for hit in search(scope=scope_all(), query="Atlas CRM export limits", top_k=20,
                                  config=config_for("vector")).results}
     keys = [(hit.relative_path, hit.chunk_index) for hit in outcome.results]
     assert len(keys) == len(set(keys)) == 8
@@ -65,13 +66,13 @@ def test_scores_stay_cosines_and_results_are_unique(sample_index, mode):
 
 def test_out_of_domain_question_keeps_the_vector_confidence_in_hybrid(sample_index):
     question = "Who won the FIFA World Cup in France?"
-    vector = search(query=question, top_k=5, config=config_for("vector"))
-    hybrid = search(query=question, top_k=5, config=config_for("hybrid"))
+    vector = search(scope=scope_all(), query=question, top_k=5, config=config_for("vector"))
+    hybrid = search(scope=scope_all(), query=question, top_k=5, config=config_for("hybrid"))
     assert hybrid.confidence <= vector.confidence < get_config().threshold
 
 
 def test_explain_reports_every_stage(sample_index):
-    outcome = search(query=IDENTIFIER, top_k=3, config=config_for("hybrid", rag_rerank="features"),
+    outcome = search(scope=scope_all(), query=IDENTIFIER, top_k=3, config=config_for("hybrid", rag_rerank="features"),
                      explain=True)
     explain = outcome.explain
     assert explain["mode"] == "hybrid"
@@ -87,7 +88,7 @@ def test_explain_reports_every_stage(sample_index):
 @pytest.mark.parametrize(("mode", "rerank"), [("vector", "none"), ("lexical", "none"),
                                               ("hybrid", "none"), ("hybrid", "features")])
 def test_page_spans_come_back_in_every_mode(paged_index, mode, rerank):
-    outcome = search(query=QUESTION, top_k=10, config=config_for(mode, rag_rerank=rerank))
+    outcome = search(scope=scope_all(), query=QUESTION, top_k=10, config=config_for(mode, rag_rerank=rerank))
     paged = [hit for hit in outcome.results if hit.relative_path == PAGED_SOURCE]
     notes = [hit for hit in outcome.results if hit.relative_path != PAGED_SOURCE]
     assert paged and notes

@@ -13,6 +13,7 @@ from django.core.management import call_command
 from pgvector import Vector
 
 from core.config import get_config
+from knowledge.access import scope_all
 from knowledge.embeddings import FakeLexicalEmbedder
 from knowledge.schema import index_connection
 from knowledge.vector_index import (
@@ -99,7 +100,7 @@ def corpus(db):
 
 def run(vector, *, mode: str, limit: int = 10, **changes) -> list:
     config = dataclasses.replace(get_config(), rag_vector_index=mode, **changes)
-    return vector_search(vector=vector, limit=limit, config=config, embedder=EMBEDDER)
+    return vector_search(knowledge_base_ids=scope_all().knowledge_base_ids, vector=vector, limit=limit, config=config, embedder=EMBEDDER)
 
 
 def build(**changes):
@@ -117,7 +118,8 @@ def hnsw_plan(vector) -> str:
     with conn.transaction(force_rollback=True), psycopg.Cursor(conn) as cursor:
         cursor.execute(sql.HNSW_SETTINGS, ["100"])
         cursor.execute("EXPLAIN " + sql.SEARCH_HNSW,
-                       [Vector(vector), EMBEDDER.provider, EMBEDDER.model, EMBEDDER.dim, 10])
+                       [Vector(vector), EMBEDDER.provider, EMBEDDER.model, EMBEDDER.dim,
+                        list(scope_all().knowledge_base_ids), 10])
         return "\n".join(row[0] for row in cursor.fetchall())
 
 
@@ -254,7 +256,8 @@ def test_iterative_scan_gives_top_k_when_a_shared_index_is_mostly_other_provider
                 [model, Vector(vector)])
     execute("CREATE INDEX test_shared_hnsw ON embeddings USING hnsw "
             "(embedding vector_cosine_ops)")
-    params = [Vector(vector), EMBEDDER.provider, EMBEDDER.model, EMBEDDER.dim, 10]
+    params = [Vector(vector), EMBEDDER.provider, EMBEDDER.model, EMBEDDER.dim,
+              list(scope_all().knowledge_base_ids), 10]
     conn = index_connection()
 
     def search(iterative: str) -> list:

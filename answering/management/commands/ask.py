@@ -6,6 +6,7 @@ from answering.services import ask
 from core.commands import RagCommand
 from core.config import get_config
 from core.output import body_json, citation_line
+from knowledge.access import OPERATOR
 
 
 class Command(RagCommand):
@@ -18,9 +19,12 @@ class Command(RagCommand):
                             help="allow a general-knowledge answer below the threshold "
                                  "(only if RAG_FALLBACK_ENABLED=true)")
         parser.add_argument("--json", action="store_true", help="print the HTTP response body")
+        parser.add_argument("--kb", action="append", default=None, metavar="SLUG",
+                            help="only these knowledge bases (repeatable; default: all)")
 
     def handle(self, *args, question: str, top_k: int | None, fallback: bool, **options) -> None:
-        body = ask(question=question, top_k=top_k, fallback=fallback, config=get_config())
+        body = ask(question=question, top_k=top_k, fallback=fallback, config=get_config(),
+                   scope=OPERATOR.scope(slugs=options["kb"]))
         if options["json"]:
             self.stdout.write(body_json(body))
             return

@@ -10,6 +10,7 @@ from core.commands import RagCommand
 from core.config import get_config
 from core.errors import EXIT_FAILURE
 from core.output import body_json
+from knowledge.access import OPERATOR
 from retrieval.services import top_k_validate
 
 
@@ -24,19 +25,23 @@ class Command(RagCommand):
         parser.add_argument("--ablation", action="store_true",
                             help="score the questions under vector, lexical, hybrid and hybrid "
                                  "with each available reranker, in one table")
+        parser.add_argument("--kb", action="append", default=None, metavar="SLUG",
+                            help="only these knowledge bases (repeatable; default: all)")
 
     def handle(self, *args, questions: str | None, top_k: int, **options) -> None:
         config = get_config()
         path = Path(questions) if questions else (config.project_root or Path.cwd()) / "eval" / "questions.yaml"
         if options["ablation"]:
-            report = ablation_run(questions=questions_load(path=path), config=config)
+            report = ablation_run(questions=questions_load(path=path), config=config,
+                                  scope=OPERATOR.scope(slugs=options["kb"]))
             if options["json"]:
                 self.stdout.write(body_json(report))
             else:
                 self._print_ablation(report)
             return
         report = evaluate(questions=questions_load(path=path),
-                          top_k=top_k_validate(top_k, config=config), config=config)
+                          top_k=top_k_validate(top_k, config=config), config=config,
+                          scope=OPERATOR.scope(slugs=options["kb"]))
         if options["json"]:
             self.stdout.write(body_json(report))
         else:

@@ -1,4 +1,5 @@
-"""`rag serve [--host 127.0.0.1] [--port 8000]` — gunicorn (gthread) serving the API and admin."""
+"""`rag serve [--host 127.0.0.1] [--port 8000] [--no-worker]` — gunicorn (gthread) serving the API
+and admin, and a background-jobs worker thread beside it."""
 
 from __future__ import annotations
 
@@ -6,7 +7,13 @@ import os
 
 from core.commands import RagCommand
 from core.config import get_config
-from core.serving import gunicorn_argv, serve_exposure_check, serve_workers
+from core.serving import (
+    gunicorn_argv,
+    serve_exposure_check,
+    serve_with_worker,
+    serve_worker_build,
+    serve_workers,
+)
 
 
 class Command(RagCommand):
@@ -22,6 +29,8 @@ class Command(RagCommand):
         parser.add_argument("--trusted-network", action="store_true",
                             help="serve beyond loopback without RAG_API_TOKEN (only on a network "
                                  "where every machine may read the knowledge base)")
+        parser.add_argument("--no-worker", action="store_true",
+                            help="run no background jobs here (run `rag worker` instead)")
 
     def handle(self, *args, host: str, port: int, workers: int | None, threads: int,
                **options) -> None:
@@ -37,9 +46,16 @@ class Command(RagCommand):
             self.stderr.write(f"warning: {host} is not in RAG_ALLOWED_HOSTS; requests naming it "
                               "will be refused (400)")
         base = f"http://{host}:{port}"
+        worker = None if options["no_worker"] else serve_worker_build()
+        jobs = "one worker thread" if worker else "none here (run `rag worker`)"
         self.stdout.write(f"serving local-rag on {base}\n  API docs: {base}/docs\n"
-                          f"  health:   {base}/health\n  admin:    {base}/admin/")
+                          f"  health:   {base}/health\n  admin:    {base}/admin/\n"
+                          f"  jobs:     {jobs}")
         self.stdout.flush()
         argv = gunicorn_argv(host=host, port=port, workers=workers, threads=threads)
-        # Replace this process: signals (Ctrl-C, SIGTERM) then reach gunicorn directly.
-        os.execv(argv[0], argv)
+        if worker is None:
+            # Replace this process: signals (Ctrl-C, SIGTERM) then reach gunicorn directly.
+            os.execv(argv[0], argv)
+        status = serve_with_worker(argv=argv, worker=worker)
+        if status:
+            raise SystemExit(status)

@@ -1,4 +1,4 @@
-"""`rag ingest [PATH] [--json] [--wait]` — index a vault: Markdown / Obsidian notes and PDF,
+"""`rag ingest [PATH] [--kb SLUG] [--json] [--wait]` — index a vault: Markdown / Obsidian notes and PDF,
 DOCX and TXT documents."""
 
 from __future__ import annotations
@@ -7,8 +7,10 @@ import sys
 
 from core.commands import RagCommand
 from core.config import get_config
+from core.errors import InvalidRequest
 from core.progress import ProgressBar
-from knowledge.ingest import vault_ingest
+from knowledge.bases import kb_get
+from knowledge.ingest import IngestResult, vault_ingest
 
 
 class Command(RagCommand):
@@ -24,24 +26,47 @@ class Command(RagCommand):
                             help="allow removing every note of the vault when the scan finds "
                                  "none (refused otherwise: an unmounted or emptied folder looks "
                                  "the same)")
+        parser.add_argument("--kb", default=None, metavar="SLUG",
+                            help="with PATH: ingest it into this knowledge base (it becomes "
+                                 "one of its sources); without PATH: ingest every source of "
+                                 "the knowledge base")
         parser.add_argument("--max-file-mb", type=float, default=5.0,
                             help="skip notes larger than this (default 5 MB; PDF, DOCX and TXT "
                                  "files: RAG_DOCUMENT_MAX_MB)")
 
     def handle(self, *args, path: str | None, **options) -> None:
         config = get_config()
-        bar = ProgressBar(label="ingest", stream=sys.stderr)
-        try:
-            result = vault_ingest(vault_path=path or config.vault_path, config=config,
-                                  progress=bar.update, wait_for_lock=options["wait"],
-                                  prune=options["prune"],
-                                  max_file_bytes=int(options["max_file_mb"] * 1024 * 1024))
-        finally:
-            bar.close()
-        for warning in result.warnings:
-            self.stderr.write(f"warning: {warning['file']}: {warning['reason']}")
+        slug = options["kb"]
+        if slug is not None and path is None:
+            base = kb_get(slug)
+            if not base.sources:
+                raise InvalidRequest(f"the knowledge base {slug!r} has no source yet; add one "
+                                     f"with `rag kb add-source {slug} PATH`")
+            results = [self._ingest(source.path, config=config, options=options)
+                       for source in base.sources]
+            if options["json"]:
+                self.write_json([result.as_dict() for result in results])
+            return
+        result = self._ingest(path or config.vault_path, config=config, options=options)
         if options["json"]:
             self.write_json(result.as_dict())
+
+    def _ingest(self, path, *, config, options) -> IngestResult:
+        bar = ProgressBar(label="ingest", stream=sys.stderr)
+        try:
+            result = vault_ingest(vault_path=path, config=config, progress=bar.update,
+                                  wait_for_lock=options["wait"], prune=options["prune"],
+                                  max_file_bytes=int(options["max_file_mb"] * 1024 * 1024),
+                                  knowledge_base=options["kb"])
+        finally:
+            bar.close()
+        self._report(result, as_json=options["json"])
+        return result
+
+    def _report(self, result: IngestResult, *, as_json: bool) -> None:
+        for warning in result.warnings:
+            self.stderr.write(f"warning: {warning['file']}: {warning['reason']}")
+        if as_json:
             return
         ocr = f"; {result.ocr_pages} scanned pages read by OCR" if result.ocr_pages else ""
         self.stdout.write(

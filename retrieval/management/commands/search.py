@@ -5,6 +5,7 @@ from __future__ import annotations
 from core.commands import RagCommand
 from core.config import get_config
 from core.output import body_json, citation_line
+from knowledge.access import OPERATOR
 from retrieval.schemas import SearchResponse
 from retrieval.services import search, search_body
 
@@ -18,9 +19,12 @@ class Command(RagCommand):
         parser.add_argument("--json", action="store_true", help="print the HTTP response body")
         parser.add_argument("--explain", action="store_true",
                             help="show each stage's ranks, scores and time")
+        parser.add_argument("--kb", action="append", default=None, metavar="SLUG",
+                            help="only these knowledge bases (repeatable; default: all)")
 
     def handle(self, *args, query: str, top_k: int | None, **options) -> None:
-        outcome = search(query=query, top_k=top_k, config=get_config(), explain=options["explain"])
+        outcome = search(query=query, top_k=top_k, config=get_config(),
+                         scope=OPERATOR.scope(slugs=options["kb"]), explain=options["explain"])
         body = SearchResponse.model_validate(search_body(outcome)).model_dump(exclude_unset=True)
         if options["json"]:
             self.stdout.write(body_json(body))

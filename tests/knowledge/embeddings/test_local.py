@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from knowledge.access import scope_all
 from knowledge.embeddings import ChunkText, get_embedder
 from knowledge.embeddings import local as local_models
 from knowledge.embeddings.local import QWEN_INSTRUCTION, document_text, model_load
@@ -229,8 +230,8 @@ def test_switching_fake_to_local_qwen3_adds_only_the_missing_vectors(sample_inde
     assert (switched.chunks_written, switched.embeddings_written) == (0, len(chunks))
     assert _chunk_ids() == chunks
     assert index_counts(config=qwen).embeddings_current_config == len(chunks)
-    assert health_report(config=qwen)["details"]["embeddings_current_config"] == len(chunks)
-    hits = search(query="Atlas CRM export", top_k=3, config=qwen, mode="vector").results
+    assert health_report(config=qwen, scope=scope_all())["details"]["embeddings_current_config"] == len(chunks)
+    hits = search(scope=scope_all(), query="Atlas CRM export", top_k=3, config=qwen, mode="vector").results
     # The scores are the cosines with the qwen vectors, not with the fake ones still stored.
     query = get_embedder(config=qwen).embed_query("Atlas CRM export")
     with connection.cursor() as cursor:
@@ -338,7 +339,7 @@ def test_minilm_beats_lexical_matching_on_paraphrased_questions(db, tmp_path, co
         config = config_override(embedding_provider=provider, embedding_model=model)
         vault_ingest(vault_path=vault, config=config, prepare_workers=0)
         correct[provider] = sum(
-            search(query=question, top_k=1, config=config).results[0].relative_path == expected
+            search(scope=scope_all(), query=question, top_k=1, config=config).results[0].relative_path == expected
             for question, expected in PARAPHRASED_QUESTIONS)
     print(f"rank-1 correct of {len(PARAPHRASED_QUESTIONS)}: {correct}")
     assert correct["sentence-transformers"] >= len(PARAPHRASED_QUESTIONS) - 1

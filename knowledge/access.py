@@ -1,0 +1,191 @@
+"""Who may read and maintain which knowledge bases: callers, scopes and API tokens.
+
+Every retrieval query takes a `Scope`, the explicit list of knowledge base ids it may read, and
+filters on it inside its SQL (`knowledge_base_id = ANY(...)`); nothing is dropped afterwards. A
+`Caller` is resolved once per request (or command) from its credentials:
+
+- the local operator (CLI commands, and API callers when access control is off: no token issued,
+  no RAG_API_TOKEN, and the request from loopback or a `--trusted-network` server) reads and
+  maintains everything;
+- RAG_API_TOKEN acts as a token with every right;
+- an issued token acts with its user's grants (superusers: everything), narrowed to the token's
+  knowledge bases when it lists any, and to reading when it is read-only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+
+from core.config import Config
+from core.db import db_errors_translated
+from core.errors import Forbidden, NotFound
+from knowledge import sql
+from knowledge.bases import kb_ids_all
+
+TOKEN_PREFIX = "lr_"
+# last_used_at is written at most this often per token: not one write per request.
+LAST_USED_RESOLUTION_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The knowledge bases one query may read (ids, sorted); empty reads nothing."""
+
+    knowledge_base_ids: tuple[int, ...]
+
+    @classmethod
+    def of(cls, ids: Iterable[int]) -> Scope:
+        return cls(tuple(sorted(set(ids))))
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is asking, and what they may read and maintain."""
+
+    label: str  # for logs and traces: never the token itself
+    readable: frozenset[int]
+    writable: frozenset[int]
+    everything: bool = False  # every knowledge base, also those created after this call began
+    user_id: int | None = None
+    token_id: int | None = None
+
+    def scope(self, *, slugs: list[str] | None = None) -> Scope:
+        """The caller's knowledge bases, narrowed to `slugs` when given. A slug that does not
+        exist and one the caller may not read are answered alike: not found."""
+        readable = set(kb_ids_all()) if self.everything else set(self.readable)
+        if slugs is None:
+            return Scope.of(readable)
+        ids = _ids_by_slug(slugs)
+        for slug in slugs:
+            if ids.get(slug) not in readable:
+                raise NotFound(f"knowledge base not found: {slug}",
+                               details={"knowledge_base": slug})
+        return Scope.of(ids[slug] for slug in slugs)
+
+    def may_read(self, knowledge_base_id: int | None) -> bool:
+        return knowledge_base_id is not None and (
+            self.everything or knowledge_base_id in self.readable)
+
+    def maintain_check(self, knowledge_base_id: int, *, what: str) -> None:
+        """Raise NotFound for a base the caller cannot see, Forbidden for one it only reads."""
+        if not self.may_read(knowledge_base_id):
+            raise NotFound(f"{what} not found")
+        if not (self.everything or knowledge_base_id in self.writable):
+            raise Forbidden(f"this caller may read but not change {what}: it needs the "
+                            "maintainer role on its knowledge base (and a token that is not "
+                            "read-only)")
+
+
+OPERATOR = Caller(label="local operator", readable=frozenset(), writable=frozenset(),
+                  everything=True)
+
+
+def caller_for_secret(secret: str, *, config: Config) -> Caller | None:
+    """The caller a bearer secret stands for, or None for an unknown, revoked or malformed
+    one. Compared in constant time."""
+    if config.rag_api_token and hmac.compare_digest(secret.encode(),
+                                                     config.rag_api_token.encode()):
+        return Caller(label="RAG_API_TOKEN", readable=frozenset(), writable=frozenset(),
+                      everything=True)
+    if not secret.startswith(TOKEN_PREFIX) or len(secret) > 200:
+        return None
+    digest = token_digest(secret)
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.TOKEN_LOOKUP, [digest])
+        row = cursor.fetchone()
+        if row is None or not hmac.compare_digest(row[1], digest):
+            return None
+        token_id, _, user_id, username, superuser, read_only, narrowed = row
+        cursor.execute(sql.TOKEN_TOUCH, [token_id, LAST_USED_RESOLUTION_SECONDS])
+        cursor.execute(sql.USER_GRANTS, [user_id])
+        grants = cursor.fetchall()
+    if superuser:
+        readable = set(kb_ids_all())
+        writable = set(readable)
+    else:
+        readable = {base for base, _ in grants}
+        writable = {base for base, role in grants if role == "maintainer"}
+    if narrowed:
+        readable &= set(narrowed)
+        writable &= set(narrowed)
+    if read_only:
+        writable = set()
+    return Caller(label=f"token {token_id} of {username}", readable=frozenset(readable),
+                  writable=frozenset(writable), user_id=user_id, token_id=token_id)
+
+
+def access_control_on(*, config: Config) -> bool:
+    """True once RAG_API_TOKEN is set or any token is issued (and not revoked)."""
+    if config.rag_api_token:
+        return True
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.TOKENS_ACTIVE_EXIST)
+        return bool(cursor.fetchone()[0])
+
+
+def token_digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    id: int
+    secret: str  # shown once, stored nowhere
+    prefix: str
+
+
+def token_create(*, username: str, slugs: list[str] | None = None, read_only: bool = False,
+                 name: str = "") -> IssuedToken:
+    """Issue a token to a user; only its SHA-256 is stored."""
+    secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    prefix = secret[:10]
+    with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql.USER_BY_NAME, [username])
+        row = cursor.fetchone()
+        if row is None:
+            raise NotFound(f"no user named {username!r}; create one with `rag createsuperuser` "
+                           "or in the admin", details={"user": username})
+        user_id = row[0]
+        ids = _ids_by_slug(slugs or [])
+        missing = [slug for slug in slugs or [] if slug not in ids]
+        if missing:
+            raise NotFound(f"knowledge base not found: {missing[0]}",
+                           details={"knowledge_base": missing[0]})
+        cursor.execute(sql.TOKEN_INSERT, [user_id, name, prefix, token_digest(secret), read_only])
+        token_id = cursor.fetchone()[0]
+        for base_id in sorted(set(ids.values())):
+            cursor.execute(sql.TOKEN_BASE_INSERT, [token_id, base_id])
+    return IssuedToken(id=token_id, secret=secret, prefix=prefix)
+
+
+def tokens_list() -> list[dict]:
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.TOKENS_LIST)
+        columns = [column.name for column in cursor.description]
+        return [dict(zip(columns, row)) for row in cursor.fetchall()]
+
+
+def token_revoke(*, token_id: int) -> None:
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.TOKEN_REVOKE, [token_id])
+        if cursor.fetchone() is None:
+            raise NotFound(f"no active token with id {token_id}", details={"id": token_id})
+
+
+def _ids_by_slug(slugs: list[str]) -> dict[str, int]:
+    if not slugs:
+        return {}
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.KB_IDS_BY_SLUG, [list(slugs)])
+        return dict(cursor.fetchall())
+
+
+def scope_all() -> Scope:
+    """Every knowledge base, for the local operator's tools (CLI, eval, benchmarks)."""
+    return OPERATOR.scope()

@@ -1,0 +1,61 @@
+"""Bearer authentication of the API: every operation that reads or changes knowledge gets a
+`Caller` (knowledge/access.py) as `request.auth`, or the request is answered 401.
+
+Compatibility with the first release: while access control is off (no token issued, no
+RAG_API_TOKEN), a request from loopback — or any request to a server started with
+`--trusted-network` — is the local operator and sees everything, as before. Once any token
+exists, every such call needs one.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from typing import Any
+
+from django.http import HttpRequest
+from ninja.security import HttpBearer
+
+from core.config import get_config
+from knowledge.access import Caller, access_control_on, caller_for_secret
+
+# Set by `rag serve --trusted-network` for its workers: the operator vouched for the network.
+TRUSTED_NETWORK_VARIABLE = "LOCALRAG_TRUSTED_NETWORK"
+OPEN_CALLER = Caller(label="open access (no token issued)", readable=frozenset(),
+                     writable=frozenset(), everything=True)
+
+
+class CallerAuth(HttpBearer):
+    def __call__(self, request: HttpRequest) -> Any:
+        config = get_config()
+        if not access_control_on(config=config) and _open_to(request):
+            return OPEN_CALLER
+        return super().__call__(request)
+
+    def authenticate(self, request: HttpRequest, token: str) -> Caller | None:
+        return caller_for_secret(token, config=get_config())
+
+
+def request_caller(request: HttpRequest) -> Caller | None:
+    """The caller of a request to an operation without required auth (/health): its caller
+    when it sent valid credentials or access control is off for it, else None."""
+    config = get_config()
+    if not access_control_on(config=config) and _open_to(request):
+        return OPEN_CALLER
+    header = request.headers.get("Authorization", "")
+    scheme, _, secret = header.partition(" ")
+    if scheme.lower() != "bearer" or not secret.strip():
+        return None
+    return caller_for_secret(secret.strip(), config=config)
+
+
+def _open_to(request: HttpRequest) -> bool:
+    if os.environ.get(TRUSTED_NETWORK_VARIABLE) == "1":
+        return True
+    try:
+        return ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")).is_loopback
+    except ValueError:
+        return False
+
+
+caller_auth = CallerAuth()

@@ -1,0 +1,153 @@
+"""Knowledge bases and their sources: create, list, register a folder, find a folder's base.
+
+A source is a canonical folder path (the value documents.vault_path holds for its documents):
+a vault folder an operator registered, or a base's own upload area under the project's data
+folder. A folder that is a source of no base is put into `default` when it is first ingested.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import connection, transaction
+
+from core.config import Config
+from core.db import db_errors_translated
+from core.errors import Conflict, InvalidRequest, NotFound
+from knowledge import sql
+from knowledge.vault import vault_resolve
+
+DEFAULT_SLUG = "default"
+SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+UPLOADS_FOLDER = Path(".local") / "uploads"
+
+
+@dataclass(frozen=True)
+class Source:
+    kind: str  # vault or uploads
+    path: str
+
+
+@dataclass(frozen=True)
+class KnowledgeBaseInfo:
+    id: int
+    slug: str
+    name: str
+    description: str
+    documents: int = 0
+    chunks: int = 0
+    sources: list[Source] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"slug": self.slug, "name": self.name, "description": self.description,
+                "documents": self.documents, "chunks": self.chunks,
+                "sources": [{"kind": source.kind, "path": source.path}
+                            for source in self.sources]}
+
+
+def slug_check(slug: str) -> str:
+    if not SLUG.match(slug):
+        raise InvalidRequest(f"knowledge base slug {slug!r} must be 1–63 lower-case letters, "
+                             "digits, '-' or '_', starting with a letter or digit",
+                             details={"field": "slug"})
+    return slug
+
+
+def kb_create(*, slug: str, name: str | None = None, description: str = "",
+              sources: list[str] | tuple[str, ...] = ()) -> KnowledgeBaseInfo:
+    """A new knowledge base with its vault sources (each must be a folder no base has yet)."""
+    slug_check(slug)
+    paths = [str(vault_resolve(path)) for path in sources]
+    with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql.KB_INSERT, [slug, name or slug, description])
+        row = cursor.fetchone()
+        if row is None:
+            raise Conflict(f"knowledge base {slug!r} exists already", details={"slug": slug})
+        for path in paths:
+            _source_insert(cursor, knowledge_base_id=row[0], kind="vault", path=path)
+    return kb_get(slug)
+
+
+def kb_source_add(*, slug: str, path: str | Path, kind: str = "vault") -> str:
+    """Register a folder as a source of the base; returns its canonical path. A folder that
+    is already a source of this base is fine; of another base, a conflict."""
+    canonical = str(vault_resolve(path)) if kind == "vault" else str(path)
+    base = kb_get(slug)
+    with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
+        _source_insert(cursor, knowledge_base_id=base.id, kind=kind, path=canonical)
+    return canonical
+
+
+def _source_insert(cursor, *, knowledge_base_id: int, kind: str, path: str) -> None:
+    cursor.execute(sql.KB_SOURCE_INSERT, [knowledge_base_id, kind, path])
+    claimed = cursor.fetchone() is not None
+    if not claimed:
+        # A folder ingested before it had a base of its own became a source of `default`:
+        # the first base it is added to takes it over.
+        cursor.execute(sql.KB_SOURCE_CLAIM, [knowledge_base_id, kind, path, DEFAULT_SLUG])
+        claimed = cursor.fetchone() is not None
+    if claimed:
+        # Documents of that folder indexed earlier (under `default`) follow it into its base.
+        cursor.execute(sql.KB_DOCUMENTS_MOVE, [knowledge_base_id, path, knowledge_base_id])
+        return
+    cursor.execute(sql.KB_SOURCE_OWNER, [path])
+    owner, owner_slug = cursor.fetchone()
+    if owner != knowledge_base_id:
+        raise Conflict(f"{path} is a source of the knowledge base {owner_slug!r} already",
+                       details={"path": path, "knowledge_base": owner_slug})
+
+
+def kb_get(slug: str) -> KnowledgeBaseInfo:
+    for base in kb_list(slugs=[slug]):
+        return base
+    raise NotFound(f"knowledge base not found: {slug}", details={"knowledge_base": slug})
+
+
+def kb_list(*, slugs: list[str] | None = None,
+            ids: list[int] | tuple[int, ...] | None = None) -> list[KnowledgeBaseInfo]:
+    """Knowledge bases by slug, with their counts and sources; `slugs` or `ids` narrow it."""
+    with db_errors_translated(), connection.cursor() as cursor:
+        narrow_ids = list(ids) if ids is not None else None
+        cursor.execute(sql.KB_LIST, [slugs, slugs, narrow_ids, narrow_ids])
+        rows = cursor.fetchall()
+        cursor.execute(sql.KB_SOURCES, [[row[0] for row in rows]])
+        sources: dict[int, list[Source]] = {}
+        for base_id, kind, path in cursor.fetchall():
+            sources.setdefault(base_id, []).append(Source(kind=kind, path=path))
+    return [KnowledgeBaseInfo(id=base_id, slug=slug, name=name, description=description,
+                              documents=documents, chunks=chunks,
+                              sources=sources.get(base_id, []))
+            for base_id, slug, name, description, documents, chunks in rows]
+
+
+def kb_ids_all() -> tuple[int, ...]:
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.KB_IDS)
+        return tuple(row[0] for row in cursor.fetchall())
+
+
+def source_base(*, path: str) -> int:
+    """The knowledge base a folder's documents go into: its source's base, or `default` (the
+    folder then becomes a source of `default`)."""
+    with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql.KB_SOURCE_OWNER, [path])
+        row = cursor.fetchone()
+        if row is not None:
+            return row[0]
+        cursor.execute(sql.KB_DEFAULT_SOURCE_ENSURE, [path, DEFAULT_SLUG])
+        cursor.execute(sql.KB_SOURCE_OWNER, [path])
+        return cursor.fetchone()[0]
+
+
+def uploads_folder(*, config: Config, slug: str) -> Path:
+    """A base's upload area: created on first use (mode 700) and registered as its source."""
+    base = kb_get(slug)
+    root = (config.project_root or Path.cwd()) / UPLOADS_FOLDER
+    folder = root / f"kb-{base.id}"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    canonical = str(folder.resolve())
+    if not any(source.path == canonical for source in base.sources):
+        kb_source_add(slug=slug, path=canonical, kind="uploads")
+    return folder.resolve()

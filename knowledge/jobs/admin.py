@@ -1,0 +1,43 @@
+"""Read-only admin of the background jobs: what is queued, running, failed, and why.
+
+Registered when knowledge/admin.py imports this module. Jobs change only through the queue
+(`rag jobs retry|cancel`, the worker), never by editing a row."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from knowledge.models import BackgroundJob
+
+
+class _ReadOnlyAdminMixin:
+    # Its own copy of knowledge.admin's mixin: knowledge/admin.py imports this module, so
+    # importing back from it would be a cycle.
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(BackgroundJob)
+class BackgroundJobAdmin(_ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("id", "type", "resource", "status", "stage", "progress_percent", "attempts",
+                    "run_after", "updated_at")
+    list_filter = ("status", "type")
+    search_fields = ("resource", "last_error")
+    fields = ("type", "resource", "status", "stage", "progress", "attempt", "max_attempts",
+              "run_after", "lease_owner", "lease_until", "last_error", "payload", "result",
+              "created_at", "updated_at", "started_at", "finished_at")
+
+    @admin.display(description="progress", ordering="progress")
+    def progress_percent(self, obj: BackgroundJob) -> str:
+        return f"{obj.progress:.0%}"
+
+    @admin.display(description="attempt", ordering="attempt")
+    def attempts(self, obj: BackgroundJob) -> str:
+        return f"{obj.attempt}/{obj.max_attempts}"

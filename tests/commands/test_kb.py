@@ -1,0 +1,90 @@
+"""`rag kb create | add-source | list`: in-process for the output, as a subprocess for the
+command line and exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from knowledge.bases import kb_get
+
+
+def kb(*args: str) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("kb", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def kb_refused(*args: str) -> str:
+    err = io.StringIO()
+    with pytest.raises(SystemExit) as exited:
+        call_command("kb", *args, stdout=io.StringIO(), stderr=err)
+    assert exited.value.code == 2
+    return err.getvalue()
+
+
+@pytest.mark.django_db
+def test_create_with_sources_prints_the_base_as_json(tmp_path: Path):
+    (tmp_path / "hr").mkdir()
+    out, _ = kb("create", "handbook", "--name", "Staff handbook", "--description", "HR",
+                "--source", str(tmp_path / "hr"), "--source", f"{tmp_path}/hr/../hr", "--json")
+    assert json.loads(out) == {
+        "slug": "handbook", "name": "Staff handbook", "description": "HR", "documents": 0,
+        "chunks": 0, "sources": [{"kind": "vault", "path": str((tmp_path / "hr").resolve())}]}
+
+
+@pytest.mark.django_db
+def test_create_then_add_source_then_list_in_plain_text(tmp_path: Path):
+    (tmp_path / "eng").mkdir()
+    out, _ = kb("create", "eng")
+    assert out == "created knowledge base eng (eng)\n"
+    out, _ = kb("add-source", "eng", str(tmp_path / "eng"))
+    assert f"{(tmp_path / 'eng').resolve()} is a source of eng" in out
+    listed, _ = kb("list")
+    assert "default  Default  0 documents, 0 chunks" in listed
+    assert f"eng  eng  0 documents, 0 chunks\n  vault: {(tmp_path / 'eng').resolve()}\n" in listed
+    assert listed.index("default") < listed.index("eng  eng")
+
+
+@pytest.mark.django_db
+def test_list_json_counts_documents_and_chunks(sample_index):
+    out, _ = kb("list", "--json")
+    [default] = json.loads(out)
+    assert default["slug"] == "default"
+    assert default["documents"] == sample_index.documents_added > 0
+    assert default["chunks"] == sample_index.chunks_written
+    assert [source["kind"] for source in default["sources"]] == ["vault"]
+
+
+@pytest.mark.django_db
+def test_refusals_exit_2_with_the_reason(tmp_path: Path):
+    (tmp_path / "hr").mkdir()
+    kb("create", "hr", "--source", str(tmp_path / "hr"))
+    assert "error [conflict]: knowledge base 'hr' exists already" in kb_refused("create", "hr")
+    assert "error [invalid_request]" in kb_refused("create", "Not A Slug")
+    assert "error [not_found]: knowledge base not found: nope" in kb_refused(
+        "add-source", "nope", str(tmp_path / "hr"))
+    assert "error [vault_not_found]" in kb_refused("add-source", "hr", str(tmp_path / "absent"))
+    kb("create", "legal")
+    assert "is a source of the knowledge base 'hr' already" in kb_refused(
+        "add-source", "legal", str(tmp_path / "hr"))
+    assert kb_get("legal").sources == []
+
+
+def test_the_command_line_creates_lists_and_refuses(clean_tables, run_cli, tmp_path: Path):
+    (tmp_path / "hr").mkdir()
+    created = run_cli("kb", "create", "hr", "--source", str(tmp_path / "hr"))
+    assert created.returncode == 0, created.stderr
+    listed = run_cli("kb", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [base["slug"] for base in json.loads(listed.stdout)] == ["default", "hr"]
+    again = run_cli("kb", "create", "hr")
+    assert again.returncode == 2 and "error [conflict]" in again.stderr
+    missing = run_cli("kb", "add-source", "hr")
+    assert missing.returncode == 2 and "path" in missing.stderr
+    no_action = run_cli("kb")
+    assert no_action.returncode == 2 and "create" in no_action.stderr

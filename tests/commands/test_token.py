@@ -1,0 +1,110 @@
+"""`rag token create | list | revoke`: the secret is printed once and never again."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from core.config import get_config
+from knowledge.access import caller_for_secret
+from knowledge.bases import kb_create
+from knowledge.models import ApiToken, Grant
+
+
+def token(*args: str) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("token", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def token_refused(*args: str) -> str:
+    err = io.StringIO()
+    with pytest.raises(SystemExit) as exited:
+        call_command("token", *args, stdout=io.StringIO(), stderr=err)
+    assert exited.value.code == 2
+    return err.getvalue()
+
+
+@pytest.fixture
+def alice(db):
+    user = get_user_model().objects.create_user(username="alice", password="pw")
+    for slug in ("hr", "eng"):
+        Grant.objects.create(user=user, knowledge_base_id=kb_create(slug=slug).id,
+                             role=Grant.MAINTAINER)
+    return user
+
+
+def test_create_prints_only_the_token_on_stdout_and_a_note_on_stderr(alice):
+    out, err = token("create", "--user", "alice", "--name", "laptop")
+    secret = out.strip()
+    assert out == secret + "\n" and secret.startswith("lr_")
+    assert "not shown again" in err and "rag token revoke" in err
+    stored = ApiToken.objects.get()
+    assert (stored.name, stored.prefix, stored.read_only) == ("laptop", secret[:10], False)
+    assert caller_for_secret(secret, config=get_config()).user_id == alice.pk
+
+
+def test_create_json_names_the_token_once_with_its_scope(alice):
+    out, _ = token("create", "--user", "alice", "--kb", "hr", "--kb", "eng", "--kb", "hr",
+                   "--read-only", "--json")
+    issued = json.loads(out)
+    assert set(issued) == {"id", "token", "prefix", "user", "knowledge_bases", "read_only"}
+    assert (issued["user"], issued["knowledge_bases"], issued["read_only"]) == (
+        "alice", ["eng", "hr"], True)
+    assert issued["token"].startswith(issued["prefix"])
+    found = caller_for_secret(issued["token"], config=get_config())
+    assert found.token_id == issued["id"] and found.writable == frozenset()
+
+
+def test_list_never_shows_the_secret_or_the_hash(alice):
+    secret = token("create", "--user", "alice", "--kb", "hr", "--name", "ci")[0].strip()
+    token_hash = ApiToken.objects.get().token_hash
+    plain, _ = token("list")
+    as_json, _ = token("list", "--json")
+    for output in (plain, as_json):
+        assert secret not in output and token_hash not in output
+        assert secret[len("lr_"):10] in output  # the prefix, to recognise it
+    [listed] = json.loads(as_json)
+    assert (listed["name"], listed["user"], listed["knowledge_bases"]) == ("ci", "alice", ["hr"])
+    assert listed["last_used_at"] is None and listed["revoked_at"] is None
+    assert listed["created_at"].startswith(str(ApiToken.objects.get().created_at.year))
+    assert "user alice  bases hr  as granted" in plain and "last used never" in plain
+
+
+def test_revoke_stops_the_token_and_list_shows_it(alice):
+    issued = json.loads(token("create", "--user", "alice", "--json")[0])
+    out, _ = token("revoke", str(issued["id"]))
+    assert out == f"token {issued['id']} revoked; it is refused from now on\n"
+    assert caller_for_secret(issued["token"], config=get_config()) is None
+    assert json.loads(token("list", "--json")[0])[0]["revoked_at"] is not None
+    assert "revoked " in token("list")[0]
+    assert f"no active token with id {issued['id']}" in token_refused("revoke", str(issued["id"]))
+
+
+@pytest.mark.django_db
+def test_refusals_exit_2(alice):
+    assert "error [not_found]: no user named 'bob'" in token_refused("create", "--user", "bob")
+    assert "knowledge base not found: nope" in token_refused("create", "--user", "alice",
+                                                             "--kb", "nope")
+    assert ApiToken.objects.count() == 0
+    assert "no token issued yet" in token("list")[0]
+
+
+def test_the_command_line_issues_lists_and_revokes(clean_tables, run_cli):
+    get_user_model().objects.create_user(username="carol", password="pw")
+    created = run_cli("token", "create", "--user", "carol")
+    assert created.returncode == 0, created.stderr
+    secret = created.stdout.strip()
+    assert secret.startswith("lr_") and "not shown again" in created.stderr
+    listed = run_cli("token", "list", "--json")
+    assert listed.returncode == 0 and secret not in listed.stdout
+    [entry] = json.loads(listed.stdout)
+    assert run_cli("token", "revoke", str(entry["id"])).returncode == 0
+    again = run_cli("token", "revoke", str(entry["id"]))
+    assert again.returncode == 2 and "error [not_found]" in again.stderr
+    no_user = run_cli("token", "create")
+    assert no_user.returncode == 2 and "--user" in no_user.stderr

@@ -1,0 +1,107 @@
+"""`rag serve` runs one background-jobs worker beside gunicorn, unless given --no-worker; it
+stops with the server, and gunicorn does not outlive it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from core.embedded_pg import free_port
+from knowledge.jobs.queue import job_enqueue, job_get
+from tests.conftest import cli_env
+from tests.harness import ROOT
+
+
+def answers(url: str) -> bool:
+    try:
+        httpx.get(f"{url}/openapi.json", timeout=1)
+        return True
+    except httpx.TransportError:
+        return False
+
+
+def wait_for(condition, *, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+class Servers:
+    """`rag serve` subprocesses on free loopback ports; all stopped, gunicorn included, at the
+    end of the test whatever happened."""
+
+    def __init__(self) -> None:
+        self.processes: list[subprocess.Popen] = []
+        self.gunicorns: list[int] = []
+
+    def start(self, *options: str) -> tuple[subprocess.Popen, str]:
+        port = free_port()
+        process = subprocess.Popen(
+            [sys.executable, str(ROOT / "manage.py"), "serve", "--port", str(port),
+             "--workers", "1", "--threads", "2", *options],
+            cwd=ROOT, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.processes.append(process)
+        url = f"http://127.0.0.1:{port}"
+        if not wait_for(lambda: answers(url) or process.poll() is not None, timeout=30) or (
+                process.poll() is not None):
+            pytest.fail("rag serve did not start")
+        if sys.platform.startswith("linux"):
+            self.gunicorns += [int(pid) for pid in Path(
+                f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()]
+        return process, url
+
+    def stop_all(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        for pid in self.gunicorns:  # one that outlived its `rag serve` (a failed test)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def servers():
+    started = Servers()
+    yield started
+    started.stop_all()
+
+
+def test_serve_runs_jobs_and_stops_with_sigterm(clean_tables, servers):
+    # No handler of the test process exists in the server: a job of an unknown type shows that
+    # the server's worker claimed and ran it.
+    job_id = job_enqueue(type="no_such_type")
+    process, url = servers.start()
+    assert wait_for(lambda: job_get(job_id).status == "failed", timeout=10)
+    assert job_get(job_id).last_error.startswith("unknown job type 'no_such_type'")
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=10) == 0
+    assert not answers(url)  # gunicorn stopped too
+
+
+def test_no_worker_leaves_jobs_queued(clean_tables, servers):
+    job_id = job_enqueue(type="no_such_type")
+    servers.start("--no-worker")
+    time.sleep(1.5)  # more than a worker's poll interval (1 s)
+    job = job_get(job_id)
+    assert (job.status, job.attempt) == ("queued", 0)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_gunicorn_does_not_outlive_a_killed_serve(clean_tables, servers):
+    process, url = servers.start()
+    assert servers.gunicorns, "rag serve started no gunicorn of its own"
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=5)
+    assert wait_for(lambda: not answers(url), timeout=10)
