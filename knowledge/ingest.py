@@ -227,7 +227,10 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
             finally:
                 timer.add("read", mark)
             state = existing.get(note.relative_path)
+            if state is not None and state.status == "deleting":
+                continue  # deleted through the API: its file goes with the delete job
             if (state is not None and state.content_hash == content.content_hash
+                    and state.status != "queued"
                     and not reading.scans_retry(state.ocr_skipped)):
                 result.documents_skipped += 1
                 if state.embedded < state.chunks:
@@ -312,6 +315,11 @@ def _flush(pending: list[tuple[store.DocumentVersion, list[Vector] | None, bool]
                 result.files_rejected += 1
                 result.warnings.append({"file": entry[0].relative_path,
                                         "reason": f"could not be stored: {first_line(exc)}"})
+                if not entry[2]:  # an existing document keeps its version; the failure is kept
+                    store.version_failed_record(
+                        vault_path=vault, relative_path=entry[0].relative_path,
+                        content_hash=entry[0].content_hash, embedder=embedder,
+                        error=first_line(exc))
     for version, _, is_new in stored:
         result.chunks_written += len(version.chunks)
         result.embeddings_written += len(version.chunks)

@@ -61,8 +61,10 @@ def health_report(*, config: Config, scope: Scope | None) -> dict:
     error = schema_error(state, details={"checks": checks})
     if error is not None:
         raise error
-    everything = index_counts(config=config)
-    checks["retrieval_ready"] = "ok" if everything.embeddings_current_config else "not_ready"
+    # A caller's readiness is that of what it may search; a probe without credentials learns
+    # only whether anything is searchable at all.
+    counts = index_counts(config=config, scope=scope)
+    checks["retrieval_ready"] = "ok" if counts.embeddings_current_config else "not_ready"
     healthy = checks["embedding_config"] == "ok" and checks["retrieval_ready"] == "ok"
     details: dict = {
         "embedding_provider": config.embedding_provider,
@@ -70,7 +72,6 @@ def health_report(*, config: Config, scope: Scope | None) -> dict:
         "embedding_native_dim": embedding_native_dim(config=config),
     }
     if scope is not None:
-        counts = index_counts(config=config, scope=scope)
         details.update(documents=counts.documents, chunks=counts.chunks,
                        embeddings_current_config=counts.embeddings_current_config)
     return {"status": "ok" if healthy else "degraded", "checks": checks, "details": details}

@@ -39,7 +39,8 @@ DOCUMENT_STATES = """
 SELECT d.id, d.relative_path, d.content_hash,
        count(c.id) AS chunks,
        count(e.chunk_id) AS embedded,  -- the unique index holds it: no vector is read
-       d.metadata ->> 'ocr_skipped_reason' AS ocr_skipped
+       d.metadata ->> 'ocr_skipped_reason' AS ocr_skipped,
+       d.status
 FROM documents d
 LEFT JOIN chunks c ON c.document_id = d.id
 LEFT JOIN embeddings e ON e.chunk_id = c.id
@@ -298,3 +299,110 @@ TOKEN_REVOKE = """
 UPDATE knowledge_apitoken SET revoked_at = now() WHERE id = %s AND revoked_at IS NULL
 RETURNING id
 """
+
+# Document versions (knowledge/store.py): in the transaction that wrote a batch of documents,
+# what was built per document, checked against what the chunker made, then made active.
+VERSIONS_BUILT = """
+SELECT d.id, d.relative_path, d.content_hash, count(c.id) AS chunks, count(e.id) AS vectors,
+       coalesce(bool_and(e.id IS NULL OR vector_dims(e.embedding) = %s), true) AS dims_ok
+FROM documents d
+LEFT JOIN chunks c ON c.document_id = d.id
+LEFT JOIN embeddings e ON e.chunk_id = c.id
+  AND e.embedding_provider = %s AND e.embedding_model = %s AND e.embedding_dim = %s
+WHERE d.vault_path = %s AND d.relative_path = ANY(%s)
+GROUP BY d.id
+"""
+
+VERSIONS_ACTIVATE = """
+WITH built AS (
+  SELECT * FROM unnest(%s::int8[], %s::text[], %s::int4[], %s::int4[])
+    AS b(document_id, content_hash, chunks, vectors)
+),
+superseded AS (
+  UPDATE document_versions v SET status = 'superseded'
+  FROM built b WHERE v.document_id = b.document_id AND v.status = 'active'
+  RETURNING v.id
+),
+inserted AS (
+  INSERT INTO document_versions (document_id, content_hash, config_hash, config, status,
+                                 chunk_count, vector_count, activated_at)
+  SELECT b.document_id, b.content_hash, %s, %s::jsonb, 'active', b.chunks, b.vectors, now()
+  FROM built b
+  RETURNING id, document_id
+)
+UPDATE documents d SET active_version_id = i.id FROM inserted i WHERE d.id = i.document_id
+"""
+
+VERSION_FAILED = """
+INSERT INTO document_versions (document_id, content_hash, config_hash, config, status, error)
+SELECT id, %s, %s, %s::jsonb, 'failed', %s FROM documents
+WHERE vault_path = %s AND relative_path = %s
+"""
+
+# Documents through the API (knowledge/documents.py).
+UPLOAD_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))"
+
+DOCUMENT_BY_HASH = """
+SELECT d.id,
+       (SELECT j.id FROM background_jobs j WHERE j.resource = 'document:' || d.id
+        ORDER BY j.id DESC LIMIT 1)
+FROM documents d
+JOIN knowledge_base_sources s ON s.path = d.vault_path AND s.kind = 'uploads'
+WHERE d.knowledge_base_id = %s AND d.content_hash = %s AND d.status <> 'deleting'
+ORDER BY d.id LIMIT 1
+"""
+
+DOCUMENT_UPLOAD_INSERT = """
+INSERT INTO documents (vault_path, knowledge_base_id, relative_path, file_path, content_hash,
+                       size_bytes, format, original_name, status, title)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 'queued', NULL)
+RETURNING id
+"""
+
+DOCUMENT_DETAIL = """
+SELECT d.id, d.knowledge_base_id, b.slug AS knowledge_base, d.title, d.format,
+       d.original_name, d.relative_path, d.status, d.page_count, d.ocr_page_count,
+       d.size_bytes, d.content_hash, d.metadata ->> 'error' AS error,
+       (SELECT count(*) FROM chunks c WHERE c.document_id = d.id) AS chunks,
+       d.active_version_id, d.created_at, d.updated_at
+FROM documents d JOIN knowledge_bases b ON b.id = d.knowledge_base_id
+WHERE d.id = %s
+"""
+
+DOCUMENT_VERSIONS = """
+SELECT id, status, content_hash, config_hash, chunk_count, vector_count, error, created_at,
+       activated_at
+FROM document_versions WHERE document_id = %s ORDER BY id DESC LIMIT 20
+"""
+
+DOCUMENT_LAST_JOB = """
+SELECT id, type, status, stage, progress, attempt, last_error, updated_at
+FROM background_jobs WHERE resource = %s ORDER BY id DESC LIMIT 1
+"""
+
+DOCUMENT_FOR_UPDATE = """
+SELECT d.id, d.knowledge_base_id, s.kind, d.status
+FROM documents d LEFT JOIN knowledge_base_sources s ON s.path = d.vault_path
+WHERE d.id = %s
+FOR UPDATE OF d
+"""
+
+DOCUMENT_BASE = "SELECT knowledge_base_id FROM documents WHERE id = %s"
+
+DOCUMENT_CHUNKS_DELETE = "DELETE FROM chunks WHERE document_id = %s"
+
+DOCUMENT_STATUS_SET = "UPDATE documents SET status = %s, updated_at = now() WHERE id = %s"
+
+DOCUMENT_FAILED_SET = """
+UPDATE documents SET status = 'failed',
+  metadata = metadata || jsonb_build_object('error', %s::text), updated_at = now()
+WHERE id = %s
+"""
+
+DOCUMENT_JOB_ROW = "SELECT vault_path, relative_path, status FROM documents WHERE id = %s"
+
+DOCUMENT_CHUNK_COUNT = "SELECT count(*) FROM chunks WHERE document_id = %s"
+
+DOCUMENT_DELETING_PATH = "SELECT file_path FROM documents WHERE id = %s AND status = 'deleting'"
+
+DOCUMENT_DELETING_DELETE = "DELETE FROM documents WHERE id = %s AND status = 'deleting'"

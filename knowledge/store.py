@@ -4,6 +4,7 @@ batch of whole notes, COPY to add vectors to existing chunks."""
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -14,7 +15,7 @@ from pgvector import Vector
 from psycopg.types.json import Jsonb
 
 from knowledge import sql
-from knowledge.chunking import ChunkDraft
+from knowledge.chunking import MAX_TOKENS, OVERLAP_TOKENS, TARGET_TOKENS, ChunkDraft
 from knowledge.embeddings import EmbeddingProvider
 from knowledge.lexical import chunk_lexical_build
 from knowledge.schema import index_connection
@@ -48,6 +49,9 @@ class DocumentState(NamedTuple):
     embedded: int  # chunks with a vector for the current provider/model/dim
     # Why scanned pages were left out when it was stored (knowledge/formats/pdf.py), or None.
     ocr_skipped: str | None = None
+    # active; queued (an upload or a reindex waiting: built even if its hash is unchanged);
+    # deleting (out of search, its file about to be removed: never built again)
+    status: str = "active"
 
 
 def document_states(*, vault_path: str, embedder: EmbeddingProvider) -> dict[str, DocumentState]:
@@ -55,8 +59,9 @@ def document_states(*, vault_path: str, embedder: EmbeddingProvider) -> dict[str
     with connection.cursor() as cursor:
         cursor.execute(sql.DOCUMENT_STATES, [embedder.provider, embedder.model, embedder.dim,
                                              vault_path])
-        return {path: DocumentState(doc_id, digest, chunks, embedded, ocr_skipped)
-                for doc_id, path, digest, chunks, embedded, ocr_skipped in cursor.fetchall()}
+        return {path: DocumentState(doc_id, digest, chunks, embedded, ocr_skipped, status)
+                for doc_id, path, digest, chunks, embedded, ocr_skipped, status
+                in cursor.fetchall()}
 
 
 def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
@@ -93,13 +98,65 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
             [v.page_count for v in versions], [v.ocr_page_count for v in versions],
             [Jsonb(v.metadata) for v in versions]])
         cursor.execute(sql.DELETE_DOCUMENTS_CHUNKS, [vault_path, paths])
-        if not rows:
-            return
-        cursor.execute(sql.INSERT_CHUNKS_WITH_EMBEDDINGS, [
-            Jsonb(rows), vault_path, embedder.provider, embedder.model, embedder.dim,
-            [row["relative_path"] for row in rows], [row["chunk_index"] for row in rows],
-            [vector if isinstance(vector, Vector) else Vector(list(vector))
-             for vector in vectors]])
+        if rows:
+            cursor.execute(sql.INSERT_CHUNKS_WITH_EMBEDDINGS, [
+                Jsonb(rows), vault_path, embedder.provider, embedder.model, embedder.dim,
+                [row["relative_path"] for row in rows], [row["chunk_index"] for row in rows],
+                [vector if isinstance(vector, Vector) else Vector(list(vector))
+                 for vector in vectors]])
+        _versions_activate(cursor, vault_path=vault_path, versions=versions, embedder=embedder)
+
+
+# Bumped when a parser or the chunker changes what it makes from the same file.
+PARSER_VERSION = {"markdown": 1, "pdf": 1, "docx": 1, "txt": 1, "chunking": 1}
+
+
+class VersionInvalid(ValueError):
+    """A built document does not match what was meant to be stored; its batch is rolled back
+    (a ValueError: the ingest then stores the batch note by note and skips only this one)."""
+
+
+def build_config(embedder: EmbeddingProvider) -> dict[str, Any]:
+    """What builds a version: the parser and chunker settings and the embedding config."""
+    return {"chunker": {"target_tokens": TARGET_TOKENS, "max_tokens": MAX_TOKENS,
+                        "overlap_tokens": OVERLAP_TOKENS},
+            "parsers": PARSER_VERSION,
+            "embedding": {"provider": embedder.provider, "model": embedder.model,
+                          "dim": embedder.dim}}
+
+
+def build_config_hash(config: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _versions_activate(cursor: psycopg.Cursor, *, vault_path: str,
+                       versions: Sequence[DocumentVersion], embedder: EmbeddingProvider) -> None:
+    """Check each document as built in this transaction — its chunk count, a vector of the
+    right dimensions for every chunk — and make it the active version; raise VersionInvalid
+    otherwise, which rolls the whole batch back so the previous versions stay."""
+    expected = {version.relative_path: len(version.chunks) for version in versions}
+    cursor.execute(sql.VERSIONS_BUILT, [embedder.dim, embedder.provider, embedder.model,
+                                        embedder.dim, vault_path, list(expected)])
+    built = cursor.fetchall()
+    for _, path, _, chunks, vectors, dims_ok in built:
+        if chunks != expected[path] or vectors != chunks or not dims_ok:
+            raise VersionInvalid(f"{path}: built {chunks} chunks and {vectors} vectors, expected "
+                                 f"{expected[path]} of each (dimensions ok: {dims_ok})")
+    config = build_config(embedder)
+    cursor.execute(sql.VERSIONS_ACTIVATE, [
+        [row[0] for row in built], [row[2] for row in built], [row[3] for row in built],
+        [row[4] for row in built], build_config_hash(config), Jsonb(config)])
+
+
+def version_failed_record(*, vault_path: str, relative_path: str, content_hash: str,
+                          embedder: EmbeddingProvider, error: str) -> None:
+    """Record a build of an existing document that could not be stored (its previous version
+    stays active)."""
+    config = build_config(embedder)
+    with connection.cursor() as cursor:
+        cursor.execute(sql.VERSION_FAILED, [content_hash, build_config_hash(config),
+                                            json.dumps(config), error[:2000], vault_path,
+                                            relative_path])
 
 
 def chunks_missing_embeddings(*, document_ids: Sequence[int],

@@ -14,6 +14,7 @@ from answering.api import router as answering_router
 from core.errors import LocalRagError, error_body
 from knowledge.api import router as knowledge_router
 from knowledge.auth import caller_auth
+from knowledge.documents_api import router as documents_router
 from localrag_site.http_errors import body_drain
 from retrieval.api import router as retrieval_router
 
@@ -36,6 +37,7 @@ api = NinjaAPI(
     auth=caller_auth,
 )
 api.add_router("", knowledge_router)
+api.add_router("", documents_router)
 api.add_router("", retrieval_router)
 api.add_router("", answering_router)
 

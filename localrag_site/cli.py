@@ -15,12 +15,19 @@ commands:
   pg start|stop|status     embedded PostgreSQL + pgvector (no Docker needed)
   db init                  apply knowledge/schema.sql and Django's migrations (idempotent)
   config [--json]          print the resolved configuration and where each value came from
-  ingest [PATH] [--json]   index a Markdown / Obsidian vault (default: VAULT_PATH)
-  search "..." [--top-k N] [--json]
-  ask "..." [--top-k N] [--fallback] [--json]
-  eval [--questions FILE] [--top-k N] [--json]
+  ingest [PATH] [--kb SLUG] [--json]
+                           index a vault of notes, PDF, DOCX and TXT (default: VAULT_PATH);
+                           --kb SLUG alone: every source of that knowledge base
+  kb create|add-source|list
+                           knowledge bases and their folders
+  token create|list|revoke API tokens (the secret is printed once)
+  search "..." [--top-k N] [--kb SLUG] [--json]
+  ask "..." [--top-k N] [--kb SLUG] [--fallback] [--json]
+  eval [--questions FILE] [--top-k N] [--kb SLUG] [--json]
+  worker [--concurrency N] run background jobs (uploads, deletes, reindexing)
+  jobs list|retry|cancel   the background jobs
   embeddings warmup        load (and on first use download) the local embedding model
-  serve [--host H] [--port P]
+  serve [--host H] [--port P] [--no-worker]
 
 Every Django management command works too (e.g. `rag createsuperuser`).
 Exit codes: 0 ok, 2 bad input, 3 not ready (database, schema, embeddings, model), 4 LLM error.

@@ -4,12 +4,17 @@ keep-alive connection stays usable."""
 
 from __future__ import annotations
 
+import re
+
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.defaults import page_not_found
 
+from core.config import get_config
 from core.errors import error_body
 
 ADMIN_PREFIX = "/admin/"
+UPLOAD_PATH = re.compile(r"^/knowledge-bases/[^/]+/documents/?$")
+MULTIPART_MEDIA_TYPE = "multipart/form-data"
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 JSON_MEDIA_TYPE = "application/json"
 # A refused body up to this size is read and dropped, so the connection can carry the next
@@ -62,20 +67,61 @@ def json_media_type(content_type: str) -> bool:
 class JsonBodyMiddleware:
     """Request bodies of the API must be JSON (415 unsupported_media_type otherwise). A form or
     text/plain body is what any web page can make a browser send to 127.0.0.1 without a CORS
-    preflight; requiring application/json closes that door."""
+    preflight; requiring application/json closes that door.
+
+    Two exceptions, both refused when a browser says the request comes from another site
+    (`Origin` of another host, or `Sec-Fetch-Site` other than same-origin): a multipart upload
+    to /knowledge-bases/{slug}/documents (refused at once with 413 when its declared length is
+    past the upload limit, before it is read), and a POST without any body (/reindex)."""
 
     def __init__(self, get_response) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if (request.method in BODY_METHODS and not request.path.startswith(ADMIN_PREFIX)
-                and not json_media_type(request.META.get("CONTENT_TYPE", ""))):
-            body_drain(request)
-            return unified_json(
-                "unsupported_media_type",
-                f"request bodies must be {JSON_MEDIA_TYPE} (got "
-                f"{request.META.get('CONTENT_TYPE') or 'no Content-Type'})", 415)
-        return self.get_response(request)
+        if request.method not in BODY_METHODS or request.path.startswith(ADMIN_PREFIX):
+            return self.get_response(request)
+        content_type = request.META.get("CONTENT_TYPE", "")
+        if json_media_type(content_type):
+            return self.get_response(request)
+        upload = (request.method == "POST" and UPLOAD_PATH.match(request.path) is not None
+                  and content_type.lower().startswith(MULTIPART_MEDIA_TYPE))
+        bodiless = not content_type and _content_length(request) == 0
+        if upload or bodiless:
+            if _cross_site(request):
+                body_drain(request)
+                return unified_json("forbidden", "cross-site requests are refused", 403)
+            if upload and _content_length(request) > _upload_body_limit():
+                return unified_json("payload_too_large",
+                                    f"the upload is larger than the {_upload_body_limit():,}-"
+                                    "byte limit (RAG_DOCUMENT_MAX_MB)", 413)
+            return self.get_response(request)
+        body_drain(request)
+        return unified_json(
+            "unsupported_media_type",
+            f"request bodies must be {JSON_MEDIA_TYPE} (got "
+            f"{content_type or 'no Content-Type'})", 415)
+
+
+def _content_length(request: HttpRequest) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0
+
+
+def _upload_body_limit() -> int:
+    """The largest upload body: the file limit plus room for the multipart framing."""
+    return int(get_config().rag_document_max_mb * 1024 * 1024) + 64 * 1024
+
+
+def _cross_site(request: HttpRequest) -> bool:
+    fetch_site = request.headers.get("Sec-Fetch-Site")
+    if fetch_site is not None and fetch_site not in ("same-origin", "none"):
+        return True
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return False
+    return origin.rstrip("/") != f"{request.scheme}://{request.get_host()}"
 
 
 class MethodNotAllowedMiddleware:

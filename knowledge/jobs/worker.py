@@ -41,6 +41,7 @@ logger = logging.getLogger("localrag.jobs")
 LEASE_SECONDS = 30.0
 POLL_SECONDS = 1.0  # how often an idle worker looks for due jobs
 ERROR_PAUSE_SECONDS = 5.0  # after the queue itself failed (database down), before trying again
+PROGRESS_WRITE_SECONDS = 0.5  # at most this often a handler's progress reaches the database
 ERROR_TEXT_LIMIT = 2000  # characters of an exception's message kept in last_error
 
 
@@ -75,14 +76,24 @@ class JobContext:
         self.max_attempts = job.max_attempts
         self._job = job
         self._lost = threading.Event()
+        self._stage: str | None = None
+        self._written_at = 0.0
 
     def progress(self, stage: str, fraction: float) -> None:
         """Record the stage and progress (0..1) and extend the lease; raises LeaseLost when the
-        job is no longer this worker's, so the handler stops doing work nobody will keep."""
+        job is no longer this worker's, so the handler stops doing work nobody will keep.
+
+        Cheap to call per page or chunk: it writes when the stage changes, and otherwise at most
+        every PROGRESS_WRITE_SECONDS."""
+        now = time.monotonic()
+        if not self._lost.is_set() and stage == self._stage and (
+                now - self._written_at < PROGRESS_WRITE_SECONDS):
+            return
         if self._lost.is_set() or not job_heartbeat(self._job, stage=stage, progress=fraction):
             self._lost.set()
             raise LeaseLost(f"job {self.id} is no longer this worker's (its lease expired and it "
                             "was reclaimed, or it was cancelled)")
+        self._stage, self._written_at = stage, now
 
     def lease_lost(self) -> bool:
         """True once a heartbeat found the job no longer this worker's."""

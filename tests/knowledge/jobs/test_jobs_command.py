@@ -1,14 +1,20 @@
-"""`rag jobs list | retry | cancel` and `rag worker`."""
+"""`rag jobs list | retry | cancel` and `rag worker [--once]`."""
 
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
 
 from knowledge.jobs.queue import job_cancel, job_claim, job_enqueue, job_fail, job_get
+from tests.conftest import cli_env
+from tests.harness import ROOT
 
 
 def rag(*args: str) -> tuple[int, str, str]:
@@ -87,3 +93,23 @@ def test_worker_once_runs_the_due_jobs_then_exits(clean_tables, run_cli):
     assert missing.returncode == 2 and "not_found" in missing.stderr
     bad = run_cli("worker", "--concurrency", "0")
     assert bad.returncode == 2 and "--concurrency" in bad.stderr
+
+
+def test_worker_runs_until_sigterm_then_exits_cleanly(clean_tables):
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "worker", "--poll", "0.05"], cwd=ROOT,
+        env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().startswith("jobs worker ")
+        job_id = job_enqueue(type="no_such_type")
+        deadline = time.monotonic() + 10
+        while job_get(job_id).status != "failed":
+            assert time.monotonic() < deadline, "the worker did not run the job"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=5) == 0
+        assert "stopping" in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -148,6 +148,16 @@ def test_a_job_whose_last_attempt_lost_its_lease_ends_failed_not_rerun():
     assert job.finished_at is not None
 
 
+def test_queued_and_expired_jobs_are_claimed_oldest_first():
+    first = job_enqueue(type="t", run_after=timezone.now() - timedelta(minutes=2))
+    second = job_enqueue(type="t", run_after=timezone.now() - timedelta(minutes=1))
+    assert job_claim(owner="w", lease_seconds=30).id == first
+    lease_expire(first)
+    third = job_enqueue(type="t")
+    claimed = [job_claim(owner="w", lease_seconds=30) for _ in range(3)]
+    assert [(job.id, job.attempt) for job in claimed] == [(first, 2), (second, 1), (third, 1)]
+
+
 def test_a_live_lease_is_not_reclaimed():
     job_enqueue(type="t")
     job = job_claim(owner="w1", lease_seconds=30)

@@ -6,11 +6,20 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from uuid import uuid4
 
 import pytest
 from django.db import connection
 
-from knowledge.jobs.queue import job_cancel, job_claim, job_enqueue, job_get, jobs_list
+from knowledge.jobs import worker as worker_module
+from knowledge.jobs.queue import (
+    ClaimedJob,
+    job_cancel,
+    job_claim,
+    job_enqueue,
+    job_get,
+    jobs_list,
+)
 from knowledge.jobs.worker import JobContext, JobPermanentError, LeaseLost, Worker
 from tests.knowledge.jobs.handlers import TEST_HANDLERS
 from tests.knowledge.jobs.support import retry_make_due
@@ -37,6 +46,22 @@ def wait_for(condition, *, timeout: float = 10.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.02)
+
+
+def test_progress_reports_are_written_on_a_new_stage_or_after_a_pause(monkeypatch):
+    writes = []
+    monkeypatch.setattr(worker_module, "job_heartbeat",
+                        lambda job, stage, progress: writes.append((stage, progress)) or True)
+    job = ClaimedJob(id=1, type="t", resource="", payload={}, attempt=1, max_attempts=5,
+                     lease_owner="w", lease_token=uuid4(), lease_seconds=30)
+    context = JobContext(job)
+    for page in range(100):
+        context.progress("parse", page / 100)
+    context.progress("embed", 0.5)
+    assert writes == [("parse", 0.0), ("embed", 0.5)]
+    time.sleep(worker_module.PROGRESS_WRITE_SECONDS)
+    context.progress("embed", 0.6)
+    assert writes[-1] == ("embed", 0.6)
 
 
 @pytest.mark.django_db

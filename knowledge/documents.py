@@ -1,0 +1,301 @@
+"""Documents through the API: upload into a knowledge base's upload area, look up, delete,
+reindex; and the background jobs that do the work.
+
+An upload is streamed to a hidden file in the base's upload area while its SHA-256 is computed,
+checked (size, extension against content), then renamed to a server-generated name; the
+client's file name is kept as metadata only. The document row is created `queued` together
+with its job in one transaction, and the job ingests the upload area like any vault, so every
+format, limit and guarantee of vault ingest applies. The same content uploaded to the same base
+again returns the existing document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+import zipfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.db import connection, transaction
+
+from core.config import Config, get_config
+from core.db import db_errors_translated
+from core.errors import Conflict, LocalRagError, NotFound
+from knowledge import sql
+from knowledge.access import Caller
+from knowledge.bases import kb_get, uploads_folder
+from knowledge.formats import NOTE_SUFFIX, format_name, suffix_of
+from knowledge.formats.base import FormatRejected
+from knowledge.formats.plain_text import text_decode
+from knowledge.ingest import vault_ingest
+from knowledge.jobs.queue import job_enqueue
+from knowledge.jobs.worker import JobContext, JobPermanentError, job_handler_register
+from knowledge.vault import DEFAULT_MAX_FILE_BYTES
+
+JOB_INGEST = "document_ingest"
+JOB_DELETE = "document_delete"
+JOB_REINDEX = "document_reindex"
+_SNIFF_BYTES = 8192
+
+
+class PayloadTooLarge(LocalRagError):
+    code = "payload_too_large"
+
+
+class UnsupportedMediaType(LocalRagError):
+    code = "unsupported_media_type"
+
+
+@dataclass(frozen=True)
+class Upload:
+    document_id: int
+    job_id: int | None
+    created: bool  # False: the same content was in this base already
+
+
+def upload_limit(name: str, *, config: Config) -> int:
+    """The largest upload of this kind of file, in bytes (as for files in a vault)."""
+    if suffix_of(name) == NOTE_SUFFIX:
+        return DEFAULT_MAX_FILE_BYTES
+    return int(config.rag_document_max_mb * 1024 * 1024)
+
+
+def document_upload(*, caller: Caller, slug: str, filename: str, chunks: Iterable[bytes],
+                    config: Config | None = None) -> Upload:
+    """Store an uploaded file in the base's upload area and queue its ingest."""
+    config = config or get_config()
+    base = kb_get_visible(caller, slug)
+    caller.maintain_check(base.id, what=f"knowledge base {slug}")
+    name = Path(filename or "").name
+    suffix = suffix_of(name)
+    if format_name(name) == "markdown" and suffix != NOTE_SUFFIX:
+        raise UnsupportedMediaType(
+            f"{name or 'the file'}: only .md, .pdf, .docx and .txt files can be uploaded",
+            details={"filename": name})
+    limit = upload_limit(name, config=config)
+    folder = uploads_folder(config=config, slug=slug)
+    partial = folder / f".upload-{uuid.uuid4().hex}"
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        with open(partial, "xb") as handle:
+            os.chmod(partial, 0o600)
+            for chunk in chunks:
+                size += len(chunk)
+                if size > limit:
+                    raise PayloadTooLarge(f"{name}: larger than the {limit:,}-byte limit",
+                                          details={"limit_bytes": limit})
+                digest.update(chunk)
+                handle.write(chunk)
+        content_check(partial, suffix=suffix, name=name)
+        content_hash = digest.hexdigest()
+        with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
+            # One upload of this content per base at a time: the check and the insert below
+            # would otherwise race with a second, identical upload.
+            cursor.execute(sql.UPLOAD_LOCK, [f"{base.id}:{content_hash}"])
+            cursor.execute(sql.DOCUMENT_BY_HASH, [base.id, content_hash])
+            row = cursor.fetchone()
+            if row is not None:
+                return Upload(document_id=row[0], job_id=row[1], created=False)
+            final = folder / f"{uuid.uuid4().hex}{suffix}"
+            os.replace(partial, final)
+            cursor.execute(sql.DOCUMENT_UPLOAD_INSERT, [
+                str(folder), base.id, final.name, str(final), content_hash, size,
+                format_name(name), name])
+            document_id = cursor.fetchone()[0]
+            job_id = job_enqueue(type=JOB_INGEST, resource=f"document:{document_id}",
+                                 payload={"document_id": document_id})
+        return Upload(document_id=document_id, job_id=job_id, created=True)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def content_check(path: Path, *, suffix: str, name: str) -> None:
+    """The content must be what the extension says: a PDF starts with %PDF-, a DOCX is a ZIP
+    holding word/document.xml, text is text."""
+    with open(path, "rb") as handle:
+        head = handle.read(_SNIFF_BYTES)
+    problem = None
+    if suffix == ".pdf":
+        problem = None if b"%PDF-" in head[:1024] else "is not a PDF"
+    elif suffix == ".docx":
+        try:
+            with zipfile.ZipFile(path) as archive:
+                problem = None if "word/document.xml" in archive.namelist() else (
+                    "is a ZIP archive but not a Word document")
+        except zipfile.BadZipFile:
+            problem = "is not a DOCX (Word) file"
+    elif b"\x00" in head:
+        problem = "is binary, not text"
+    else:
+        data = path.read_bytes()
+        try:
+            if suffix == NOTE_SUFFIX:
+                data.decode("utf-8")
+            else:
+                text_decode(data)
+        except (UnicodeDecodeError, FormatRejected):
+            problem = "is not UTF-8 text" if suffix == NOTE_SUFFIX else (
+                "is neither UTF-8 nor GB18030 text")
+    if problem:
+        raise UnsupportedMediaType(f"{name}: the content {problem}, which its extension "
+                                   f"{suffix} says it should be", details={"filename": name})
+
+
+def kb_get_visible(caller: Caller, slug: str):
+    """The base, when the caller may read it; NotFound alike for a missing or hidden one."""
+    try:
+        base = kb_get(slug)
+    except NotFound:
+        base = None
+    if base is None or not caller.may_read(base.id):
+        raise NotFound(f"knowledge base not found: {slug}", details={"knowledge_base": slug})
+    return base
+
+
+def document_get(*, caller: Caller, document_id: int) -> dict[str, Any]:
+    """A document's metadata, status, versions and last job; NotFound when hidden."""
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.DOCUMENT_DETAIL, [document_id])
+        row = cursor.fetchone()
+        if row is None or not caller.may_read(row[1]):
+            raise NotFound(f"document not found: {document_id}", details={"id": document_id})
+        columns = [column.name for column in cursor.description]
+        detail = dict(zip(columns, row))
+        cursor.execute(sql.DOCUMENT_VERSIONS, [document_id])
+        versions = [dict(zip([c.name for c in cursor.description], version))
+                    for version in cursor.fetchall()]
+        cursor.execute(sql.DOCUMENT_LAST_JOB, [f"document:{document_id}"])
+        job = cursor.fetchone()
+    detail.pop("knowledge_base_id")
+    detail["versions"] = versions
+    detail["last_job"] = (dict(zip(("id", "type", "status", "stage", "progress", "attempt",
+                                    "last_error", "updated_at"), job)) if job else None)
+    return detail
+
+
+def document_delete(*, caller: Caller, document_id: int) -> int:
+    """Take an uploaded document out of search at once (one transaction) and queue the removal
+    of its file; returns the job id."""
+    with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql.DOCUMENT_FOR_UPDATE, [document_id])
+        row = cursor.fetchone()
+        if row is None or not caller.may_read(row[1]):
+            raise NotFound(f"document not found: {document_id}", details={"id": document_id})
+        _, base_id, kind, status = row
+        caller.maintain_check(base_id, what=f"document {document_id}")
+        if kind != "uploads":
+            raise Conflict(f"document {document_id} belongs to a vault folder: it leaves the "
+                           "index when its file is deleted from the folder and `rag ingest` "
+                           "runs", details={"id": document_id})
+        if status == "deleting":
+            cursor.execute(sql.DOCUMENT_LAST_JOB, [f"document:{document_id}"])
+            return cursor.fetchone()[0]
+        cursor.execute(sql.DOCUMENT_CHUNKS_DELETE, [document_id])
+        cursor.execute(sql.DOCUMENT_STATUS_SET, ["deleting", document_id])
+        return job_enqueue(type=JOB_DELETE, resource=f"document:{document_id}",
+                           payload={"document_id": document_id})
+
+
+def document_reindex(*, caller: Caller, document_id: int) -> int:
+    """Queue a rebuild of the document from its file; it stays searchable as it is until the
+    new version is stored. Returns the job id."""
+    with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql.DOCUMENT_FOR_UPDATE, [document_id])
+        row = cursor.fetchone()
+        if row is None or not caller.may_read(row[1]):
+            raise NotFound(f"document not found: {document_id}", details={"id": document_id})
+        _, base_id, _, status = row
+        caller.maintain_check(base_id, what=f"document {document_id}")
+        if status == "deleting":
+            raise Conflict(f"document {document_id} is being deleted",
+                           details={"id": document_id})
+        return job_enqueue(type=JOB_REINDEX, resource=f"document:{document_id}",
+                           payload={"document_id": document_id})
+
+
+def job_visible(*, caller: Caller, job_id: int) -> dict[str, Any]:
+    """A job's state for the API: visible when its document's base is readable (jobs of no
+    document only to callers who see everything)."""
+    from knowledge.jobs.queue import job_get
+
+    try:
+        job = job_get(job_id)
+    except LocalRagError:
+        raise NotFound(f"job not found: {job_id}", details={"id": job_id}) from None
+    base_id = None
+    if job.resource.startswith("document:"):
+        with db_errors_translated(), connection.cursor() as cursor:
+            cursor.execute(sql.DOCUMENT_BASE, [int(job.resource.split(":", 1)[1])])
+            row = cursor.fetchone()
+            base_id = row[0] if row else None
+    if not (caller.everything or caller.may_read(base_id)):
+        raise NotFound(f"job not found: {job_id}", details={"id": job_id})
+    return {"id": job.id, "type": job.type, "resource": job.resource, "status": job.status,
+            "stage": job.stage, "progress": job.progress, "attempt": job.attempt,
+            "max_attempts": job.max_attempts, "error": job.last_error,
+            "result": job.result, "created_at": job.created_at, "updated_at": job.updated_at,
+            "finished_at": job.finished_at}
+
+
+# --- the jobs ------------------------------------------------------------------------------
+
+
+def _document_row(document_id: int) -> tuple | None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql.DOCUMENT_JOB_ROW, [document_id])
+        return cursor.fetchone()
+
+
+def document_ingest_job(context: JobContext) -> dict[str, Any]:
+    """Build a queued document: ingest its folder (only queued and changed files are built)."""
+    row = _document_row(int(context.payload["document_id"]))
+    if row is None:
+        return {"skipped": "the document no longer exists"}
+    vault_path, relative_path, status = row
+    if status == "deleting":
+        return {"skipped": "the document is being deleted"}
+    if status == "queued" or context.type == JOB_REINDEX:
+        if context.type == JOB_REINDEX:
+            with connection.cursor() as cursor:
+                cursor.execute(sql.DOCUMENT_STATUS_SET,
+                               ["queued", int(context.payload["document_id"])])
+        context.progress("ingest", 0.1)
+        result = vault_ingest(vault_path=vault_path, config=get_config(), wait_for_lock=True,
+                              prepare_workers=0)
+        context.progress("ingest", 0.9)
+        problems = [warning["reason"] for warning in result.warnings
+                    if warning["file"] == relative_path]
+        row = _document_row(int(context.payload["document_id"]))
+        if row is not None and row[2] == "queued":
+            reason = problems[0] if problems else "the file could not be indexed"
+            with connection.cursor() as cursor:
+                cursor.execute(sql.DOCUMENT_FAILED_SET, [reason, int(context.payload["document_id"])])
+            raise JobPermanentError(reason)
+    with connection.cursor() as cursor:
+        cursor.execute(sql.DOCUMENT_CHUNK_COUNT, [int(context.payload["document_id"])])
+        chunks = cursor.fetchone()[0]
+    return {"document_id": int(context.payload["document_id"]), "chunks": chunks}
+
+
+def document_delete_job(context: JobContext) -> dict[str, Any]:
+    """Remove a deleted document's file, then its row (idempotent: a rerun finds either gone)."""
+    document_id = int(context.payload["document_id"])
+    with connection.cursor() as cursor:
+        cursor.execute(sql.DOCUMENT_DELETING_PATH, [document_id])
+        row = cursor.fetchone()
+    if row is None:
+        return {"document_id": document_id, "removed": False}
+    Path(row[0]).unlink(missing_ok=True)
+    with connection.cursor() as cursor:
+        cursor.execute(sql.DOCUMENT_DELETING_DELETE, [document_id])
+    return {"document_id": document_id, "removed": True}
+
+
+job_handler_register(JOB_INGEST, document_ingest_job)
+job_handler_register(JOB_REINDEX, document_ingest_job)
+job_handler_register(JOB_DELETE, document_delete_job)

@@ -1,0 +1,196 @@
+"""Documents through the API, in process with a real worker: upload → job → searchable →
+delete → gone; the same content twice is one document; bad uploads are refused by name."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.db import connection
+from django.test import Client
+
+from knowledge.access import token_create
+from knowledge.bases import kb_create
+from knowledge.jobs.worker import Worker
+from tests.api.http import error_of
+from tests.knowledge.formats.files import docx_bytes, pdf_bytes
+
+MARKER = "Wolframite veins at Ridge 9 carry tungsten trioxide grades near 0.8 percent."
+
+
+@pytest.fixture
+def project(config_override, tmp_path):
+    """A project folder of its own for the upload areas, and a `field` knowledge base."""
+    config = config_override(project_root=tmp_path)
+    kb_create(slug="field", name="Field reports")
+    return config
+
+
+def upload(client: Client, name: str, data: bytes, *, slug: str = "field", **headers):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return client.post(f"/knowledge-bases/{slug}/documents",
+                       {"file": SimpleUploadedFile(name, data)}, **headers)
+
+
+def work() -> None:
+    """Run every due job to its end, as `rag worker` would."""
+    Worker(poll_seconds=0.01).run(until_idle=True)
+
+
+def search(client: Client, query: str) -> dict:
+    """The /search body; a base with nothing searchable left answers retrieval_not_ready."""
+    response = client.post("/search", json.dumps({"query": query}),
+                           content_type="application/json")
+    body = json.loads(response.content)
+    if response.status_code == 503 and body["error"]["code"] == "retrieval_not_ready":
+        return {"results": []}
+    return body
+
+
+def test_upload_is_queued_built_searchable_and_deleted(client, clean_tables, project):
+    response = upload(client, "Ridge 9 survey.pdf", pdf_bytes([MARKER * 3, "Second page."]))
+    assert response.status_code == 202, response.content
+    body = json.loads(response.content)
+    assert body["created"] is True and body["job_id"]
+    document = json.loads(client.get(f"/documents/{body['document_id']}").content)
+    assert document["status"] == "queued" and document["original_name"] == "Ridge 9 survey.pdf"
+    # The file is stored under a generated name, never the client's.
+    assert document["relative_path"].endswith(".pdf")
+    assert "Ridge" not in document["relative_path"]
+    work()
+    job = json.loads(client.get(f"/jobs/{body['job_id']}").content)
+    assert job["status"] == "succeeded" and job["result"]["chunks"] >= 1
+    document = json.loads(client.get(f"/documents/{body['document_id']}").content)
+    assert (document["status"], document["format"], document["page_count"]) == ("active", "pdf", 2)
+    assert document["versions"][0]["status"] == "active"
+    assert document["active_version_id"] == document["versions"][0]["id"]
+    assert document["last_job"]["id"] == body["job_id"]
+    found = search(client, "wolframite tungsten Ridge 9")
+    assert found["results"][0]["document_id"] == body["document_id"]
+    assert found["results"][0]["knowledge_base"] == "field"
+
+    deleted = client.delete(f"/documents/{body['document_id']}")
+    assert deleted.status_code == 202
+    # Out of search at once, before the job has run.
+    assert all(result["document_id"] != body["document_id"]
+               for result in search(client, "wolframite tungsten Ridge 9")["results"])
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT file_path FROM documents WHERE id = %s", [body["document_id"]])
+        (path,) = cursor.fetchone()
+    work()
+    assert client.get(f"/documents/{body['document_id']}").status_code == 404
+    import os
+
+    assert not os.path.exists(path)
+
+
+def test_the_same_content_twice_is_one_document(client, clean_tables, project):
+    data = docx_bytes([("heading", 1, "Camp"), ("p", "Camp logistics at 3,200 m.")])
+    first = json.loads(upload(client, "camp.docx", data).content)
+    second = upload(client, "camp-copy.docx", data)
+    assert second.status_code == 200
+    assert json.loads(second.content) == {"document_id": first["document_id"],
+                                          "job_id": first["job_id"], "created": False}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM documents")
+        assert cursor.fetchone() == (1,)
+
+
+@pytest.mark.parametrize("name, data, status, code", [
+    ("report.pdf", b"not a pdf at all", 415, "unsupported_media_type"),
+    ("notes.docx", b"PK\x03\x04 broken", 415, "unsupported_media_type"),
+    ("binary.txt", b"\x00\x01\x02", 415, "unsupported_media_type"),
+    ("image.png", b"\x89PNG", 415, "unsupported_media_type"),
+])
+def test_bad_uploads_are_refused_by_name(client, clean_tables, project, name, data, status,
+                                         code):
+    response = upload(client, name, data)
+    assert response.status_code == status
+    assert error_of(response)["code"] == code
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM documents")
+        assert cursor.fetchone() == (0,)
+    assert not [path for path in (project.project_root / ".local" / "uploads").rglob("*")
+                if path.is_file()]
+
+
+def test_an_upload_over_the_limit_is_413(client, clean_tables, project, config_override):
+    config_override(project_root=project.project_root, rag_document_max_mb=0.001)
+    response = upload(client, "big.txt", b"x" * 5000)
+    assert response.status_code == 413
+    assert error_of(response)["code"] == "payload_too_large"
+
+
+def test_a_cross_site_upload_is_refused(client, clean_tables, project):
+    response = upload(client, "a.txt", b"text", HTTP_ORIGIN="http://evil.example")
+    assert response.status_code == 403 and error_of(response)["code"] == "forbidden"
+
+
+def test_a_broken_file_fails_its_job_and_says_why(client, clean_tables, project):
+    body = json.loads(upload(client, "cut.pdf", pdf_bytes(["Text. " * 50])[:400]).content)
+    work()
+    job = json.loads(client.get(f"/jobs/{body['job_id']}").content)
+    assert job["status"] == "failed" and "damaged or truncated" in job["error"]
+    document = json.loads(client.get(f"/documents/{body['document_id']}").content)
+    assert document["status"] == "failed" and "damaged or truncated" in document["error"]
+
+
+def test_roles_readers_cannot_upload_or_delete_and_others_see_nothing(client, clean_tables,
+                                                                     project):
+    from django.contrib.auth import get_user_model
+
+    from knowledge.models import Grant, KnowledgeBase
+
+    users = get_user_model()
+    reader = users.objects.create_user("rita")
+    stranger = users.objects.create_user("sam")
+    Grant.objects.create(user=reader, knowledge_base=KnowledgeBase.objects.get(slug="field"),
+                         role="reader")
+    admin = token_create(username=users.objects.create_superuser("root").username).secret
+    reader_token = token_create(username="rita").secret
+    stranger_token = token_create(username="sam").secret
+    assert stranger is not None
+    as_admin = {"HTTP_AUTHORIZATION": f"Bearer {admin}"}
+    body = json.loads(upload(client, "a.txt", b"Assay notes.", **as_admin).content)
+    work()
+
+    refused = upload(client, "b.txt", b"More notes.", HTTP_AUTHORIZATION=f"Bearer {reader_token}")
+    assert refused.status_code == 403 and error_of(refused)["code"] == "forbidden"
+    assert client.delete(f"/documents/{body['document_id']}",
+                         HTTP_AUTHORIZATION=f"Bearer {reader_token}").status_code == 403
+    assert client.get(f"/documents/{body['document_id']}",
+                      HTTP_AUTHORIZATION=f"Bearer {reader_token}").status_code == 200
+    # A caller without a grant: the base, the document and the job do not exist for it.
+    hidden = {"HTTP_AUTHORIZATION": f"Bearer {stranger_token}"}
+    missing = upload(client, "c.txt", b"x", **hidden)
+    absent = upload(client, "c.txt", b"x", slug="no-such-base", **hidden)
+    assert missing.status_code == absent.status_code == 404
+    assert error_of(missing)["message"].replace("field", "X") == \
+        error_of(absent)["message"].replace("no-such-base", "X")
+    assert client.get(f"/documents/{body['document_id']}", **hidden).status_code == 404
+    assert client.get(f"/jobs/{body['job_id']}", **hidden).status_code == 404
+    bases = json.loads(client.get("/knowledge-bases", **hidden).content)
+    assert bases == []
+    mine = json.loads(client.get("/knowledge-bases",
+                                 HTTP_AUTHORIZATION=f"Bearer {reader_token}").content)
+    assert [(base["slug"], base["role"], base["documents"]) for base in mine] == [
+        ("field", "reader", 1)]
+
+
+def test_vault_documents_are_not_deleted_through_the_api(client, clean_tables, sample_vault_ingested):
+    response = client.delete(f"/documents/{sample_vault_ingested}")
+    assert response.status_code == 409 and error_of(response)["code"] == "conflict"
+
+
+@pytest.fixture
+def sample_vault_ingested(tmp_path) -> int:
+    from core.config import get_config
+    from knowledge.ingest import vault_ingest
+
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "a.md").write_text("# A\n\nBody.\n")
+    vault_ingest(vault_path=tmp_path / "v", config=get_config(), prepare_workers=0)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id FROM documents")
+        return cursor.fetchone()[0]
