@@ -21,7 +21,7 @@ from typing import Protocol
 from django.conf import settings
 
 from core.config import Config
-from core.errors import InvalidRequest
+from core.errors import InvalidRequest, LocalRagError
 
 
 def host_is_loopback(host: str) -> bool:
@@ -34,17 +34,45 @@ def host_is_loopback(host: str) -> bool:
         return False
 
 
+# Set for the server's processes by `rag serve --trusted-network`: the API then answers callers
+# beyond loopback without a token while no token is issued (knowledge/auth.py reads it).
+TRUSTED_NETWORK_VARIABLE = "LOCALRAG_TRUSTED_NETWORK"
+
+
 def serve_exposure_check(*, host: str, config: Config, trusted_network: bool) -> None:
-    """Refuse to serve beyond this machine without an API token, unless the operator says the
-    network is trusted: the API would answer anyone who can reach the port."""
-    if host_is_loopback(host) or config.rag_api_token or trusted_network:
+    """Refuse to serve beyond this machine when no caller there could use it safely: without
+    RAG_API_TOKEN or an issued token (`rag token create`), unless the operator says the network
+    is trusted (then the API answers anyone who can reach the port)."""
+    if trusted_network:
+        os.environ[TRUSTED_NETWORK_VARIABLE] = "1"
+        return
+    os.environ.pop(TRUSTED_NETWORK_VARIABLE, None)
+    if host_is_loopback(host) or config.rag_api_token or _tokens_issued(config):
         return
     raise InvalidRequest(
-        f"refusing to serve on {host} without an API token: anyone who can reach this port could "
-        "read the knowledge base. Set RAG_API_TOKEN (e.g. `python3 -c \"import secrets; "
-        "print(secrets.token_urlsafe(32))\"`) and give it to the clients, or pass "
-        "--trusted-network if every machine that can reach this port may read everything",
-        details={"host": host})
+        f"refusing to serve on {host} without an API token: callers beyond this machine need "
+        "one. Issue tokens with `rag token create --user NAME` (or set RAG_API_TOKEN, e.g. "
+        "`python3 -c \"import secrets; print(secrets.token_urlsafe(32))\"`) and give them to "
+        "the clients, or pass --trusted-network if every machine that can reach this port may "
+        "read everything", details={"host": host})
+
+
+def serve_tokens_check_use(check: Callable[[Config], bool]) -> None:
+    """Plug in the question "is any API token issued?" (done once by the project wiring)."""
+    global _tokens_check
+    _tokens_check = check
+
+
+def _tokens_issued(config: Config) -> bool:
+    if _tokens_check is None:
+        return False
+    try:
+        return _tokens_check(config)
+    except LocalRagError:  # the database is down: the server starts all the same, refusing
+        return False       # callers beyond loopback until it can check their tokens
+
+
+_tokens_check: Callable[[Config], bool] | None = None
 
 
 def serve_workers(*, config: Config) -> int:

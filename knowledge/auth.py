@@ -17,10 +17,9 @@ from django.http import HttpRequest
 from ninja.security import HttpBearer
 
 from core.config import get_config
+from core.serving import TRUSTED_NETWORK_VARIABLE
 from knowledge.access import Caller, access_control_on, caller_for_secret
 
-# Set by `rag serve --trusted-network` for its workers: the operator vouched for the network.
-TRUSTED_NETWORK_VARIABLE = "LOCALRAG_TRUSTED_NETWORK"
 OPEN_CALLER = Caller(label="open access (no token issued)", readable=frozenset(),
                      writable=frozenset(), everything=True)
 

@@ -108,7 +108,8 @@ def document_upload(*, caller: Caller, slug: str, filename: str, chunks: Iterabl
                 format_name(name), name])
             document_id = cursor.fetchone()[0]
             job_id = job_enqueue(type=JOB_INGEST, resource=f"document:{document_id}",
-                                 payload={"document_id": document_id})
+                                 payload={"document_id": document_id,
+                                          "knowledge_base_id": base.id})
         return Upload(document_id=document_id, job_id=job_id, created=True)
     finally:
         partial.unlink(missing_ok=True)
@@ -198,7 +199,7 @@ def document_delete(*, caller: Caller, document_id: int) -> int:
         cursor.execute(sql.DOCUMENT_CHUNKS_DELETE, [document_id])
         cursor.execute(sql.DOCUMENT_STATUS_SET, ["deleting", document_id])
         return job_enqueue(type=JOB_DELETE, resource=f"document:{document_id}",
-                           payload={"document_id": document_id})
+                           payload={"document_id": document_id, "knowledge_base_id": base_id})
 
 
 def document_reindex(*, caller: Caller, document_id: int) -> int:
@@ -215,20 +216,21 @@ def document_reindex(*, caller: Caller, document_id: int) -> int:
             raise Conflict(f"document {document_id} is being deleted",
                            details={"id": document_id})
         return job_enqueue(type=JOB_REINDEX, resource=f"document:{document_id}",
-                           payload={"document_id": document_id})
+                           payload={"document_id": document_id, "knowledge_base_id": base_id})
 
 
 def job_visible(*, caller: Caller, job_id: int) -> dict[str, Any]:
-    """A job's state for the API: visible when its document's base is readable (jobs of no
-    document only to callers who see everything)."""
+    """A job's state for the API: visible when its document's base is readable — the base is
+    kept in the job, so a delete job stays visible after its document is gone — and jobs of no
+    document only to callers who see everything."""
     from knowledge.jobs.queue import job_get
 
     try:
         job = job_get(job_id)
     except LocalRagError:
         raise NotFound(f"job not found: {job_id}", details={"id": job_id}) from None
-    base_id = None
-    if job.resource.startswith("document:"):
+    base_id = job.payload.get("knowledge_base_id")
+    if base_id is None and job.resource.startswith("document:"):
         with db_errors_translated(), connection.cursor() as cursor:
             cursor.execute(sql.DOCUMENT_BASE, [int(job.resource.split(":", 1)[1])])
             row = cursor.fetchone()

@@ -2,12 +2,12 @@
 
 Importing this package plugs the knowledge app into core, which imports no app and so cannot look
 them up itself: the embedding-provider table into the configuration, and the background-jobs
-worker into `rag serve`. Every way in — `rag`, manage.py, WSGI/ASGI, the test settings — imports
+worker and the "is any API token issued?" check into `rag serve`. Every way in — `rag`, manage.py, WSGI/ASGI, the test settings — imports
 this package first, so EMBEDDING_PROVIDER is always validated against the same table.
 """
 
 from core.config import embedding_providers_use
-from core.serving import BackgroundWorker, serve_worker_use
+from core.serving import BackgroundWorker, serve_tokens_check_use, serve_worker_use
 from knowledge.embeddings.providers import PROVIDERS
 
 embedding_providers_use(PROVIDERS)
@@ -20,4 +20,11 @@ def _jobs_worker() -> BackgroundWorker:
     return Worker()
 
 
+def _tokens_issued(config) -> bool:
+    from knowledge.access import access_control_on
+
+    return access_control_on(config=config)
+
+
 serve_worker_use(_jobs_worker)
+serve_tokens_check_use(_tokens_issued)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -62,12 +63,27 @@ def test_loopback_hosts(host, loopback):
     assert host_is_loopback(host) is loopback
 
 
-def test_serving_beyond_loopback_needs_a_token_or_an_explicit_trust(config_override):
+@pytest.mark.django_db
+def test_serving_beyond_loopback_needs_a_token_or_an_explicit_trust(config_override,
+                                                                    monkeypatch):
+    from django.contrib.auth import get_user_model
+
+    from core.serving import TRUSTED_NETWORK_VARIABLE
+    from knowledge.access import token_create
+
+    monkeypatch.setenv(TRUSTED_NETWORK_VARIABLE, "0")  # restored (unset) after the test
     config = config_override(rag_api_token="")
     with pytest.raises(Exception) as refused:
         serve_exposure_check(host="0.0.0.0", config=config, trusted_network=False)
-    assert refused.value.exit_code == 2 and "RAG_API_TOKEN" in refused.value.message
-    serve_exposure_check(host="0.0.0.0", config=config, trusted_network=True)
+    assert refused.value.exit_code == 2 and "rag token create" in refused.value.message
     serve_exposure_check(host="0.0.0.0", config=config_override(rag_api_token=TOKEN),
                          trusted_network=False)
     serve_exposure_check(host="127.0.0.1", config=config, trusted_network=False)
+    # An issued token is enough: callers beyond loopback must then send one.
+    get_user_model().objects.create_user("operator")
+    token_create(username="operator")
+    serve_exposure_check(host="0.0.0.0", config=config, trusted_network=False)
+    assert TRUSTED_NETWORK_VARIABLE not in os.environ
+    # Trusted: the server's processes are told, so they answer without a token.
+    serve_exposure_check(host="0.0.0.0", config=config, trusted_network=True)
+    assert os.environ[TRUSTED_NETWORK_VARIABLE] == "1"

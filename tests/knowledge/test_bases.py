@@ -125,3 +125,72 @@ def test_a_folder_added_to_a_base_keeps_its_documents_there_on_reingest(tmp_path
     vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
     assert bases_of("documents", vault) == bases_of("chunks", vault) == {handbook.id}
     assert (kb_get("handbook").documents, kb_get(DEFAULT_SLUG).documents) == (2, 0)
+
+
+CHUNKS_OUT_OF_STEP = ("SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id "
+                      "WHERE c.knowledge_base_id IS DISTINCT FROM d.knowledge_base_id "
+                      "OR d.knowledge_base_id IS NULL")
+
+
+def test_every_chunk_carries_its_documents_knowledge_base(tmp_path):
+    """The consistency check: after ingest, a move of a folder to another base, and a
+    reingest, every chunk's knowledge_base_id equals its document's."""
+    from django.db import connection
+
+    from core.config import get_config
+    from knowledge.bases import kb_create
+    from knowledge.ingest import vault_ingest
+
+    def out_of_step() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(CHUNKS_OUT_OF_STEP)
+            return cursor.fetchone()[0]
+
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n\n" + "Alpha text. " * 400)
+    (vault / "b.md").write_text("# B\n\nBeta text.\n")
+    vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    assert out_of_step() == 0
+    kb_create(slug="moved", sources=[str(vault)])
+    assert out_of_step() == 0
+    (vault / "b.md").write_text("# B\n\nBeta text, changed.\n")
+    vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    assert out_of_step() == 0
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT DISTINCT b.slug FROM chunks c "
+                       "JOIN knowledge_bases b ON b.id = c.knowledge_base_id")
+        assert cursor.fetchall() == [("moved",)]
+
+
+def test_db_init_puts_vaults_indexed_before_knowledge_bases_into_default():
+    """A database from before knowledge bases: documents and chunks without a base, no
+    sources. `rag db init` (schema.sql) makes their vault a source of `default` and fills in
+    the base of every document and chunk, and running it again changes nothing."""
+    from django.db import connection
+
+    from knowledge.schema import db_init
+
+    with connection.cursor() as cursor:
+        cursor.execute("ALTER TABLE documents DISABLE TRIGGER documents_knowledge_base_fill")
+        cursor.execute("ALTER TABLE chunks DISABLE TRIGGER chunks_knowledge_base_fill")
+        cursor.execute("INSERT INTO documents (vault_path, file_path, relative_path, "
+                       "content_hash) VALUES ('/old/vault', '/old/vault/a.md', 'a.md', 'h') "
+                       "RETURNING id")
+        (document,) = cursor.fetchone()
+        cursor.execute("INSERT INTO chunks (document_id, chunk_index, content, file_path, "
+                       "relative_path, content_hash) VALUES (%s, 0, 'old text', "
+                       "'/old/vault/a.md', 'a.md', 'c')", [document])
+        cursor.execute("ALTER TABLE documents ENABLE TRIGGER documents_knowledge_base_fill")
+        cursor.execute("ALTER TABLE chunks ENABLE TRIGGER chunks_knowledge_base_fill")
+        cursor.execute("SELECT knowledge_base_id FROM chunks")
+        assert cursor.fetchall() == [(None,)]
+    db_init()
+    db_init()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT b.slug, s.kind FROM knowledge_base_sources s "
+                       "JOIN knowledge_bases b ON b.id = s.knowledge_base_id "
+                       "WHERE s.path = '/old/vault'")
+        assert cursor.fetchall() == [("default", "vault")]
+        cursor.execute(CHUNKS_OUT_OF_STEP)
+        assert cursor.fetchone() == (0,)
