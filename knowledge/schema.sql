@@ -90,9 +90,9 @@ CREATE INDEX IF NOT EXISTS idx_chunks_content_trgm ON chunks USING gin (content 
 -- Finds the chunks still to fill without reading the table; empty once every chunk is filled.
 CREATE INDEX IF NOT EXISTS idx_chunks_lexical_missing ON chunks (id) WHERE lexical_terms IS NULL;
 
--- BM25's corpus statistics over the chunks that have lexical terms: one row, kept current by
--- the triggers below in the same transaction as the chunks, so a search never sees counts
--- that disagree with the chunks it reads.
+-- The whole index's lexical statistics: one row, kept current by the triggers below in the
+-- same transaction as the chunks. (Search computes BM25's statistics over the caller's
+-- knowledge bases instead, see retrieval/sql.py; this row stays as the index-wide summary.)
 CREATE TABLE IF NOT EXISTS lexical_stats (
   id BOOLEAN PRIMARY KEY DEFAULT true CHECK (id),
   chunk_count BIGINT NOT NULL CHECK (chunk_count >= 0),
@@ -225,6 +225,9 @@ ALTER TABLE documents ADD COLUMN IF NOT EXISTS original_name TEXT;
 ALTER TABLE chunks ADD COLUMN IF NOT EXISTS knowledge_base_id BIGINT REFERENCES knowledge_bases(id);
 CREATE INDEX IF NOT EXISTS idx_documents_knowledge_base ON documents (knowledge_base_id);
 CREATE INDEX IF NOT EXISTS idx_chunks_knowledge_base ON chunks (knowledge_base_id);
+-- BM25's corpus statistics over the caller's bases (retrieval/sql.py): an index-only scan.
+CREATE INDEX IF NOT EXISTS idx_chunks_knowledge_base_lexical ON chunks (knowledge_base_id)
+  INCLUDE (lexical_length) WHERE lexical_terms IS NOT NULL;
 
 -- Vaults indexed before knowledge bases existed become sources of `default` (idempotent).
 INSERT INTO knowledge_base_sources (knowledge_base_id, kind, path)

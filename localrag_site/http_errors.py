@@ -1,5 +1,5 @@
-"""The unified error body outside the API's own handlers: 404 and 405 (the admin keeps its HTML
-pages), 415 for request bodies that are not JSON, and draining a refused body so the client's
+"""The unified error body outside the API's own handlers: 400, 404 and 405 (the admin keeps its
+HTML 404 page), 415 for request bodies that are not JSON, and draining a refused body so the client's
 keep-alive connection stays usable."""
 
 from __future__ import annotations
@@ -33,6 +33,12 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
     if request.path.startswith(ADMIN_PREFIX):
         return page_not_found(request, exception)
     return unified_json("not_found", f"no such endpoint: {request.path}", 404)
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """handler400 (a Host not in RAG_ALLOWED_HOSTS, a malformed request): the unified body."""
+    return unified_json("bad_request", "bad request: the Host header is not one this server "
+                        "answers to (RAG_ALLOWED_HOSTS), or the request is malformed", 400)
 
 
 def body_drain(request: HttpRequest) -> None:

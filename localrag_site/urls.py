@@ -11,4 +11,5 @@ urlpatterns = [
     path("", api.urls),
 ]
 
+handler400 = "localrag_site.http_errors.bad_request"
 handler404 = "localrag_site.http_errors.not_found"

@@ -61,6 +61,7 @@ def test_docs_work_without_internet(client, db):
 def test_requests_for_other_host_names_are_refused(db):
     response = Client(raise_request_exception=False, HTTP_HOST="evil.example").get("/health")
     assert response.status_code == 400
+    assert error_of(response)["code"] == "bad_request"
 
 
 @pytest.mark.parametrize("path", ["/health", "/search"])
