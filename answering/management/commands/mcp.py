@@ -1,0 +1,43 @@
+"""`rag mcp [--token TOKEN]` — the MCP server over stdio, for desktop clients and editors."""
+
+from __future__ import annotations
+
+import os
+
+from django.db import connections
+
+from answering.mcp_server import mcp_caller, mcp_server_build
+from core.commands import RagCommand
+from core.config import get_config
+
+# Set in the MCP client's configuration of this server (its `env`), beside `command` and
+# `args`: the one setting of this command, so it is read here, not through the project's config.
+TOKEN_VARIABLE = "RAG_MCP_TOKEN"
+
+
+class Command(RagCommand):
+    help = ("Serve the knowledge bases to an MCP client over stdin/stdout (search, ask, "
+            "list_knowledge_bases, get_document, get_chunk).")
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--token", default=None,
+                            help=f"act as this API token (default: ${TOKEN_VARIABLE}; without "
+                                 "one, as the local operator, who reads every knowledge base)")
+
+    def handle(self, *args, token: str | None, **options) -> None:
+        # Empty counts as unset, as everywhere in the configuration.
+        secret = (token if token is not None else os.environ.get(TOKEN_VARIABLE, "")).strip()
+        caller = mcp_caller(secret=secret or None, config=get_config())
+        # Checked now so a bad token fails before serving; the main thread then holds no
+        # connection while it waits on the client (each tool call opens its own).
+        connections.close_all()
+        # stderr only: stdout is the protocol.
+        if secret:
+            self.stderr.write(f"rag mcp: serving as {caller.label}")
+        else:
+            self.stderr.write(f"rag mcp: no token (--token or {TOKEN_VARIABLE}): serving as the "
+                              "local operator, who reads every knowledge base")
+        try:
+            mcp_server_build(secret=secret or None).run("stdio")
+        except KeyboardInterrupt:
+            pass

@@ -1,0 +1,186 @@
+"""`rag mcp`: a Model Context Protocol server over stdio (the official `mcp` SDK, 2.x).
+
+Each tool calls the same service as its HTTP endpoint and returns the body that endpoint sends,
+checked against the same response schema, as JSON text (and as structured content): a client
+sees nothing here that the API would not show it, and nothing else. Arguments are checked by
+the API's request schemas, and a domain error comes back as a tool error (`isError`) whose text
+is the unified error body.
+
+The SDK runs a plain (sync) tool function on a worker thread, where Django gives it its own
+database connection; each call closes that connection when it is done, because the SDK retires
+idle worker threads and a connection left on one would only be closed by the garbage collector.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from django.db import connections
+from mcp.server import MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from ninja import Schema
+from pydantic import Field, ValidationError
+
+from answering.schemas import AskRequest, AskResponse
+from answering.services import ask
+from core.config import Config, get_config
+from core.errors import InvalidRequest, LocalRagError, error_body
+from core.output import body_json
+from knowledge.access import OPERATOR, Caller, caller_for_secret
+from knowledge.bases_view import kb_list_visible
+from knowledge.chunks_view import chunk_get
+from knowledge.documents import document_get
+from knowledge.schemas import DocumentOut, KnowledgeBaseOut
+from retrieval.schemas import SearchRequest, SearchResponse
+from retrieval.services import search, search_body
+
+logger = logging.getLogger("localrag.mcp")
+
+INSTRUCTIONS = (
+    "local-rag answers from the operator's own documents (notes, PDF, DOCX, TXT) in knowledge "
+    "bases. `ask` answers a question with citations (mode rag), or says it has no answer "
+    "(no_answer); `search` returns the ranked chunks. Results name their document "
+    "(`get_document`); `search` with explain=true gives each result's chunk_id for "
+    "`get_chunk`. `list_knowledge_bases` names the bases these tools may be narrowed to.")
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+
+TopK = Annotated[int | None, Field(description="how many chunks, 1..20 (default RAG_TOP_K)")]
+KnowledgeBaseSlugs = Annotated[list[str] | None, Field(
+    description="only these knowledge bases (slugs from list_knowledge_bases; default: all "
+                "this server may read)")]
+DocumentId = Annotated[int, Field(description="the document_id of a search result or citation")]
+ChunkId = Annotated[int, Field(description="the chunk_id of a result of search with "
+                                           "explain=true")]
+
+
+class Unauthorized(LocalRagError):
+    code = "unauthorized"
+
+
+class ChunkOut(Schema):
+    id: int
+    knowledge_base: str
+    document_id: int
+    chunk_index: int
+    source: str  # the document's relative path, as in /search results
+    heading_path: list[str]
+    # The PDF pages the text comes from (1-based); null for notes, DOCX and TXT.
+    page_start: int | None
+    page_end: int | None
+    content: str
+
+
+def mcp_caller(*, secret: str | None, config: Config) -> Caller:
+    """Whom the server acts for: the API token `secret` (its user's grants, narrowed as the
+    token is), or the local operator when there is none."""
+    if secret is None:
+        return OPERATOR
+    caller = caller_for_secret(secret, config=config)
+    if caller is None:
+        raise Unauthorized("the MCP token is unknown, revoked or malformed: pass a token from "
+                           "`rag token create` (or RAG_API_TOKEN) with --token or "
+                           "RAG_MCP_TOKEN")
+    return caller
+
+
+def mcp_server_build(*, secret: str | None) -> MCPServer:
+    """The server with its five read-only tools, acting for `secret` (see `mcp_caller`)."""
+    server = MCPServer("local-rag", instructions=INSTRUCTIONS)
+
+    def caller() -> Caller:
+        # Resolved on every call, as the API does per request: a revoked token stops at once.
+        return mcp_caller(secret=secret, config=get_config())
+
+    @server.tool(name="search", annotations=READ_ONLY)
+    def search_tool(query: str, top_k: TopK = None, knowledge_bases: KnowledgeBaseSlugs = None,
+                    explain: bool = False) -> Annotated[CallToolResult, SearchResponse]:
+        """Ranked chunks for a query, with a confidence: the body of POST /search."""
+        def body() -> dict[str, Any]:
+            request = _request(SearchRequest, query=query, top_k=top_k,
+                               knowledge_bases=knowledge_bases, explain=explain)
+            outcome = search(query=request.query, top_k=request.top_k, config=get_config(),
+                             scope=caller().scope(slugs=request.knowledge_bases),
+                             explain=request.explain)
+            # exclude_unset, as the endpoint: `explain` only when it was asked for.
+            return SearchResponse.model_validate(search_body(outcome)).model_dump(
+                exclude_unset=True)
+        return _tool_result(body)
+
+    @server.tool(name="ask", annotations=READ_ONLY)
+    def ask_tool(question: str, top_k: TopK = None, knowledge_bases: KnowledgeBaseSlugs = None,
+                 fallback: bool = False) -> Annotated[CallToolResult, AskResponse]:
+        """An answer from the knowledge bases with citations, or no_answer when they do not
+        hold one: the body of POST /ask. fallback=true allows a general-knowledge answer
+        (mode fallback) if the server enables it."""
+        def body() -> dict[str, Any]:
+            request = _request(AskRequest, question=question, top_k=top_k,
+                               knowledge_bases=knowledge_bases, fallback=fallback)
+            answer = ask(question=request.question, top_k=request.top_k,
+                         fallback=request.fallback, config=get_config(),
+                         scope=caller().scope(slugs=request.knowledge_bases))
+            return AskResponse.model_validate(answer).model_dump()
+        return _tool_result(body)
+
+    @server.tool(name="list_knowledge_bases", annotations=READ_ONLY)
+    def list_knowledge_bases_tool() -> Annotated[CallToolResult, list[KnowledgeBaseOut]]:
+        """The knowledge bases this server may read, with their document and chunk counts and
+        its role there: the body of GET /knowledge-bases."""
+        return _tool_result(lambda: [KnowledgeBaseOut.model_validate(base).model_dump()
+                                     for base in kb_list_visible(caller=caller())])
+
+    @server.tool(name="get_document", annotations=READ_ONLY)
+    def get_document_tool(id: DocumentId) -> Annotated[CallToolResult, DocumentOut]:
+        """A document's metadata, status, page count, versions and last job, by its id (the
+        document_id of a search result or citation): the body of GET /documents/{id}."""
+        return _tool_result(lambda: DocumentOut.model_validate(
+            document_get(caller=caller(), document_id=id)).model_dump())
+
+    @server.tool(name="get_chunk", annotations=READ_ONLY)
+    def get_chunk_tool(id: ChunkId) -> Annotated[CallToolResult, ChunkOut]:
+        """One chunk's full text, headings, pages, document and knowledge base, by its id (the
+        chunk_id that search gives with explain=true)."""
+        return _tool_result(lambda: ChunkOut.model_validate(
+            chunk_get(caller=caller(), chunk_id=id)).model_dump())
+
+    return server
+
+
+def _request(schema: type[Schema], **values: Any) -> Any:
+    """The arguments checked by the endpoint's request schema, so that a tool accepts exactly
+    what the API accepts; a refusal is the API's invalid_request body."""
+    try:
+        return schema.model_validate(values)
+    except ValidationError as exc:
+        problems = [{"field": ".".join(str(part) for part in error["loc"]) or "body",
+                     "msg": error["msg"], "type": error["type"]} for error in exc.errors()]
+        summary = "; ".join(f"{p['field']}: {p['msg']}" for p in problems)
+        raise InvalidRequest(f"invalid request: {summary}", details={"errors": problems}) from None
+
+
+def _tool_result(body: Callable[[], Any]) -> CallToolResult:
+    """Run one tool's services on this worker thread: the body as the API sends it, or the
+    unified error body as a tool error."""
+    try:
+        text = body_json(body())
+    except LocalRagError as exc:
+        return _error_result(exc.as_body())
+    except Exception:
+        # As the API's last-resort handler: the details stay in the server's log (stderr).
+        logger.exception("unhandled error in an MCP tool")
+        return _error_result(error_body("internal_error",
+                                        "internal server error; see the server log"))
+    finally:
+        connections.close_all()
+    structured = json.loads(text)
+    # Structured content is an object; a list is wrapped as the SDK wraps one ({"result": ...}).
+    if not isinstance(structured, dict):
+        structured = {"result": structured}
+    return CallToolResult(content=[TextContent(type="text", text=text)],
+                          structured_content=structured)
+
+
+def _error_result(body: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=body_json(body))], is_error=True)

@@ -1,0 +1,275 @@
+"""`rag mcp`: the MCP server driven by the SDK's own client over a real stdio subprocess, its
+tools compared with the HTTP API's bodies for the same input, and its access rules."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test import Client
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from core.config import get_config
+from knowledge.access import token_create, token_revoke
+from knowledge.bases import kb_create
+from knowledge.ingest import vault_ingest
+from tests.api.leaks_fixtures import QUERY, QUESTION, notes_write, raw_check
+from tests.conftest import cli_env
+from tests.harness import ROOT
+
+TOOLS = {"search", "ask", "list_knowledge_bases", "get_document", "get_chunk"}
+OPERATOR_NOTICE = "serving as the local operator"
+
+
+@pytest.fixture
+def two_bases(clean_tables, tmp_path) -> dict[str, dict[str, set[int]]]:
+    """`alpha` and `beta`, committed (the server is another process): slug -> the ids of its
+    documents and chunks."""
+    for slug in ("alpha", "beta"):
+        folder = notes_write(tmp_path, slug)
+        kb_create(slug=slug, sources=[str(folder)])
+        vault_ingest(vault_path=folder, config=get_config(), prepare_workers=0)
+    bases: dict[str, dict[str, set[int]]] = {"alpha": {}, "beta": {}}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT b.slug, c.id, c.document_id FROM chunks c "
+                       "JOIN knowledge_bases b ON b.id = c.knowledge_base_id")
+        for slug, chunk_id, document_id in cursor.fetchall():
+            bases[slug].setdefault("chunks", set()).add(chunk_id)
+            bases[slug].setdefault("documents", set()).add(document_id)
+    return bases
+
+
+@pytest.fixture
+def alpha_token(two_bases) -> tuple[int, str]:
+    """(id, secret) of a token narrowed to alpha, of a superuser who could read both bases."""
+    get_user_model().objects.create_superuser(username="root", password="pw")
+    issued = token_create(username="root", slugs=["alpha"])
+    return issued.id, issued.secret
+
+
+def server_env(**overrides: str) -> dict[str, str]:
+    env = cli_env(**overrides)
+    if "RAG_MCP_TOKEN" not in overrides:
+        env.pop("RAG_MCP_TOKEN", None)  # the developer's shell must not scope these tests
+    return env
+
+
+def mcp_session(calls, *, errlog: Path, args: tuple[str, ...] = (),
+                env: dict[str, str] | None = None) -> tuple[set[str], list]:
+    """Start `manage.py mcp`, list its tools and make `calls` (name, arguments), each either a
+    tuple or a callable run in a worker thread between calls; returns the tool names and the
+    results. No database work happens on this thread while the event loop runs."""
+
+    async def run():
+        parameters = StdioServerParameters(command=sys.executable,
+                                           args=[str(ROOT / "manage.py"), "mcp", *args],
+                                           env=env or server_env(), cwd=str(ROOT))
+        with open(errlog, "a", encoding="utf-8") as stderr:
+            async with stdio_client(parameters, errlog=stderr) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    names = {tool.name for tool in (await session.list_tools()).tools}
+                    results = []
+                    for call in calls:
+                        if callable(call):
+                            await asyncio.to_thread(call)
+                        else:
+                            results.append(await session.call_tool(*call))
+                    return names, results
+
+    return asyncio.run(run())
+
+
+def body_of(result) -> Any:
+    """The JSON a successful tool call carries: text and structured content agree."""
+    assert not result.is_error, result.content[0].text
+    body = json.loads(result.content[0].text)
+    structured = result.structured_content
+    assert (structured == body if isinstance(body, dict) else structured == {"result": body})
+    return body
+
+
+def error_of(result) -> dict:
+    """The unified error body of a failed tool call."""
+    assert result.is_error
+    body = json.loads(result.content[0].text)
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "details"}
+    return body["error"]
+
+
+def without_timings(body: dict) -> dict:
+    """A search body with explain, less the stage timings (which differ from run to run)."""
+    return {**body, "explain": {**body["explain"], "timings_ms": None}}
+
+
+def api(method: str, path: str, body: dict | None = None, *, secret: str | None = None):
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {secret}"} if secret else {}
+    client = Client(raise_request_exception=False)
+    if method == "get":
+        return client.get(path, **headers)
+    return client.post(path, data=json.dumps(body), content_type="application/json", **headers)
+
+
+def test_it_serves_each_tool_with_the_http_apis_body(two_bases, tmp_path):
+    document_id = min(two_bases["beta"]["documents"])
+    calls = [("search", {"query": QUERY, "top_k": 6}),
+             ("search", {"query": QUERY, "explain": True}),
+             ("ask", {"question": QUESTION}),
+             ("list_knowledge_bases", {}),
+             ("get_document", {"id": document_id})]
+    names, results = mcp_session(calls, errlog=tmp_path / "stderr.txt")
+    assert names == TOOLS
+    search, explained, answer, bases, document = (body_of(result) for result in results)
+
+    assert search == api("post", "/search", {"query": QUERY, "top_k": 6}).json()
+    assert {hit["knowledge_base"] for hit in search["results"]} == {"alpha", "beta"}
+    assert without_timings(explained) == without_timings(
+        api("post", "/search", {"query": QUERY, "explain": True}).json())
+    assert answer == api("post", "/ask", {"question": QUESTION}).json()
+    assert answer["mode"] == "rag" and answer["citations"]
+    assert bases == api("get", "/knowledge-bases").json()
+    assert [base["slug"] for base in bases] == ["alpha", "beta", "default"]
+    assert document == api("get", f"/documents/{document_id}").json()
+    assert document["knowledge_base"] == "beta"
+
+
+def test_get_chunk_returns_a_search_results_chunk_in_full(two_bases, tmp_path):
+    _, (explained,) = mcp_session([("search", {"query": QUERY, "explain": True})],
+                                  errlog=tmp_path / "stderr.txt")
+    explained = body_of(explained)
+    hit, chunk_id = explained["results"][0], explained["explain"]["results"][0]["chunk_id"]
+    _, (chunk,) = mcp_session([("get_chunk", {"id": chunk_id})], errlog=tmp_path / "stderr.txt")
+    assert body_of(chunk) == {
+        "id": chunk_id, "knowledge_base": hit["knowledge_base"],
+        "document_id": hit["document_id"], "chunk_index": hit["chunk_index"],
+        "source": hit["source"], "heading_path": hit["heading_path"],
+        "page_start": None, "page_end": None, "content": hit["content"]}
+
+
+def test_a_token_for_one_base_never_sees_the_other_through_any_tool(two_bases, alpha_token,
+                                                                    tmp_path):
+    _, secret = alpha_token
+    beta_document = min(two_bases["beta"]["documents"])
+    beta_chunk = min(two_bases["beta"]["chunks"])
+    calls = [("search", {"query": QUERY, "explain": True}),
+             ("ask", {"question": QUESTION}),
+             ("list_knowledge_bases", {}),
+             ("get_document", {"id": beta_document}),
+             ("get_chunk", {"id": beta_chunk}),
+             ("search", {"query": QUERY, "knowledge_bases": ["beta"]}),
+             ("ask", {"question": QUESTION, "knowledge_bases": ["beta"]}),
+             ("search", {"query": QUERY, "knowledge_bases": ["gamma"]})]
+    _, results = mcp_session(calls, errlog=tmp_path / "stderr.txt",
+                             env=server_env(RAG_MCP_TOKEN=secret))
+    # Nothing of beta unless the call named it (and then only the name, in not_found).
+    for result in results[:5]:
+        raw_check(result.model_dump_json(), {"alpha"})
+
+    search, answer, bases = (body_of(result) for result in results[:3])
+    assert without_timings(search) == without_timings(
+        api("post", "/search", {"query": QUERY, "explain": True}, secret=secret).json())
+    assert {hit["knowledge_base"] for hit in search["results"]} == {"alpha"}
+    assert {row["chunk_id"] for row in search["explain"]["results"]} <= two_bases["alpha"]["chunks"]
+    assert answer == api("post", "/ask", {"question": QUESTION}, secret=secret).json()
+    assert {citation["knowledge_base"] for citation in answer["citations"]} == {"alpha"}
+    assert [base["slug"] for base in bases] == ["alpha"]
+    assert bases == api("get", "/knowledge-bases", secret=secret).json()
+
+    document, chunk, search_beta, ask_beta, search_gamma = (error_of(r) for r in results[3:])
+    assert document == api("get", f"/documents/{beta_document}", secret=secret).json()["error"]
+    assert document["code"] == chunk["code"] == "not_found"
+    assert chunk == {"code": "not_found", "message": f"chunk not found: {beta_chunk}",
+                     "details": {"id": beta_chunk}}
+    # A base it may not read is answered exactly like one that does not exist.
+    assert search_beta == ask_beta == {**search_gamma, "message": "knowledge base not found: beta",
+                                       "details": {"knowledge_base": "beta"}}
+    assert search_beta == api("post", "/search", {"query": QUERY, "knowledge_bases": ["beta"]},
+                              secret=secret).json()["error"]
+
+
+def test_it_refuses_a_token_revoked_while_it_serves(alpha_token, tmp_path):
+    token_id, secret = alpha_token
+
+    def revoke() -> None:
+        token_revoke(token_id=token_id)
+        connection.close()  # this worker thread's own connection
+
+    _, (before, after) = mcp_session([("list_knowledge_bases", {}), revoke,
+                                      ("list_knowledge_bases", {})],
+                                     errlog=tmp_path / "stderr.txt", args=("--token", secret))
+    assert [base["slug"] for base in body_of(before)] == ["alpha"]
+    assert error_of(after)["code"] == "unauthorized"
+
+
+def test_invalid_arguments_are_the_apis_invalid_request(two_bases, tmp_path):
+    arguments = {"query": "   ", "top_k": 21}
+    _, (result,) = mcp_session([("search", arguments)], errlog=tmp_path / "stderr.txt")
+    error = error_of(result)
+    assert error == api("post", "/search", arguments).json()["error"]
+    assert error["code"] == "invalid_request"
+    assert {problem["field"] for problem in error["details"]["errors"]} == {"query", "top_k"}
+
+
+@pytest.mark.parametrize("how", ["option", "environment"])
+def test_an_invalid_token_exits_2_before_serving(how, clean_tables):
+    secret = "lr_not-a-token-anyone-issued"
+    args = ["--token", secret] if how == "option" else []
+    env = server_env(RAG_MCP_TOKEN=secret) if how == "environment" else server_env()
+    # stdin is empty: a server that started anyway would read EOF and exit 0.
+    done = subprocess.run([sys.executable, str(ROOT / "manage.py"), "mcp", *args], cwd=ROOT,
+                          env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "error [unauthorized]" in done.stderr and "RAG_MCP_TOKEN" in done.stderr
+    assert secret not in done.stderr
+
+
+def test_without_a_token_it_is_the_operator_and_says_so_once_on_stderr(two_bases, tmp_path):
+    errlog = tmp_path / "stderr.txt"
+    _, (bases,) = mcp_session([("list_knowledge_bases", {})], errlog=errlog)
+    assert {base["role"] for base in body_of(bases)} == {"maintainer"}
+    assert errlog.read_text(encoding="utf-8").count(OPERATOR_NOTICE) == 1
+
+
+def test_stdout_carries_nothing_but_protocol_messages(two_bases):
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "ask", "arguments": {"question": QUESTION}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "get_document", "arguments": {"id": 999999}}},
+    ]
+    server = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "mcp"], cwd=ROOT,
+                              env=server_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    watchdog = threading.Timer(60, server.kill)
+    watchdog.start()
+    try:
+        server.stdin.write("".join(json.dumps(message) + "\n" for message in messages))
+        server.stdin.flush()
+        # Read until every request is answered: at end of input the server stops, and with
+        # it any call still running.
+        replies = []
+        while len(replies) < 3 and (line := server.stdout.readline()):
+            replies.append(json.loads(line))
+        rest, stderr = server.communicate()  # closes stdin: the server's end of input
+    finally:
+        watchdog.cancel()
+    assert server.returncode == 0, stderr
+    assert rest == ""
+    assert sorted(reply["id"] for reply in replies) == [1, 2, 3]
+    assert {reply["jsonrpc"] for reply in replies} == {"2.0"}
+    assert OPERATOR_NOTICE in stderr
