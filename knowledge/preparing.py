@@ -33,6 +33,9 @@ Item = TypeVar("Item")
 # Below this many notes to prepare, starting worker processes costs more than it saves.
 SERIAL_FIRST = 128
 IN_FLIGHT_PER_WORKER = 256
+# Documents travel to the workers as bytes (a PDF may be 100 MB): the window is also bounded by
+# the bytes it holds, so a vault of large scans never holds more than this in flight.
+IN_FLIGHT_MAX_BYTES = 256 * 1024 * 1024
 PARENT_CHECK_SECONDS = 0.5
 
 
@@ -144,7 +147,9 @@ def notes_prepare(items: Iterable[tuple[Item, str | bytes, str]], *,
         ocr.budget_use(None)
 
 
-def _prepare(items, *, light, workers, options, budget, context):
+def _prepare(items: Iterable[tuple[Item, str | bytes, str]], *,
+             light: EmbeddingProvider | None, workers: int, options: ExtractOptions | None,
+             budget: Any, context: Any) -> Iterator[tuple[Item, PreparedNote | PrepareFailed]]:
     iterator = iter(items)
     for item, text, relative_path in iterator if workers <= 0 else islice(iterator, SERIAL_FIRST):
         yield item, document_prepare(text, relative_path, light, options)
@@ -155,15 +160,20 @@ def _prepare(items, *, light, workers, options, budget, context):
     # "spawn": a forked child would share the parent's open database socket.
     with ProcessPoolExecutor(max_workers=workers, mp_context=context,
                              initializer=worker_init, initargs=(os.getpid(), budget)) as pool:
-        window: deque[tuple[Item, Future]] = deque()
+        window: deque[tuple[Item, Future, int]] = deque()
+        in_flight = 0
         for item, text, relative_path in iterator:
+            size = len(text)
             window.append((item, pool.submit(document_prepare, text, relative_path, light,
-                                             options)))
-            if len(window) >= workers * IN_FLIGHT_PER_WORKER:
-                done_item, future = window.popleft()
+                                             options), size))
+            in_flight += size
+            while window and (len(window) >= workers * IN_FLIGHT_PER_WORKER
+                              or in_flight > IN_FLIGHT_MAX_BYTES):
+                done_item, future, done_size = window.popleft()
+                in_flight -= done_size
                 yield done_item, future.result()
         while window:
-            done_item, future = window.popleft()
+            done_item, future, _ = window.popleft()
             yield done_item, future.result()
 
 

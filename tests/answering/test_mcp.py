@@ -143,16 +143,20 @@ def test_it_serves_each_tool_with_the_http_apis_body(two_bases, tmp_path):
 
 
 def test_get_chunk_returns_a_search_results_chunk_in_full(two_bases, tmp_path):
-    _, (explained,) = mcp_session([("search", {"query": QUERY, "explain": True})],
-                                  errlog=tmp_path / "stderr.txt")
-    explained = body_of(explained)
-    hit, chunk_id = explained["results"][0], explained["explain"]["results"][0]["chunk_id"]
+    with connection.cursor() as cursor:  # pages, as if the chunk came from a PDF
+        cursor.execute("UPDATE chunks SET page_start = 3, page_end = 4 WHERE id = %s",
+                       [min(two_bases["alpha"]["chunks"])])
+    explained = api("post", "/search", {"query": QUERY, "top_k": 20, "explain": True}).json()
+    rows = zip(explained["results"], explained["explain"]["results"], strict=True)
+    hit, chunk_id = next((hit, row["chunk_id"]) for hit, row in rows
+                         if row["chunk_id"] == min(two_bases["alpha"]["chunks"]))
     _, (chunk,) = mcp_session([("get_chunk", {"id": chunk_id})], errlog=tmp_path / "stderr.txt")
     assert body_of(chunk) == {
-        "id": chunk_id, "knowledge_base": hit["knowledge_base"],
-        "document_id": hit["document_id"], "chunk_index": hit["chunk_index"],
-        "source": hit["source"], "heading_path": hit["heading_path"],
-        "page_start": None, "page_end": None, "content": hit["content"]}
+        "id": chunk_id, "knowledge_base": "alpha", "document_id": hit["document_id"],
+        "chunk_index": hit["chunk_index"], "source": hit["source"],
+        "heading_path": hit["heading_path"], "page_start": 3, "page_end": 4,
+        "content": hit["content"]}
+    assert hit["page_start"] == 3 and hit["page_end"] == 4
 
 
 def test_a_token_for_one_base_never_sees_the_other_through_any_tool(two_bases, alpha_token,

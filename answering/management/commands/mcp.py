@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging.config
 import os
 
 from django.db import connections
@@ -37,7 +38,12 @@ class Command(RagCommand):
         else:
             self.stderr.write(f"rag mcp: no token (--token or {TOKEN_VARIABLE}): serving as the "
                               "local operator, who reads every knowledge base")
+        server = mcp_server_build(secret=secret or None)
+        # The SDK gives the root logger a stderr handler; the project's loggers have their
+        # own (settings.LOGGING), so without this each of their lines would appear twice.
+        logging.config.dictConfig({"version": 1, "incremental": True,
+                                   "loggers": {"localrag": {"propagate": False}}})
         try:
-            mcp_server_build(secret=secret or None).run("stdio")
+            server.run("stdio")
         except KeyboardInterrupt:
             pass
