@@ -45,12 +45,14 @@ INSTRUCTIONS = (
     "(no_answer); `search` returns the ranked chunks. Results name their document "
     "(`get_document`); `search` with explain=true gives each result's chunk_id for "
     "`get_chunk`. `list_knowledge_bases` names the bases these tools may be narrowed to.")
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False)
 
 TopK = Annotated[int | None, Field(description="how many chunks, 1..20 (default RAG_TOP_K)")]
 KnowledgeBaseSlugs = Annotated[list[str] | None, Field(
     description="only these knowledge bases (slugs from list_knowledge_bases; default: all "
                 "this server may read)")]
+Explain = Annotated[bool, Field(description="add each stage's ranks, scores and time, and "
+                                           "each result's chunk_id (for get_chunk)")]
 DocumentId = Annotated[int, Field(description="the document_id of a search result or citation")]
 ChunkId = Annotated[int, Field(description="the chunk_id of a result of search with "
                                            "explain=true")]
@@ -96,7 +98,7 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
 
     @server.tool(name="search", annotations=READ_ONLY)
     def search_tool(query: str, top_k: TopK = None, knowledge_bases: KnowledgeBaseSlugs = None,
-                    explain: bool = False) -> Annotated[CallToolResult, SearchResponse]:
+                    explain: Explain = False) -> Annotated[CallToolResult, SearchResponse]:
         """Ranked chunks for a query, with a confidence: the body of POST /search."""
         def body() -> dict[str, Any]:
             request = _request(SearchRequest, query=query, top_k=top_k,

@@ -80,8 +80,9 @@ DEFAULTS: dict[str, str] = {
     "RAG_PDF_MAX_PAGES": "2000",
     "RAG_OCR": "auto",
     "RAG_OCR_MAX_PAGES": "200",
+    "RAG_MCP_TOKEN": "",
 }
-SECRET_KEYS = frozenset({"LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY"})
+SECRET_KEYS = frozenset({"LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY", "RAG_MCP_TOKEN"})
 ENV_FILE_VARIABLE = "LOCALRAG_ENV_FILE"
 EMBEDDING_DEVICES = ("cpu", "cuda", "mps")
 _TRUE = {"1", "true", "yes", "on"}
@@ -176,6 +177,7 @@ class Config:
     rag_pdf_max_pages: int
     rag_ocr: str
     rag_ocr_max_pages: int
+    rag_mcp_token: str = field(repr=False)
     project_root: Path | None
     env_file: Path | None
     raw: Mapping[str, str] = field(repr=False)
@@ -325,7 +327,7 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
             raise ConfigError(f"{name} must be a postgresql://user:password@host:port/database "
                               "URL", variable=name)
     # The key travels in an HTTP header, which only carries printable ASCII.
-    for name in ("LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY"):
+    for name in ("LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY", "RAG_MCP_TOKEN"):
         if raw[name] and not (raw[name].isascii() and raw[name].isprintable()):
             raise ConfigError(f"{name} contains characters an HTTP header cannot carry "
                               "(non-ASCII or control characters); check how it was copied",
@@ -378,6 +380,7 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         rag_pdf_max_pages=_bounded_integer(raw, "RAG_PDF_MAX_PAGES", 1, 1_000_000),
         rag_ocr=_choice(raw, "RAG_OCR", OCR_MODES),
         rag_ocr_max_pages=_bounded_integer(raw, "RAG_OCR_MAX_PAGES", 0, 1_000_000),
+        rag_mcp_token=raw["RAG_MCP_TOKEN"].strip(),
         project_root=project_root,
         env_file=env_file,
         raw=dict(raw),

@@ -101,7 +101,7 @@ def caller_for_secret(secret: str, *, config: Config) -> Caller | None:
         row = cursor.fetchone()
         if row is None or not hmac.compare_digest(row[1], digest):
             return None
-        token_id, _, user_id, username, superuser, read_only, narrowed = row
+        token_id, _, user_id, username, superuser, read_only, narrowed, bases = row
         cursor.execute(sql.TOKEN_TOUCH, [token_id, LAST_USED_RESOLUTION_SECONDS])
         cursor.execute(sql.USER_GRANTS, [user_id])
         grants = cursor.fetchall()
@@ -112,8 +112,8 @@ def caller_for_secret(secret: str, *, config: Config) -> Caller | None:
         readable = {base for base, _ in grants}
         writable = {base for base, role in grants if role == "maintainer"}
     if narrowed:
-        readable &= set(narrowed)
-        writable &= set(narrowed)
+        readable &= set(bases)
+        writable &= set(bases)
     if read_only:
         writable = set()
     return Caller(label=f"token {token_id} of {username}", readable=frozenset(readable),
@@ -157,7 +157,8 @@ def token_create(*, username: str, slugs: list[str] | None = None, read_only: bo
         if missing:
             raise NotFound(f"knowledge base not found: {missing[0]}",
                            details={"knowledge_base": missing[0]})
-        cursor.execute(sql.TOKEN_INSERT, [user_id, name, prefix, token_digest(secret), read_only])
+        cursor.execute(sql.TOKEN_INSERT, [user_id, name, prefix, token_digest(secret), read_only,
+                                          bool(slugs)])
         token_id = cursor.fetchone()[0]
         for base_id in sorted(set(ids.values())):
             cursor.execute(sql.TOKEN_BASE_INSERT, [token_id, base_id])

@@ -3,7 +3,8 @@
 
 Compatibility with the first release: while access control is off (no token issued, no
 RAG_API_TOKEN), a request from loopback — or any request to a server started with
-`--trusted-network` — is the local operator and sees everything, as before. Once any token
+`--trusted-network` — is the local operator and sees everything, as before. A request that a
+reverse proxy forwarded is never a loopback caller, whatever its address. Once any token
 exists, every such call needs one.
 """
 
@@ -48,9 +49,16 @@ def request_caller(request: HttpRequest) -> Caller | None:
     return caller_for_secret(secret.strip(), config=config)
 
 
+# A reverse proxy on this machine makes every request come from loopback: a request it
+# forwarded (it says so in one of these headers) is never taken for a local caller.
+PROXY_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Real-IP")
+
+
 def _open_to(request: HttpRequest) -> bool:
     if os.environ.get(TRUSTED_NETWORK_VARIABLE) == "1":
         return True
+    if any(header in request.headers for header in PROXY_HEADERS):
+        return False
     try:
         return ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")).is_loopback
     except ValueError:

@@ -18,6 +18,7 @@ from core.db import db_errors_translated
 from core.errors import Conflict, InvalidRequest, NotFound
 from knowledge import sql
 from knowledge.vault import vault_resolve
+from knowledge.vault_index import vault_overlap_check
 
 DEFAULT_SLUG = "default"
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
@@ -81,6 +82,8 @@ def kb_source_add(*, slug: str, path: str | Path, kind: str = "vault") -> str:
 
 
 def _source_insert(cursor, *, knowledge_base_id: int, kind: str, path: str) -> None:
+    # A folder inside or around another source would put the same files in two bases.
+    vault_overlap_check(vault_path=path)
     cursor.execute(sql.KB_SOURCE_INSERT, [knowledge_base_id, kind, path])
     claimed = cursor.fetchone() is not None
     if not claimed:

@@ -9,22 +9,15 @@ from django.db import connection
 
 from core.db import db_errors_translated
 from core.errors import NotFound
+from knowledge import sql
 from knowledge.access import Caller
-
-# `source` is the chunk's relative path, as in /search and /ask citations.
-CHUNK_DETAIL = """
-SELECT c.id, c.knowledge_base_id, b.slug AS knowledge_base, c.document_id, c.chunk_index,
-       c.relative_path AS source, c.heading_path, c.page_start, c.page_end, c.content
-FROM chunks c JOIN knowledge_bases b ON b.id = c.knowledge_base_id
-WHERE c.id = %s
-"""
 
 
 def chunk_get(*, caller: Caller, chunk_id: int) -> dict[str, Any]:
     """A chunk's content, headings, pages, document and knowledge base; NotFound alike for a
     missing chunk and one of a base the caller may not read."""
     with db_errors_translated(), connection.cursor() as cursor:
-        cursor.execute(CHUNK_DETAIL, [chunk_id])
+        cursor.execute(sql.CHUNK_DETAIL, [chunk_id])
         row = cursor.fetchone()
         if row is None or not caller.may_read(row[1]):
             raise NotFound(f"chunk not found: {chunk_id}", details={"id": chunk_id})

@@ -93,26 +93,42 @@ def document_upload(*, caller: Caller, slug: str, filename: str, chunks: Iterabl
                 handle.write(chunk)
         content_check(partial, suffix=suffix, name=name)
         content_hash = digest.hexdigest()
-        with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
-            # One upload of this content per base at a time: the check and the insert below
-            # would otherwise race with a second, identical upload.
-            cursor.execute(sql.UPLOAD_LOCK, [f"{base.id}:{content_hash}"])
-            cursor.execute(sql.DOCUMENT_BY_HASH, [base.id, content_hash])
-            row = cursor.fetchone()
-            if row is not None:
-                return Upload(document_id=row[0], job_id=row[1], created=False)
-            final = folder / f"{uuid.uuid4().hex}{suffix}"
-            os.replace(partial, final)
-            cursor.execute(sql.DOCUMENT_UPLOAD_INSERT, [
-                str(folder), base.id, final.name, str(final), content_hash, size,
-                format_name(name), name])
-            document_id = cursor.fetchone()[0]
-            job_id = job_enqueue(type=JOB_INGEST, resource=f"document:{document_id}",
-                                 payload={"document_id": document_id,
-                                          "knowledge_base_id": base.id})
+        final = folder / f"{uuid.uuid4().hex}{suffix}"
+        try:
+            with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
+                # One upload of this content per base at a time: the check and the insert
+                # below would otherwise race with a second, identical upload.
+                cursor.execute(sql.UPLOAD_LOCK, [f"{base.id}:{content_hash}"])
+                cursor.execute(sql.DOCUMENT_BY_HASH, [base.id, content_hash])
+                row = cursor.fetchone()
+                if row is not None:
+                    document_id, job_id, status = row
+                    if status == "failed":  # the same file again: try it once more
+                        cursor.execute(sql.DOCUMENT_STATUS_SET, ["queued", document_id])
+                        job_id = _enqueue(JOB_INGEST, document_id, base.id)
+                    return Upload(document_id=document_id, job_id=job_id, created=False)
+                cursor.execute(sql.DOCUMENT_UPLOAD_INSERT, [
+                    str(folder), base.id, final.name, str(final), content_hash, size,
+                    format_name(name), name])
+                document_id = cursor.fetchone()[0]
+                job_id = _enqueue(JOB_INGEST, document_id, base.id)
+                # Last: until the row and its job are in, the file is not in the upload area
+                # (where an ingest would index it as a document of its own).
+                os.replace(partial, final)
+        except BaseException:
+            final.unlink(missing_ok=True)  # the transaction did not commit: no file either
+            raise
         return Upload(document_id=document_id, job_id=job_id, created=True)
     finally:
         partial.unlink(missing_ok=True)
+
+
+def _enqueue(job_type: str, document_id: int, knowledge_base_id: int) -> int:
+    # The base travels with the job, so its status stays visible (to the same callers) after
+    # a delete job has removed the document.
+    return job_enqueue(type=job_type, resource=f"document:{document_id}",
+                       payload={"document_id": document_id,
+                                "knowledge_base_id": knowledge_base_id})
 
 
 def content_check(path: Path, *, suffix: str, name: str) -> None:
@@ -195,11 +211,13 @@ def document_delete(*, caller: Caller, document_id: int) -> int:
                            "runs", details={"id": document_id})
         if status == "deleting":
             cursor.execute(sql.DOCUMENT_LAST_JOB, [f"document:{document_id}"])
-            return cursor.fetchone()[0]
+            job = cursor.fetchone()
+            if job is not None and job[1] == JOB_DELETE and job[2] in ("queued", "running"):
+                return job[0]  # the delete under way
+            return _enqueue(JOB_DELETE, document_id, base_id)  # an earlier one gave up
         cursor.execute(sql.DOCUMENT_CHUNKS_DELETE, [document_id])
         cursor.execute(sql.DOCUMENT_STATUS_SET, ["deleting", document_id])
-        return job_enqueue(type=JOB_DELETE, resource=f"document:{document_id}",
-                           payload={"document_id": document_id, "knowledge_base_id": base_id})
+        return _enqueue(JOB_DELETE, document_id, base_id)
 
 
 def document_reindex(*, caller: Caller, document_id: int) -> int:
@@ -215,8 +233,7 @@ def document_reindex(*, caller: Caller, document_id: int) -> int:
         if status == "deleting":
             raise Conflict(f"document {document_id} is being deleted",
                            details={"id": document_id})
-        return job_enqueue(type=JOB_REINDEX, resource=f"document:{document_id}",
-                           payload={"document_id": document_id, "knowledge_base_id": base_id})
+        return _enqueue(JOB_REINDEX, document_id, base_id)
 
 
 def job_visible(*, caller: Caller, job_id: int) -> dict[str, Any]:
@@ -229,12 +246,12 @@ def job_visible(*, caller: Caller, job_id: int) -> dict[str, Any]:
         job = job_get(job_id)
     except LocalRagError:
         raise NotFound(f"job not found: {job_id}", details={"id": job_id}) from None
-    base_id = job.payload.get("knowledge_base_id")
-    if base_id is None and job.resource.startswith("document:"):
+    base_id = None
+    if job.resource.startswith("document:"):  # the document's base now, while it exists
         with db_errors_translated(), connection.cursor() as cursor:
             cursor.execute(sql.DOCUMENT_BASE, [int(job.resource.split(":", 1)[1])])
             row = cursor.fetchone()
-            base_id = row[0] if row else None
+            base_id = row[0] if row else job.payload.get("knowledge_base_id")
     if not (caller.everything or caller.may_read(base_id)):
         raise NotFound(f"job not found: {job_id}", details={"id": job_id})
     return {"id": job.id, "type": job.type, "resource": job.resource, "status": job.status,
@@ -254,8 +271,10 @@ def _document_row(document_id: int) -> tuple | None:
 
 
 def document_ingest_job(context: JobContext) -> dict[str, Any]:
-    """Build a queued document: ingest its folder (only queued and changed files are built)."""
-    row = _document_row(int(context.payload["document_id"]))
+    """Build a queued document (or rebuild one, for a reindex): ingest its folder, where only
+    queued and changed files are built."""
+    document_id = int(context.payload["document_id"])
+    row = _document_row(document_id)
     if row is None:
         return {"skipped": "the document no longer exists"}
     vault_path, relative_path, status = row
@@ -264,24 +283,36 @@ def document_ingest_job(context: JobContext) -> dict[str, Any]:
     if status == "queued" or context.type == JOB_REINDEX:
         if context.type == JOB_REINDEX:
             with connection.cursor() as cursor:
-                cursor.execute(sql.DOCUMENT_STATUS_SET,
-                               ["queued", int(context.payload["document_id"])])
+                cursor.execute(sql.DOCUMENT_REINDEX_MARK, [document_id])
+                if cursor.rowcount == 0:  # deleted since the row was read
+                    return {"skipped": "the document is being deleted"}
         context.progress("ingest", 0.1)
-        result = vault_ingest(vault_path=vault_path, config=get_config(), wait_for_lock=True,
-                              prepare_workers=0)
+        try:
+            result = vault_ingest(vault_path=vault_path, config=get_config(),
+                                  wait_for_lock=True, prepare_workers=0)
+        except BaseException as exc:
+            if context.attempt >= context.max_attempts:  # the job ends here: so does the wait
+                _document_settle(document_id, reason=f"{type(exc).__name__}: {exc}")
+            raise
         context.progress("ingest", 0.9)
         problems = [warning["reason"] for warning in result.warnings
                     if warning["file"] == relative_path]
-        row = _document_row(int(context.payload["document_id"]))
+        row = _document_row(document_id)
         if row is not None and row[2] == "queued":
             reason = problems[0] if problems else "the file could not be indexed"
-            with connection.cursor() as cursor:
-                cursor.execute(sql.DOCUMENT_FAILED_SET, [reason, int(context.payload["document_id"])])
+            _document_settle(document_id, reason=reason)
             raise JobPermanentError(reason)
     with connection.cursor() as cursor:
-        cursor.execute(sql.DOCUMENT_CHUNK_COUNT, [int(context.payload["document_id"])])
+        cursor.execute(sql.DOCUMENT_CHUNK_COUNT, [document_id])
         chunks = cursor.fetchone()[0]
-    return {"document_id": int(context.payload["document_id"]), "chunks": chunks}
+    return {"document_id": document_id, "chunks": chunks}
+
+
+def _document_settle(document_id: int, *, reason: str) -> None:
+    """A build that will not happen: a document that still has its chunks (a failed reindex)
+    stays active as it was; one that never had any is `failed`, with the reason."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql.DOCUMENT_SETTLE, [reason, document_id])
 
 
 def document_delete_job(context: JobContext) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from ninja.responses import Status
 from core.config import get_config
 from core.schemas import ErrorBody
 from knowledge import documents
-from knowledge.bases import kb_list
+from knowledge.bases_view import kb_list_visible
 from knowledge.schemas import DocumentOut, JobOut, JobRef, KnowledgeBaseOut, UploadOut
 
 router = Router(tags=["documents"])
@@ -20,10 +20,7 @@ UPLOAD_CHUNK_BYTES = 1024 * 1024
 @router.get("/knowledge-bases", response={200: list[KnowledgeBaseOut], **ERRORS},
             summary="The knowledge bases the caller may read, with counts and its role")
 def knowledge_bases_view(request):
-    caller = request.auth
-    bases = kb_list(ids=caller.scope().knowledge_base_ids)
-    return [{**base.as_dict(), "role": "maintainer" if caller.everything
-             or base.id in caller.writable else "reader"} for base in bases]
+    return kb_list_visible(caller=request.auth)
 
 
 @router.post("/knowledge-bases/{slug}/documents", response={200: UploadOut, 202: UploadOut,

@@ -239,6 +239,9 @@ class ApiToken(models.Model):
                                                        "recognise it; not secret")
     token_hash = models.CharField(max_length=64, unique=True)
     read_only = models.BooleanField(default=False)
+    # True when the token was issued for listed knowledge bases: it then reads at most those,
+    # and nothing once they are all gone (an empty list must not mean "every base").
+    narrowed = models.BooleanField(default=False)
     knowledge_bases = models.ManyToManyField(KnowledgeBase, blank=True, related_name="+",
                                              db_constraint=False)
     created_at = models.DateTimeField(auto_now_add=True)

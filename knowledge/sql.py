@@ -73,6 +73,15 @@ ON CONFLICT (vault_path, relative_path) DO UPDATE SET
   updated_at = now()
 """
 
+# Every existing row of the batch is locked, so a delete still in flight is waited for and its
+# `deleting` seen (the status is read after the lock is granted).
+DOCUMENTS_LOCK = """
+SELECT relative_path, status FROM documents
+WHERE vault_path = %s AND relative_path = ANY(%s)
+ORDER BY id
+FOR UPDATE
+"""
+
 # Old chunks go first (their embeddings cascade), so new chunk indexes never collide.
 DELETE_DOCUMENTS_CHUNKS = """
 DELETE FROM chunks
@@ -178,13 +187,19 @@ LEFT JOIN LATERAL (SELECT started_at, status FROM ingest_runs r
 ORDER BY v.vault_path
 """
 
-INDEXED_VAULT_PATHS = "SELECT DISTINCT vault_path FROM documents"
+# Folders with indexed documents, and folders registered as knowledge-base sources.
+INDEXED_VAULT_PATHS = """
+SELECT vault_path FROM documents UNION SELECT path FROM knowledge_base_sources
+"""
 
 # Chunks and embeddings cascade; the vault's ingest history stays as a record.
 FORGET_VAULT = """
 WITH gone AS (DELETE FROM documents WHERE vault_path = %s RETURNING id)
 SELECT count(*) FROM gone
 """
+
+# A forgotten vault folder is no knowledge base's source any more (an upload area stays).
+FORGET_VAULT_SOURCE = "DELETE FROM knowledge_base_sources WHERE path = %s AND kind = 'vault'"
 
 TRY_VAULT_LOCK = "SELECT pg_try_advisory_lock(%s)"
 WAIT_VAULT_LOCK = "SELECT pg_advisory_lock(%s)"
@@ -256,7 +271,7 @@ KB_IDS_BY_SLUG = "SELECT slug, id FROM knowledge_bases WHERE slug = ANY(%s)"
 
 # API tokens and grants (knowledge/access.py); the tables are Django's (knowledge/models.py).
 TOKEN_LOOKUP = """
-SELECT t.id, t.token_hash, u.id, u.username, u.is_superuser, t.read_only,
+SELECT t.id, t.token_hash, u.id, u.username, u.is_superuser, t.read_only, t.narrowed,
        ARRAY(SELECT b.knowledgebase_id FROM knowledge_apitoken_knowledge_bases b
              WHERE b.apitoken_id = t.id)
 FROM knowledge_apitoken t
@@ -276,8 +291,9 @@ TOKENS_ACTIVE_EXIST = "SELECT EXISTS (SELECT 1 FROM knowledge_apitoken WHERE rev
 USER_BY_NAME = "SELECT id FROM auth_user WHERE username = %s"
 
 TOKEN_INSERT = """
-INSERT INTO knowledge_apitoken (user_id, name, prefix, token_hash, read_only, created_at)
-VALUES (%s, %s, %s, %s, %s, now())
+INSERT INTO knowledge_apitoken (user_id, name, prefix, token_hash, read_only, narrowed,
+                                created_at)
+VALUES (%s, %s, %s, %s, %s, %s, now())
 RETURNING id
 """
 
@@ -345,7 +361,8 @@ UPLOAD_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))"
 DOCUMENT_BY_HASH = """
 SELECT d.id,
        (SELECT j.id FROM background_jobs j WHERE j.resource = 'document:' || d.id
-        ORDER BY j.id DESC LIMIT 1)
+        ORDER BY j.id DESC LIMIT 1),
+       d.status
 FROM documents d
 JOIN knowledge_base_sources s ON s.path = d.vault_path AND s.kind = 'uploads'
 WHERE d.knowledge_base_id = %s AND d.content_hash = %s AND d.status <> 'deleting'
@@ -393,10 +410,16 @@ DOCUMENT_CHUNKS_DELETE = "DELETE FROM chunks WHERE document_id = %s"
 
 DOCUMENT_STATUS_SET = "UPDATE documents SET status = %s, updated_at = now() WHERE id = %s"
 
-DOCUMENT_FAILED_SET = """
-UPDATE documents SET status = 'failed',
-  metadata = metadata || jsonb_build_object('error', %s::text), updated_at = now()
-WHERE id = %s
+DOCUMENT_SETTLE = """
+UPDATE documents d SET
+  status = CASE WHEN EXISTS (SELECT 1 FROM chunks c WHERE c.document_id = d.id)
+                THEN 'active' ELSE 'failed' END,
+  metadata = d.metadata || jsonb_build_object('error', %s::text), updated_at = now()
+WHERE d.id = %s AND d.status = 'queued'
+"""
+
+DOCUMENT_REINDEX_MARK = """
+UPDATE documents SET status = 'queued', updated_at = now() WHERE id = %s AND status <> 'deleting'
 """
 
 DOCUMENT_JOB_ROW = "SELECT vault_path, relative_path, status FROM documents WHERE id = %s"
@@ -406,3 +429,13 @@ DOCUMENT_CHUNK_COUNT = "SELECT count(*) FROM chunks WHERE document_id = %s"
 DOCUMENT_DELETING_PATH = "SELECT file_path FROM documents WHERE id = %s AND status = 'deleting'"
 
 DOCUMENT_DELETING_DELETE = "DELETE FROM documents WHERE id = %s AND status = 'deleting'"
+
+# One chunk by id (knowledge/chunks_view.py); `source` is the chunk's relative path, as in
+# /search results and /ask citations.
+CHUNK_DETAIL = """
+SELECT c.id, c.knowledge_base_id, b.slug AS knowledge_base, c.document_id, c.chunk_index,
+       c.relative_path AS source, c.heading_path, c.page_start, c.page_end, c.content
+FROM chunks c JOIN knowledge_bases b ON b.id = c.knowledge_base_id
+WHERE c.id = %s
+"""
+

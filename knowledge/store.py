@@ -71,11 +71,12 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
     if anything fails, every document of the batch keeps its previous version."""
     if not versions:
         return
-    paths = [version.relative_path for version in versions]
     # Built before the transaction: the chunk writes lock the one lexical_stats row (its
     # triggers), which other vaults' ingests wait for until this transaction ends.
-    rows = []
+    built = []  # per version: its chunk rows and their vectors
+    position = 0
     for version in versions:
+        rows = []
         for chunk in version.chunks:
             lexical = chunk_lexical_build(content=chunk.content)
             rows.append({"relative_path": version.relative_path, "chunk_index": chunk.chunk_index,
@@ -86,10 +87,24 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
                          "content_hash": chunk.content_hash, "token_count": chunk.token_count,
                          "lexical_terms": lexical.terms, "lexical_length": lexical.length,
                          "page_start": chunk.page_start, "page_end": chunk.page_end})
+        built.append((version, rows, vectors[position:position + len(rows)]))
+        position += len(rows)
     conn = index_connection()
     # One transaction sent as one pipeline: a handful of round trips per batch, not per row.
     with transaction.atomic(), conn.pipeline(), psycopg.Cursor(conn) as cursor:
         cursor.execute(sql.ASYNC_COMMIT)
+        # A document deleted through the API since this run read its state stays deleted: its
+        # row is locked here (the delete locks it too, so the two never interleave) and left out.
+        cursor.execute(sql.DOCUMENTS_LOCK,
+                       [vault_path, [version.relative_path for version in versions]])
+        deleting = {path for path, status in cursor.fetchall() if status == "deleting"}
+        kept = [entry for entry in built if entry[0].relative_path not in deleting]
+        if not kept:
+            return
+        versions = [version for version, _, _ in kept]
+        rows = [row for _, version_rows, _ in kept for row in version_rows]
+        vectors = [vector for _, _, version_vectors in kept for vector in version_vectors]
+        paths = [version.relative_path for version in versions]
         cursor.execute(sql.UPSERT_DOCUMENTS, [
             vault_path, knowledge_base_id, paths, [v.file_path for v in versions],
             [v.content_hash for v in versions], [v.mtime_ns for v in versions],
@@ -138,6 +153,9 @@ def _versions_activate(cursor: psycopg.Cursor, *, vault_path: str,
     cursor.execute(sql.VERSIONS_BUILT, [embedder.dim, embedder.provider, embedder.model,
                                         embedder.dim, vault_path, list(expected)])
     built = cursor.fetchall()
+    if len(built) != len(expected):
+        raise VersionInvalid(f"{len(expected) - len(built)} of {len(expected)} documents were "
+                             "not written")
     for _, path, _, chunks, vectors, dims_ok in built:
         if chunks != expected[path] or vectors != chunks or not dims_ok:
             raise VersionInvalid(f"{path}: built {chunks} chunks and {vectors} vectors, expected "

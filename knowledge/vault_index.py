@@ -35,8 +35,9 @@ def vaults_list() -> list[IndexedVault]:
 
 
 def vault_overlap_check(*, vault_path: str) -> None:
-    """Refuse a vault inside, or containing, another indexed vault: their notes would come back
-    twice under two paths."""
+    """Refuse a vault inside, or containing, another indexed vault or a registered source:
+    their notes would come back twice under two paths, or a base's folder would be read into
+    another base."""
     root = Path(vault_path)
     with connection.cursor() as cursor:
         cursor.execute(sql.INDEXED_VAULT_PATHS)
@@ -53,8 +54,9 @@ def vault_overlap_check(*, vault_path: str) -> None:
 
 
 def vault_forget(*, vault_path: Path | str) -> tuple[str, int]:
-    """Remove one vault's documents, chunks and embeddings in one transaction; returns the
-    vault's canonical path and the number of documents removed. The folder need not exist."""
+    """Remove one vault's documents, chunks and embeddings (and its registration as a
+    knowledge base's source) in one transaction; returns the vault's canonical path and the
+    number of documents removed. The folder need not exist."""
     path = str(Path(vault_path).expanduser().resolve())
     with db_errors_translated():
         indexed = {vault.vault_path for vault in vaults_list()}
@@ -67,6 +69,7 @@ def vault_forget(*, vault_path: Path | str) -> tuple[str, int]:
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute(sql.FORGET_VAULT, [path])
                 removed = cursor.fetchone()[0]
+                cursor.execute(sql.FORGET_VAULT_SOURCE, [path])
         finally:
             store.vault_unlock(vault_path=path)
     return path, removed

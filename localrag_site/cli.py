@@ -26,6 +26,7 @@ commands:
   eval [--questions FILE] [--top-k N] [--kb SLUG] [--json]
   worker [--concurrency N] run background jobs (uploads, deletes, reindexing)
   jobs list|retry|cancel   the background jobs
+  mcp [--token T]          MCP server over stdio (desktop clients, editors)
   embeddings warmup        load (and on first use download) the local embedding model
   serve [--host H] [--port P] [--no-worker]
 

@@ -15,6 +15,7 @@ from core.errors import error_body
 ADMIN_PREFIX = "/admin/"
 UPLOAD_PATH = re.compile(r"^/knowledge-bases/[^/]+/documents/?$")
 MULTIPART_MEDIA_TYPE = "multipart/form-data"
+REINDEX_PATH = re.compile(r"^/documents/\d+/reindex/?$")
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 JSON_MEDIA_TYPE = "application/json"
 # A refused body up to this size is read and dropped, so the connection can carry the next
@@ -78,7 +79,8 @@ class JsonBodyMiddleware:
     Two exceptions, both refused when a browser says the request comes from another site
     (`Origin` of another host, or `Sec-Fetch-Site` other than same-origin): a multipart upload
     to /knowledge-bases/{slug}/documents (refused at once with 413 when its declared length is
-    past the upload limit, before it is read), and a POST without any body (/reindex)."""
+    past the upload limit, before it is read), and a POST without any body to
+/documents/{id}/reindex."""
 
     def __init__(self, get_response) -> None:
         self.get_response = get_response
@@ -91,7 +93,8 @@ class JsonBodyMiddleware:
             return self.get_response(request)
         upload = (request.method == "POST" and UPLOAD_PATH.match(request.path) is not None
                   and content_type.lower().startswith(MULTIPART_MEDIA_TYPE))
-        bodiless = not content_type and _content_length(request) == 0
+        bodiless = (not content_type and _content_length(request) == 0
+                    and REINDEX_PATH.match(request.path) is not None)
         if upload or bodiless:
             if _cross_site(request):
                 body_drain(request)

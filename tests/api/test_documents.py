@@ -194,3 +194,78 @@ def sample_vault_ingested(tmp_path) -> int:
     with connection.cursor() as cursor:
         cursor.execute("SELECT id FROM documents")
         return cursor.fetchone()[0]
+
+
+def test_an_ingest_that_read_the_document_before_its_delete_does_not_bring_it_back(
+        client, clean_tables, project):
+    """The delete lands between an ingest's read of the states and its write: the write
+    leaves the `deleting` document alone (no status flip, no chunks)."""
+    from core.config import get_config
+    from knowledge import store
+    from knowledge.embeddings import get_embedder
+    from knowledge.preparing import chunk_texts, document_prepare
+
+    body = json.loads(upload(client, "a.txt", MARKER.encode()).content)
+    work()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT vault_path, relative_path, file_path, content_hash FROM documents")
+        vault, relative, file_path, digest = cursor.fetchone()
+    prepared = document_prepare(open(file_path, "rb").read(), relative)
+    assert client.delete(f"/documents/{body['document_id']}").status_code == 202
+    embedder = get_embedder(config=get_config())
+    store.documents_write(
+        vault_path=vault, embedder=embedder,
+        versions=[store.DocumentVersion(relative_path=relative, file_path=file_path,
+                                        content_hash=digest, mtime_ns=0, size_bytes=1,
+                                        frontmatter={}, tags=[], chunks=prepared.chunks,
+                                        format="txt")],
+        vectors=embedder.embed_documents(chunk_texts(chunks=prepared.chunks,
+                                                     relative_path=relative, tags=[])))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT status, (SELECT count(*) FROM chunks) FROM documents")
+        assert cursor.fetchone() == ("deleting", 0)
+    work()
+    assert client.get(f"/documents/{body['document_id']}").status_code == 404
+
+
+def test_a_failure_after_the_file_is_stored_leaves_no_file_and_no_document(
+        client, clean_tables, project, monkeypatch):
+    from knowledge import documents
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the queue is down")
+
+    monkeypatch.setattr(documents, "job_enqueue", broken)
+    response = upload(client, "a.txt", b"Some text.")
+    assert response.status_code == 500
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM documents")
+        assert cursor.fetchone() == (0,)
+    assert not [path for path in (project.project_root / ".local" / "uploads").rglob("*")
+                if path.is_file()]
+
+
+def test_the_same_file_after_a_failed_build_is_tried_again(client, clean_tables, project):
+    data = pdf_bytes(["Text. " * 50])[:400]
+    first = json.loads(upload(client, "cut.pdf", data).content)
+    work()
+    again = json.loads(upload(client, "cut.pdf", data).content)
+    assert again["document_id"] == first["document_id"] and again["created"] is False
+    assert again["job_id"] != first["job_id"]
+    document = json.loads(client.get(f"/documents/{first['document_id']}").content)
+    assert document["status"] == "queued"
+
+
+def test_a_body_less_post_is_still_415_outside_reindex(client, db):
+    for path in ("/search", "/ask", "/ask/stream"):
+        response = client.generic("POST", path, b"")
+        assert response.status_code == 415, path
+        assert error_of(response)["code"] == "unsupported_media_type"
+
+
+def test_a_request_forwarded_by_a_proxy_is_never_a_local_caller(client, db):
+    # No token issued: loopback callers are the operator, but not through a reverse proxy.
+    forwarded = client.post("/search", json.dumps({"query": "x"}),
+                            content_type="application/json",
+                            HTTP_X_FORWARDED_FOR="203.0.113.9")
+    assert forwarded.status_code == 401

@@ -181,3 +181,21 @@ def test_tokens_list_never_holds_the_secret_or_the_hash(bases):
         issued.id, "alice", ["eng", "hr"], True)
     assert issued.secret not in repr(listed)
     assert ApiToken.objects.get(pk=issued.id).token_hash not in repr(listed)
+
+
+def test_a_narrowed_token_reads_nothing_once_its_bases_are_gone(config_override):
+    """Deleting the only base a token was narrowed to must not widen it to every base."""
+    from django.contrib.auth import get_user_model
+
+    from knowledge.access import caller_for_secret, token_create
+    from knowledge.bases import kb_create
+    from knowledge.models import KnowledgeBase
+
+    get_user_model().objects.create_superuser("boss")
+    base = kb_create(slug="temporary")
+    secret = token_create(username="boss", slugs=["temporary"]).secret
+    assert caller_for_secret(secret, config=config_override()).readable == {base.id}
+    KnowledgeBase.objects.filter(slug="temporary").delete()
+    caller = caller_for_secret(secret, config=config_override())
+    assert caller.readable == frozenset() and caller.writable == frozenset()
+    assert caller.scope().knowledge_base_ids == ()

@@ -194,3 +194,16 @@ def test_db_init_puts_vaults_indexed_before_knowledge_bases_into_default():
         assert cursor.fetchall() == [("default", "vault")]
         cursor.execute(CHUNKS_OUT_OF_STEP)
         assert cursor.fetchone() == (0,)
+
+
+def test_a_folder_around_or_inside_a_registered_source_is_refused(tmp_path):
+    """A base's folder must never be read into another base through a parent folder."""
+    from knowledge.vault_index import VaultOverlap
+
+    (tmp_path / "notes" / "hr").mkdir(parents=True)
+    (tmp_path / "notes" / "hr" / "pay.md").write_text("# Pay\n\nSalary bands.\n")
+    kb_create(slug="hr", sources=[str(tmp_path / "notes" / "hr")])
+    with pytest.raises(VaultOverlap, match="around"):
+        vault_ingest(vault_path=tmp_path / "notes", config=get_config(), prepare_workers=0)
+    with pytest.raises(VaultOverlap, match="around"):
+        kb_create(slug="everything", sources=[str(tmp_path / "notes")])

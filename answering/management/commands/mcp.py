@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging.config
-import os
 
 from django.db import connections
 
@@ -11,9 +10,7 @@ from answering.mcp_server import mcp_caller, mcp_server_build
 from core.commands import RagCommand
 from core.config import get_config
 
-# Set in the MCP client's configuration of this server (its `env`), beside `command` and
-# `args`: the one setting of this command, so it is read here, not through the project's config.
-TOKEN_VARIABLE = "RAG_MCP_TOKEN"
+TOKEN_VARIABLE = "RAG_MCP_TOKEN"  # usually set in the MCP client's `env` for this server
 
 
 class Command(RagCommand):
@@ -27,7 +24,7 @@ class Command(RagCommand):
 
     def handle(self, *args, token: str | None, **options) -> None:
         # Empty counts as unset, as everywhere in the configuration.
-        secret = (token if token is not None else os.environ.get(TOKEN_VARIABLE, "")).strip()
+        secret = (token if token is not None else get_config().rag_mcp_token).strip()
         caller = mcp_caller(secret=secret or None, config=get_config())
         # Checked now so a bad token fails before serving; the main thread then holds no
         # connection while it waits on the client (each tool call opens its own).
