@@ -107,8 +107,11 @@ def error_of(result) -> dict:
 
 
 def without_timings(body: dict) -> dict:
-    """A search body with explain, less the stage timings (which differ from run to run)."""
-    return {**body, "explain": {**body["explain"], "timings_ms": None}}
+    """A search body with explain, less the stage timings and the rerank's time (which differ
+    from run to run)."""
+    rerank = body["explain"]["rerank"]
+    return {**body, "explain": {**body["explain"], "timings_ms": None,
+                                "rerank": {**rerank, "seconds": None} if rerank else rerank}}
 
 
 def api(method: str, path: str, body: dict | None = None, *, secret: str | None = None):
