@@ -49,6 +49,9 @@ class Citation:
     page_end: int | None = None
     knowledge_base: str | None = None
     document_id: int | None = None
+    # For traces only (not part of the API's citation shape): which chunk, which text.
+    chunk_id: int | None = None
+    content_hash: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """The API shape of a citation."""
@@ -97,7 +100,8 @@ def context_build(*, hits: Sequence[SearchHit], token_budget: int) -> Context:
                                   heading_path=list(hit.heading_path), score=hit.score,
                                   chunk_index=hit.chunk_index, page_start=hit.page_start,
                                   page_end=hit.page_end, knowledge_base=hit.knowledge_base,
-                                  document_id=hit.document_id))
+                                  document_id=hit.document_id, chunk_id=hit.chunk_id,
+                                  content_hash=hit.content_hash))
     return Context(text=BLOCK_SEPARATOR.join(blocks), citations=citations)
 
 

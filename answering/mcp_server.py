@@ -34,6 +34,7 @@ from knowledge.bases_view import kb_list_visible
 from knowledge.chunks_view import chunk_get
 from knowledge.documents import document_get
 from knowledge.schemas import DocumentOut, KnowledgeBaseOut
+from knowledge.traces import trace_begin, trace_finish
 from retrieval.schemas import SearchRequest, SearchResponse
 from retrieval.services import search, search_body
 
@@ -103,12 +104,16 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
         def body() -> dict[str, Any]:
             request = _request(SearchRequest, query=query, top_k=top_k,
                                knowledge_bases=knowledge_bases, explain=explain)
-            outcome = search(query=request.query, top_k=request.top_k, config=get_config(),
-                             scope=caller().scope(slugs=request.knowledge_bases),
-                             explain=request.explain)
-            # exclude_unset, as the endpoint: `explain` only when it was asked for.
-            return SearchResponse.model_validate(search_body(outcome)).model_dump(
-                exclude_unset=True)
+            current = caller()
+
+            def run() -> dict[str, Any]:
+                outcome = search(query=request.query, top_k=request.top_k, config=get_config(),
+                                 scope=current.scope(slugs=request.knowledge_bases),
+                                 explain=request.explain)
+                # exclude_unset, as the endpoint: `explain` only when it was asked for.
+                return SearchResponse.model_validate(search_body(outcome)).model_dump(
+                    exclude_unset=True)
+            return _traced("search", current, run)
         return _tool_result(body)
 
     @server.tool(name="ask", annotations=READ_ONLY)
@@ -120,10 +125,14 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
         def body() -> dict[str, Any]:
             request = _request(AskRequest, question=question, top_k=top_k,
                                knowledge_bases=knowledge_bases, fallback=fallback)
-            answer = ask(question=request.question, top_k=request.top_k,
-                         fallback=request.fallback, config=get_config(),
-                         scope=caller().scope(slugs=request.knowledge_bases))
-            return AskResponse.model_validate(answer).model_dump()
+            current = caller()
+
+            def run() -> dict[str, Any]:
+                answer = ask(question=request.question, top_k=request.top_k,
+                             fallback=request.fallback, config=get_config(),
+                             scope=current.scope(slugs=request.knowledge_bases))
+                return AskResponse.model_validate(answer).model_dump()
+            return _traced("ask", current, run)
         return _tool_result(body)
 
     @server.tool(name="list_knowledge_bases", annotations=READ_ONLY)
@@ -148,6 +157,19 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
             chunk_get(caller=caller(), chunk_id=id)).model_dump())
 
     return server
+
+
+def _traced(operation: str, caller: Caller, run: Callable[[], dict[str, Any]]
+            ) -> dict[str, Any]:
+    """Run a search or an answer under a trace of channel `mcp` (its id is in the body)."""
+    trace = trace_begin(operation=operation, channel="mcp", caller=caller)
+    try:
+        body = run()
+    except BaseException as exc:
+        trace_finish(trace, error=exc)
+        raise
+    trace_finish(trace)
+    return body
 
 
 def _request(schema: type[Schema], **values: Any) -> Any:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 # The user message puts the sources first and the question last; the fake LLM relies on these
 # two headers to find the numbered blocks.
+# Recorded in every trace: bumped whenever the system prompts or the context block format
+# change, so an answer can be reproduced with the prompt it was made with.
+PROMPT_VERSION = "2"
 SOURCES_HEADER = "Sources:\n"
 QUESTION_HEADER = "\n\nQuestion:\n"
 

@@ -37,3 +37,5 @@ class AskResponse(Schema):
     answer: str
     citations: list[CitationOut]
     invalid_citations_removed: int
+    # The id of this request's trace (also the X-Request-ID header).
+    trace_id: str | None = None

@@ -10,6 +10,7 @@ database connection is held while the model answers) and holds an LLM slot (answ
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -26,12 +27,14 @@ from answering.modes import (
     mode_decide,
     no_answer_text,
 )
-from answering.prompts import fallback_messages, rag_messages
+from answering.prompts import PROMPT_VERSION, fallback_messages, rag_messages
 from answering.slots import LLMSlot, llm_slot, llm_slot_acquire
 from core.config import Config
 from core.db import connection_released
 from core.errors import LocalRagError, error_body
+from core.tokens import tokens_count
 from knowledge.access import Scope
+from knowledge.traces import trace_current
 from retrieval.services import search
 
 logger = logging.getLogger("localrag.answering")
@@ -62,6 +65,7 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
                        fallback_requested=fallback, fallback_enabled=config.rag_fallback_enabled,
                        has_sources=context.blocks > 0)
     plan = AskPlan(mode=mode, confidence=outcome.confidence, citations=[])
+    trace = trace_current()
     if mode == MODE_RAG:
         plan.citations = [citation.as_dict() for citation in context.citations]
         plan.block_count = context.blocks
@@ -74,7 +78,33 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
         plan.fixed_answer = no_answer_text(
             weak_sources=[hit.source for hit in outcome.results],
             fallback_disabled=fallback and not config.rag_fallback_enabled)
+    if trace is not None:
+        trace.mode = mode
+        trace.question = question
+        trace.prompt_version = PROMPT_VERSION
+        if mode == MODE_RAG:
+            trace.citations = [{"chunk_id": citation.chunk_id,
+                                "content_hash": citation.content_hash}
+                               for citation in context.citations]
+        if plan.client is not None:
+            trace.llm_model = f"{config.llm_provider}/{config.llm_model or 'fake'}"
+            trace.prompt_tokens = sum(tokens_count(message["content"])
+                                      for message in plan.messages)
     return plan
+
+
+def _trace_answer(answer: str, *, started: float | None = None,
+                  first: float | None = None) -> None:
+    """The answer's side of the current trace: text, completion tokens, LLM times."""
+    trace = trace_current()
+    if trace is None:
+        return
+    trace.answer = answer
+    if started is not None:
+        trace.completion_tokens = tokens_count(answer)
+        trace.stage("llm_total", (time.perf_counter() - started) * 1000)
+        if first is not None:
+            trace.stage("llm_first_token", (first - started) * 1000)
 
 
 def ask(*, question: str, top_k: int | None, fallback: bool, config: Config,
@@ -85,14 +115,21 @@ def ask(*, question: str, top_k: int | None, fallback: bool, config: Config,
     removed = 0
     if plan.mode == MODE_NO_ANSWER:
         answer = plan.fixed_answer
+        _trace_answer(answer)
     else:
         with connection_released(), llm_slot(config=config):
+            started = time.perf_counter()
             generated = plan.client.complete(messages=plan.messages)
+        _trace_answer(generated, started=started)
         answer, removed = citations_strip(text=generated, block_count=plan.block_count)
         if plan.mode == MODE_FALLBACK:
             answer = FALLBACK_NOTICE + answer
-    return {"mode": plan.mode, "confidence": plan.confidence, "answer": answer,
+    body = {"mode": plan.mode, "confidence": plan.confidence, "answer": answer,
             "citations": plan.citations, "invalid_citations_removed": removed}
+    trace = trace_current()
+    if trace is not None:
+        body["trace_id"] = trace.id
+    return body
 
 
 def ask_events(plan: AskPlan) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -102,16 +139,22 @@ def ask_events(plan: AskPlan) -> Iterator[tuple[str, dict[str, Any]]]:
                         "citations": plan.citations}
     stream_filter = CitationStreamFilter(block_count=plan.block_count)
     if plan.mode == MODE_NO_ANSWER:
+        _trace_answer(plan.fixed_answer)
         yield "delta", {"text": plan.fixed_answer}
     else:
         if plan.mode == MODE_FALLBACK:
             yield "delta", {"text": FALLBACK_NOTICE}
+        generated: list[str] = []
+        started, first = time.perf_counter(), None
         try:
             # closing(): a client that goes away closes these events, and with them the
             # upstream request, at once rather than whenever the garbage collector runs.
             with connection_released(), closing(plan.client.stream(messages=plan.messages)
                                                 ) as pieces:
                 for piece in pieces:
+                    if first is None and piece:
+                        first = time.perf_counter()
+                    generated.append(piece)
                     text = stream_filter.feed(piece)
                     if text:
                         yield "delta", {"text": text}
@@ -125,9 +168,11 @@ def ask_events(plan: AskPlan) -> Iterator[tuple[str, dict[str, Any]]]:
             logger.exception("streaming generation failed")
             yield "error", error_body("internal_error", "generation failed; see the server log")
             return
+        _trace_answer("".join(generated), started=started, first=first)
     yield "citations", {"citations": plan.citations,
                         "invalid_citations_removed": stream_filter.removed}
-    yield "done", {"mode": plan.mode}
+    trace = trace_current()
+    yield "done", {"mode": plan.mode, **({"trace_id": trace.id} if trace is not None else {})}
 
 
 def ask_stream_open(*, question: str, top_k: int | None, fallback: bool, config: Config,

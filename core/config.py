@@ -81,6 +81,8 @@ DEFAULTS: dict[str, str] = {
     "RAG_OCR": "auto",
     "RAG_OCR_MAX_PAGES": "200",
     "RAG_MCP_TOKEN": "",
+    "RAG_TRACE_TEXT": "false",
+    "RAG_TRACE_RETENTION_DAYS": "30",
 }
 SECRET_KEYS = frozenset({"LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY", "RAG_MCP_TOKEN"})
 ENV_FILE_VARIABLE = "LOCALRAG_ENV_FILE"
@@ -178,6 +180,8 @@ class Config:
     rag_ocr: str
     rag_ocr_max_pages: int
     rag_mcp_token: str = field(repr=False)
+    rag_trace_text: bool
+    rag_trace_retention_days: int
     project_root: Path | None
     env_file: Path | None
     raw: Mapping[str, str] = field(repr=False)
@@ -381,6 +385,8 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         rag_ocr=_choice(raw, "RAG_OCR", OCR_MODES),
         rag_ocr_max_pages=_bounded_integer(raw, "RAG_OCR_MAX_PAGES", 0, 1_000_000),
         rag_mcp_token=raw["RAG_MCP_TOKEN"].strip(),
+        rag_trace_text=_boolean(raw, "RAG_TRACE_TEXT"),
+        rag_trace_retention_days=_bounded_integer(raw, "RAG_TRACE_RETENTION_DAYS", 1, 36500),
         project_root=project_root,
         env_file=env_file,
         raw=dict(raw),

@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 import knowledge.jobs.admin  # noqa: F401 — registers the background jobs' admin
-from knowledge.models import Chunk, Document, Embedding, IngestRun
+from knowledge.models import Chunk, Document, Embedding, IngestRun, Trace
 
 
 class ReadOnlyAdminMixin:
@@ -116,6 +116,18 @@ class IngestRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                     "documents_skipped", "chunks_written", "embeddings_written")
     list_filter = ("status", "embedding_provider", "vault_path")
     search_fields = ("vault_path", "error_summary")
+
+
+@admin.register(Trace)
+class TraceAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("created_at", "operation", "channel", "caller", "status", "mode",
+                    "total_ms", "llm_model", "prompt_tokens", "completion_tokens")
+    list_filter = ("operation", "channel", "status", "mode")
+    search_fields = ("id", "caller", "error_code")
+
+    @admin.display(description="total ms")
+    def total_ms(self, obj: Trace) -> float | None:
+        return obj.timings_ms.get("total")
 
 
 from knowledge import admin_access  # noqa: E402,F401  (registers its admins)

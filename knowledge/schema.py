@@ -30,7 +30,8 @@ SCHEMA_FILE = Path(__file__).resolve().parent / "schema.sql"
 # job tables with knowledge bases): a database initialised before one is reported as needing
 # `rag db init`.
 RAG_TABLES = ("documents", "chunks", "embeddings", "ingest_runs", "lexical_stats",
-              "knowledge_bases", "knowledge_base_sources", "document_versions", "background_jobs")
+              "knowledge_bases", "knowledge_base_sources", "document_versions", "background_jobs",
+              "traces")
 # The newest column of chunks: retrieval reads it, so a database from before knowledge bases
 # (or before page spans) is reported as needing `rag db init` too.
 NEWEST_CHUNK_COLUMN = "knowledge_base_id"

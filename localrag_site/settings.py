@@ -39,6 +39,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "localrag_site.http_errors.MethodNotAllowedMiddleware",
+    "localrag_site.tracing.TraceMiddleware",
     "localrag_site.http_errors.JsonBodyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

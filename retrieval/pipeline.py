@@ -183,7 +183,7 @@ def _from_lexical(candidates: dict[int, Candidate], hit: LexicalHit) -> None:
             heading=hit.heading_path[-1] if hit.heading_path else "", score=0.0,
             chunk_index=hit.chunk_index, document_id=hit.document_id,
             content_hash=hit.content_hash, page_start=hit.page_start, page_end=hit.page_end,
-            knowledge_base=hit.knowledge_base))
+            knowledge_base=hit.knowledge_base, chunk_id=hit.chunk_id))
     candidate.bm25, candidate.lexical_rank = hit.score, hit.rank
     candidate.matched_share = hit.matched_share
 

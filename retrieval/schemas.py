@@ -60,3 +60,5 @@ class SearchResponse(Schema):
     confidence: float
     results: list[SearchResult]
     explain: SearchExplain | None = None
+    # The id of this request's trace (also the X-Request-ID header).
+    trace_id: str | None = None

@@ -15,6 +15,7 @@ from core.errors import InvalidRequest
 from knowledge.access import Scope
 from knowledge.embeddings import EmbeddingDimMismatch, EmbeddingProvider, get_embedder
 from knowledge.schema import index_connection
+from knowledge.traces import trace_current
 from retrieval import sql
 from retrieval.pipeline import pipeline_clock, pipeline_run
 from retrieval.types import SearchOutcome
@@ -56,6 +57,7 @@ def search(*, query: str, top_k: int | None, config: Config, scope: Scope,
     ids = scope.knowledge_base_ids
     run = pipeline_run(query=query, vector=vector, top_k=limit, mode=mode, config=config,
                        embedder=embedder, knowledge_base_ids=ids, clock=clock, explain=explain)
+    _trace_note(mode=mode, limit=limit, ids=ids, run=run, config=config, embedder=embedder)
     if not run.results:
         _readiness_check(embedder=embedder, knowledge_base_ids=ids)
     return SearchOutcome(confidence=run.confidence, results=[item.hit for item in run.results],
@@ -63,11 +65,33 @@ def search(*, query: str, top_k: int | None, config: Config, scope: Scope,
 
 
 def search_body(outcome: SearchOutcome) -> dict[str, Any]:
-    """The /search body: `explain` only when it was asked for."""
+    """The /search body: `explain` only when it was asked for, `trace_id` under a trace."""
     body: dict[str, Any] = {"confidence": outcome.confidence, "results": outcome.results}
     if outcome.explain is not None:
         body["explain"] = outcome.explain
+    trace = trace_current()
+    if trace is not None:
+        body["trace_id"] = trace.id
     return body
+
+
+def _trace_note(*, mode: str, limit: int, ids: Sequence[int], run: Any, config: Config,
+                embedder: EmbeddingProvider) -> None:
+    """What this retrieval adds to the current trace: scope, parameters, stage times."""
+    trace = trace_current()
+    if trace is None:
+        return
+    trace.knowledge_base_ids = list(ids)
+    trace.embedding_model = f"{embedder.provider}/{embedder.model}"
+    reranking = mode != "vector" and config.rag_rerank != "none"
+    trace.parameters.update(mode=mode, top_k=limit, candidates=config.rag_candidates,
+                            rerank=config.rag_rerank if reranking else "none",
+                            vector_index=config.rag_vector_index,
+                            threshold=config.threshold)
+    for stage, milliseconds in run.timings_ms.items():
+        trace.stage(stage, milliseconds)
+    if trace.operation == "search":
+        trace.mode = mode
 
 
 def _readiness_check(*, embedder: EmbeddingProvider, knowledge_base_ids: Sequence[int]) -> None:

@@ -24,6 +24,8 @@ class SearchHit:
     page_end: int | None = None
     # The slug of the chunk's knowledge base.
     knowledge_base: str | None = None
+    # The chunk's row id: recorded in traces, not part of the API's result shape.
+    chunk_id: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

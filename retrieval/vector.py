@@ -61,7 +61,7 @@ class VectorHit:
             heading=self.heading_path[-1] if self.heading_path else "", score=self.score,
             chunk_index=self.chunk_index, document_id=self.document_id,
             content_hash=self.content_hash, page_start=self.page_start, page_end=self.page_end,
-            knowledge_base=self.knowledge_base)
+            knowledge_base=self.knowledge_base, chunk_id=self.chunk_id)
 
 
 def vector_path_choose(*, conn: psycopg.Connection, config: Config,

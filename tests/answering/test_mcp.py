@@ -95,6 +95,14 @@ def body_of(result) -> Any:
     body = json.loads(result.content[0].text)
     structured = result.structured_content
     assert (structured == body if isinstance(body, dict) else structured == {"result": body})
+    return untraced(body)
+
+
+def untraced(body: Any) -> Any:
+    """A body without its trace id (each call, by MCP or HTTP, is a trace of its own)."""
+    if isinstance(body, dict) and "trace_id" in body:
+        assert body["trace_id"]
+        return {key: value for key, value in body.items() if key != "trace_id"}
     return body
 
 
@@ -114,12 +122,24 @@ def without_timings(body: dict) -> dict:
                                 "rerank": {**rerank, "seconds": None} if rerank else rerank}}
 
 
+class _Response:
+    """An HTTP response whose JSON comes without its trace id (see `untraced`)."""
+
+    def __init__(self, response) -> None:
+        self.response = response
+        self.status_code = response.status_code
+
+    def json(self) -> Any:
+        return untraced(self.response.json())
+
+
 def api(method: str, path: str, body: dict | None = None, *, secret: str | None = None):
     headers = {"HTTP_AUTHORIZATION": f"Bearer {secret}"} if secret else {}
     client = Client(raise_request_exception=False)
     if method == "get":
-        return client.get(path, **headers)
-    return client.post(path, data=json.dumps(body), content_type="application/json", **headers)
+        return _Response(client.get(path, **headers))
+    return _Response(client.post(path, data=json.dumps(body), content_type="application/json",
+                                 **headers))
 
 
 def test_it_serves_each_tool_with_the_http_apis_body(two_bases, tmp_path):
@@ -142,6 +162,14 @@ def test_it_serves_each_tool_with_the_http_apis_body(two_bases, tmp_path):
     assert bases == api("get", "/knowledge-bases").json()
     assert [base["slug"] for base in bases] == ["alpha", "beta", "default"]
     assert document == api("get", f"/documents/{document_id}").json()
+    # The MCP server traced its searches and its answer, as the local operator.
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT operation, caller FROM traces WHERE channel = 'mcp' "
+                       "ORDER BY created_at")
+        assert cursor.fetchall() == [("search", "local operator"), ("search", "local operator"),
+                                     ("ask", "local operator")]
     assert document["knowledge_base"] == "beta"
 
 

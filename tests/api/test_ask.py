@@ -25,8 +25,10 @@ def test_ask_shape(client, sample_index):
     response = post(client, "/ask", {"question": IN_DOMAIN})
     body = json.loads(response.content)
     assert response.status_code == 200
-    assert set(body) == {"mode", "confidence", "answer", "citations", "invalid_citations_removed"}
+    assert set(body) == {"mode", "confidence", "answer", "citations", "invalid_citations_removed",
+                         "trace_id"}
     assert body["mode"] == "rag" and body["citations"]
+    assert response["X-Request-ID"] == body["trace_id"]
 
 
 def test_ask_citations_carry_page_spans_and_null_for_notes(client, paged_index):

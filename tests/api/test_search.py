@@ -14,7 +14,8 @@ def test_search_shape(client, sample_index):
     response = post(client, "/search", {"query": "Atlas CRM 导出限制", "top_k": 3})
     assert response.status_code == 200
     body = json.loads(response.content)
-    assert set(body) == {"confidence", "results"} and len(body["results"]) == 3
+    assert set(body) == {"confidence", "results", "trace_id"} and len(body["results"]) == 3
+    assert response["X-Request-ID"] == body["trace_id"]
     assert set(body["results"][0]) == {"content", "source", "relative_path", "heading_path",
                                        "heading", "score", "chunk_index", "document_id",
                                        "page_start", "page_end", "knowledge_base"}
@@ -66,7 +67,7 @@ def test_body_that_is_not_json_is_422(client, db):
 
 def test_explain_is_added_only_when_asked(client, sample_index):
     plain = json.loads(post(client, "/search", {"query": IN_DOMAIN}).content)
-    assert set(plain) == {"confidence", "results"}
+    assert set(plain) == {"confidence", "results", "trace_id"}
     explained = json.loads(post(client, "/search", {"query": IN_DOMAIN, "explain": True}).content)
     assert explained["results"] == plain["results"]
     explain = explained["explain"]

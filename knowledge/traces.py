@@ -1,0 +1,132 @@
+"""A trace of every search and answer: one row in `traces` per /search, /ask, /ask/stream,
+CLI or MCP call, with a trace id the caller gets back (the X-Request-ID header, `trace_id` in
+JSON bodies).
+
+The entry point (an API middleware, a command, an MCP tool) begins a trace; the services that
+run under it add what they know — retrieval parameters and stage times, the models, token
+counts, the cited chunks — through `trace_current()`, which is None outside a trace, so the
+services work the same without one. The entry point finishes it, which writes the row.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import random
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection
+
+from core.config import get_config
+from core.db import db_errors_translated
+from core.errors import LocalRagError
+from knowledge import sql
+
+logger = logging.getLogger("localrag.traces")
+
+# One write in this many also deletes the traces past their retention: no scheduler needed.
+PRUNE_EVERY = 100
+
+_current: contextvars.ContextVar[Trace | None] = contextvars.ContextVar("trace", default=None)
+
+
+@dataclass
+class Trace:
+    operation: str
+    channel: str
+    id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    started: float = field(default_factory=time.perf_counter)
+    caller: str = ""
+    user_id: int | None = None
+    token_id: int | None = None
+    knowledge_base_ids: list[int] = field(default_factory=list)
+    status: str = "ok"
+    error_code: str | None = None
+    mode: str | None = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    embedding_model: str | None = None
+    llm_model: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    prompt_version: str | None = None
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    question: str | None = None
+    answer: str | None = None
+    _token: contextvars.Token | None = field(default=None, repr=False)
+
+    def caller_set(self, caller: Any) -> None:
+        """Who asked: a knowledge.access.Caller (its label and ids, never a secret)."""
+        if caller is not None and hasattr(caller, "label"):
+            self.caller = caller.label
+            self.user_id = caller.user_id
+            self.token_id = caller.token_id
+
+    def stage(self, name: str, milliseconds: float) -> None:
+        self.timings_ms[name] = round(milliseconds, 2)
+
+
+def trace_begin(*, operation: str, channel: str, caller: Any = None) -> Trace:
+    """Start a trace and make it current in this context (thread or task)."""
+    trace = Trace(operation=operation, channel=channel)
+    trace.caller_set(caller)
+    trace._token = _current.set(trace)
+    return trace
+
+
+def trace_current() -> Trace | None:
+    return _current.get()
+
+
+def trace_finish(trace: Trace, *, error: BaseException | None = None) -> None:
+    """Record the trace (never raising: a failed trace write must not fail the answer it
+    describes) and make it no longer current."""
+    if trace._token is not None:
+        try:
+            _current.reset(trace._token)
+        except ValueError:  # finished in another context (a stream's last iteration)
+            _current.set(None)
+        trace._token = None
+    if error is not None:
+        trace.status = "error"
+        trace.error_code = error.code if isinstance(error, LocalRagError) else "internal_error"
+    trace.stage("total", (time.perf_counter() - trace.started) * 1000)
+    keep_text = get_config().rag_trace_text
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(sql.TRACE_INSERT, [
+                trace.id, trace.operation, trace.channel, trace.caller, trace.user_id,
+                trace.token_id, trace.knowledge_base_ids, trace.status, trace.error_code,
+                trace.mode, json.dumps(trace.parameters), json.dumps(trace.timings_ms),
+                trace.embedding_model, trace.llm_model, trace.prompt_tokens,
+                trace.completion_tokens, trace.prompt_version, json.dumps(trace.citations),
+                trace.question if keep_text else None, trace.answer if keep_text else None])
+            if random.randrange(PRUNE_EVERY) == 0:
+                cursor.execute(sql.TRACES_PRUNE, [get_config().rag_trace_retention_days])
+    except Exception as exc:  # the database is down, or the table missing: log, go on
+        logger.warning("trace %s not recorded: %s: %s", trace.id, type(exc).__name__, exc)
+
+
+def traces_prune(*, days: int) -> int:
+    """Delete the traces older than `days`; returns how many."""
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.TRACES_PRUNE, [days])
+        return cursor.rowcount
+
+
+def traces_stats(*, days: int) -> dict[str, Any]:
+    """p50/p95 per stage and calls per operation over the last `days`, and tokens per day."""
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.TRACES_STAGE_STATS, [days])
+        stages = [{"operation": operation, "stage": stage, "calls": calls,
+                   "p50_ms": round(p50, 2), "p95_ms": round(p95, 2)}
+                  for operation, stage, calls, p50, p95 in cursor.fetchall()]
+        cursor.execute(sql.TRACES_TOKENS_PER_DAY, [days])
+        tokens = [{"day": day.isoformat(), "calls": calls, "prompt_tokens": prompt,
+                   "completion_tokens": completion}
+                  for day, calls, prompt, completion in cursor.fetchall()]
+    return {"days": days, "stages": stages, "tokens_per_day": tokens}
