@@ -24,6 +24,7 @@ from django.db import connection
 from core.config import get_config
 from core.db import db_errors_translated
 from core.errors import LocalRagError
+from core.logs import trace_id_var
 from knowledge import sql
 
 logger = logging.getLogger("localrag.traces")
@@ -58,6 +59,7 @@ class Trace:
     question: str | None = None
     answer: str | None = None
     _token: contextvars.Token | None = field(default=None, repr=False)
+    _log_token: contextvars.Token | None = field(default=None, repr=False)
 
     def caller_set(self, caller: Any) -> None:
         """Who asked: a knowledge.access.Caller (its label and ids, never a secret)."""
@@ -75,6 +77,7 @@ def trace_begin(*, operation: str, channel: str, caller: Any = None) -> Trace:
     trace = Trace(operation=operation, channel=channel)
     trace.caller_set(caller)
     trace._token = _current.set(trace)
+    trace._log_token = trace_id_var.set(trace.id)
     return trace
 
 
@@ -88,9 +91,11 @@ def trace_finish(trace: Trace, *, error: BaseException | None = None) -> None:
     if trace._token is not None:
         try:
             _current.reset(trace._token)
+            trace_id_var.reset(trace._log_token)
         except ValueError:  # finished in another context (a stream's last iteration)
             _current.set(None)
-        trace._token = None
+            trace_id_var.set(None)
+        trace._token = trace._log_token = None
     if error is not None:
         trace.status = "error"
         trace.error_code = error.code if isinstance(error, LocalRagError) else "internal_error"

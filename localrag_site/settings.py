@@ -94,8 +94,9 @@ STATIC_ROOT = BASE_DIR / ".local" / "static"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # One JSON object per line, with the trace id of the request it belongs to (core/logs.py).
+    "formatters": {"json": {"()": "core.logs.JsonFormatter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
     "loggers": {
         "localrag": {"handlers": ["console"], "level": "INFO", "propagate": True},
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},

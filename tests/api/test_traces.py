@@ -125,3 +125,21 @@ def test_a_token_is_never_in_a_trace(client, sample_index):
     with connection.cursor() as cursor:
         cursor.execute("SELECT row_to_json(t)::text FROM traces t")
         assert secret not in cursor.fetchone()[0]
+
+
+def test_log_lines_are_json_with_the_trace_id(client, sample_index, config_override):
+    """A log line written while a request runs carries its trace id (core/logs.py)."""
+    import logging
+
+    from core.logs import JsonFormatter
+    from knowledge.traces import trace_begin, trace_finish
+
+    trace = trace_begin(operation="search", channel="cli")
+    record = logging.LogRecord("localrag.test", logging.WARNING, __file__, 1, "slow: %s ms",
+                               (812,), None)
+    line = json.loads(JsonFormatter().format(record))
+    trace_finish(trace)
+    assert line["trace_id"] == trace.id and line["message"] == "slow: 812 ms"
+    assert (line["level"], line["logger"]) == ("WARNING", "localrag.test")
+    after = json.loads(JsonFormatter().format(record))
+    assert "trace_id" not in after
