@@ -107,9 +107,17 @@ def _trace_answer(answer: str, *, started: float | None = None,
             trace.stage("llm_first_token", (first - started) * 1000)
 
 
+def _trace_failed(code: str) -> None:
+    """A stream that failed after its 200 was sent: its trace says so."""
+    trace = trace_current()
+    if trace is not None:
+        trace.status, trace.error_code = "error", code
+
+
 def ask(*, question: str, top_k: int | None, fallback: bool, config: Config,
         scope: Scope) -> dict[str, Any]:
-    """The /ask response body: {mode, confidence, answer, citations, invalid_citations_removed}."""
+    """The /ask response body: {mode, confidence, answer, citations, invalid_citations_removed}
+    and, under a trace, its trace_id."""
     plan = ask_prepare(question=question, top_k=top_k, fallback=fallback, config=config,
                        scope=scope)
     removed = 0
@@ -162,10 +170,12 @@ def ask_events(plan: AskPlan) -> Iterator[tuple[str, dict[str, Any]]]:
             if tail:
                 yield "delta", {"text": tail}
         except LocalRagError as exc:
+            _trace_failed(exc.code)
             yield "error", exc.as_body()
             return
         except Exception:
             logger.exception("streaming generation failed")
+            _trace_failed("internal_error")
             yield "error", error_body("internal_error", "generation failed; see the server log")
             return
         _trace_answer("".join(generated), started=started, first=first)

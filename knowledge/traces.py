@@ -76,8 +76,7 @@ def trace_begin(*, operation: str, channel: str, caller: Any = None) -> Trace:
     """Start a trace and make it current in this context (thread or task)."""
     trace = Trace(operation=operation, channel=channel)
     trace.caller_set(caller)
-    trace._token = _current.set(trace)
-    trace._log_token = trace_id_var.set(trace.id)
+    trace_attach(trace)
     return trace
 
 
@@ -85,17 +84,28 @@ def trace_current() -> Trace | None:
     return _current.get()
 
 
+def trace_attach(trace: Trace) -> None:
+    """Make `trace` current (again): a stream's events run after its request handler left."""
+    trace._token = _current.set(trace)
+    trace._log_token = trace_id_var.set(trace.id)
+
+
+def trace_detach(trace: Trace) -> None:
+    """Make `trace` no longer current, restoring what was current before it."""
+    if trace._token is None:
+        return
+    try:
+        _current.reset(trace._token)
+        trace_id_var.reset(trace._log_token)
+    except ValueError:  # attached in another context: nothing of it is current here
+        pass
+    trace._token = trace._log_token = None
+
+
 def trace_finish(trace: Trace, *, error: BaseException | None = None) -> None:
     """Record the trace (never raising: a failed trace write must not fail the answer it
     describes) and make it no longer current."""
-    if trace._token is not None:
-        try:
-            _current.reset(trace._token)
-            trace_id_var.reset(trace._log_token)
-        except ValueError:  # finished in another context (a stream's last iteration)
-            _current.set(None)
-            trace_id_var.set(None)
-        trace._token = trace._log_token = None
+    trace_detach(trace)
     if error is not None:
         trace.status = "error"
         trace.error_code = error.code if isinstance(error, LocalRagError) else "internal_error"

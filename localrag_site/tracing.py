@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from django.http import HttpRequest, HttpResponse
 
-from knowledge.traces import Trace, trace_begin, trace_finish
+from knowledge.traces import Trace, trace_attach, trace_begin, trace_detach, trace_finish
 
 TRACED = {"/search": "search", "/ask": "ask", "/ask/stream": "ask_stream"}
 REQUEST_ID_HEADER = "X-Request-ID"
@@ -36,17 +36,40 @@ class TraceMiddleware:
         if response.status_code >= 400:
             trace.status, trace.error_code = "error", _error_code(response)
         if response.streaming:
-            response.streaming_content = _finished_after(response.streaming_content, trace)
+            # The events are made later, as the server sends them: the trace is current while
+            # each is made, and recorded when the last was sent or the response was closed.
+            trace_detach(trace)
+            response.streaming_content = _TracedStream(response.streaming_content, trace)
         else:
             trace_finish(trace)
         return response
 
 
-def _finished_after(content: Iterator[bytes], trace: Trace) -> Iterator[bytes]:
-    try:
-        yield from content
-    finally:
-        trace_finish(trace)
+class _TracedStream:
+    def __init__(self, content: Iterator[bytes], trace: Trace) -> None:
+        self._content = iter(content)
+        self._trace = trace
+        self._finished = False
+
+    def __iter__(self) -> _TracedStream:
+        return self
+
+    def __next__(self) -> bytes:
+        trace_attach(self._trace)
+        try:
+            return next(self._content)
+        except StopIteration:
+            trace_detach(self._trace)
+            self.close()
+            raise
+        finally:
+            trace_detach(self._trace)
+
+    def close(self) -> None:
+        """Called by the server when the response ends (sent, or the client went away)."""
+        if not self._finished:
+            self._finished = True
+            trace_finish(self._trace)
 
 
 def _error_code(response: HttpResponse) -> str | None:
