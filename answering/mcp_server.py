@@ -27,7 +27,7 @@ from pydantic import Field, ValidationError
 from answering.schemas import AskRequest, AskResponse
 from answering.services import ask
 from core.config import Config, get_config
-from core.errors import InvalidRequest, LocalRagError, error_body
+from core.errors import InvalidRequest, LocalRagError, Unauthorized, error_body
 from core.output import body_json
 from knowledge.access import OPERATOR, Caller, caller_for_secret
 from knowledge.bases_view import kb_list_visible
@@ -57,10 +57,6 @@ Explain = Annotated[bool, Field(description="add each stage's ranks, scores and 
 DocumentId = Annotated[int, Field(description="the document_id of a search result or citation")]
 ChunkId = Annotated[int, Field(description="the chunk_id of a result of search with "
                                            "explain=true")]
-
-
-class Unauthorized(LocalRagError):
-    code = "unauthorized"
 
 
 class ChunkOut(Schema):

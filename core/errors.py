@@ -119,3 +119,15 @@ class Forbidden(LocalRagError):
 
 class Conflict(LocalRagError):
     code = "conflict"
+
+
+class Unauthorized(LocalRagError):
+    code = "unauthorized"
+
+
+class PayloadTooLarge(LocalRagError):
+    code = "payload_too_large"
+
+
+class UnsupportedMediaType(LocalRagError):
+    code = "unsupported_media_type"

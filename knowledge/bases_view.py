@@ -13,8 +13,7 @@ def kb_list_visible(*, caller: Caller) -> list[dict[str, Any]]:
     """The knowledge bases the caller may read, with their counts and the caller's role."""
     bases = kb_list(ids=caller.scope().knowledge_base_ids)
     # Without `sources`: those are folders on the server, not the caller's business.
-    return [{"slug": base.slug, "name": base.name, "description": base.description,
-             "documents": base.documents, "chunks": base.chunks,
+    return [{**{key: value for key, value in base.as_dict().items() if key != "sources"},
              "role": "maintainer" if caller.everything or base.id in caller.writable
              else "reader"}
             for base in bases]

@@ -24,7 +24,7 @@ from django.db import connection, transaction
 
 from core.config import Config, get_config
 from core.db import db_errors_translated
-from core.errors import Conflict, LocalRagError, NotFound
+from core.errors import Conflict, LocalRagError, NotFound, PayloadTooLarge, UnsupportedMediaType
 from knowledge import sql
 from knowledge.access import Caller
 from knowledge.bases import kb_get, uploads_folder
@@ -40,14 +40,6 @@ JOB_INGEST = "document_ingest"
 JOB_DELETE = "document_delete"
 JOB_REINDEX = "document_reindex"
 _SNIFF_BYTES = 8192
-
-
-class PayloadTooLarge(LocalRagError):
-    code = "payload_too_large"
-
-
-class UnsupportedMediaType(LocalRagError):
-    code = "unsupported_media_type"
 
 
 @dataclass(frozen=True)
@@ -199,12 +191,7 @@ def document_delete(*, caller: Caller, document_id: int) -> int:
     """Take an uploaded document out of search at once (one transaction) and queue the removal
     of its file; returns the job id."""
     with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(sql.DOCUMENT_FOR_UPDATE, [document_id])
-        row = cursor.fetchone()
-        if row is None or not caller.may_read(row[1]):
-            raise NotFound(f"document not found: {document_id}", details={"id": document_id})
-        _, base_id, kind, status = row
-        caller.maintain_check(base_id, what=f"document {document_id}")
+        base_id, kind, status = _document_for_change(cursor, caller, document_id)
         if kind != "uploads":
             raise Conflict(f"document {document_id} belongs to a vault folder: it leaves the "
                            "index when its file is deleted from the folder and `rag ingest` "
@@ -224,16 +211,23 @@ def document_reindex(*, caller: Caller, document_id: int) -> int:
     """Queue a rebuild of the document from its file; it stays searchable as it is until the
     new version is stored. Returns the job id."""
     with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(sql.DOCUMENT_FOR_UPDATE, [document_id])
-        row = cursor.fetchone()
-        if row is None or not caller.may_read(row[1]):
-            raise NotFound(f"document not found: {document_id}", details={"id": document_id})
-        _, base_id, _, status = row
-        caller.maintain_check(base_id, what=f"document {document_id}")
+        base_id, _, status = _document_for_change(cursor, caller, document_id)
         if status == "deleting":
             raise Conflict(f"document {document_id} is being deleted",
                            details={"id": document_id})
         return _enqueue(JOB_REINDEX, document_id, base_id)
+
+
+def _document_for_change(cursor, caller: Caller, document_id: int) -> tuple[int, str, str]:
+    """(base id, source kind, status) of a document the caller may change, its row locked for
+    this transaction; NotFound when hidden, Forbidden when only readable."""
+    cursor.execute(sql.DOCUMENT_FOR_UPDATE, [document_id])
+    row = cursor.fetchone()
+    if row is None or not caller.may_read(row[1]):
+        raise NotFound(f"document not found: {document_id}", details={"id": document_id})
+    _, base_id, kind, status = row
+    caller.maintain_check(base_id, what=f"document {document_id}")
+    return base_id, kind, status
 
 
 def job_visible(*, caller: Caller, job_id: int) -> dict[str, Any]:
@@ -271,8 +265,8 @@ def _document_row(document_id: int) -> tuple | None:
 
 
 def document_ingest_job(context: JobContext) -> dict[str, Any]:
-    """Build a queued document (or rebuild one, for a reindex): ingest its folder, where only
-    queued and changed files are built."""
+    """Build a queued document (or rebuild one, for a reindex): ingest its file, the rest of
+    its folder untouched."""
     document_id = int(context.payload["document_id"])
     row = _document_row(document_id)
     if row is None:
@@ -288,8 +282,10 @@ def document_ingest_job(context: JobContext) -> dict[str, Any]:
                     return {"skipped": "the document is being deleted"}
         context.progress("ingest", 0.1)
         try:
+            # This document's file only: the rest of its folder is not read again.
             result = vault_ingest(vault_path=vault_path, config=get_config(),
-                                  wait_for_lock=True, prepare_workers=0)
+                                  wait_for_lock=True, prepare_workers=0,
+                                  only=[relative_path])
         except BaseException as exc:
             if context.attempt >= context.max_attempts:  # the job ends here: so does the wait
                 _document_settle(document_id, reason=f"{type(exc).__name__}: {exc}")

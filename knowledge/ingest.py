@@ -12,7 +12,7 @@ nothing unless the operator says `prune`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,12 +98,14 @@ class IngestResult:
 
 @dataclass(frozen=True)
 class _Reading:
-    """How this run reads files: size limits, extraction options and the OCR page budget."""
+    """How this run reads files: size limits, extraction options, the OCR page budget, and
+    which files (all, or only some: a job about one document reads just that one)."""
 
     max_file_bytes: int
     max_document_bytes: int
     options: ExtractOptions
     ocr_pages: int
+    only: frozenset[str] | None = None
 
     def scans_retry(self, skipped: str | None) -> bool:
         """True when an unchanged PDF stored with scanned pages left out should be read again:
@@ -126,8 +128,10 @@ class _Timer:
 def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress | None = None,
                  wait_for_lock: bool = False, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
                  prepare_workers: int | None = None, prune: bool = False,
-                 knowledge_base: str | None = None) -> IngestResult:
-    """Synchronise the index with the vault at `vault_path` for the current embedding config.
+                 knowledge_base: str | None = None,
+                 only: Iterable[str] | None = None) -> IngestResult:
+    """Synchronise the index with the vault at `vault_path` for the current embedding config;
+    with `only`, just those relative paths (built, skipped or deleted as the whole run would).
 
     The vault's documents go into the knowledge base it is a source of; a folder that is no
     base's source becomes one of `knowledge_base` when given, else of `default`."""
@@ -139,7 +143,8 @@ def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress |
                        max_document_bytes=int(config.rag_document_max_mb * 1024 * 1024),
                        options=ExtractOptions(pdf_max_pages=config.rag_pdf_max_pages,
                                               ocr=config.rag_ocr == "auto"),
-                       ocr_pages=config.rag_ocr_max_pages)
+                       ocr_pages=config.rag_ocr_max_pages,
+                       only=frozenset(only) if only is not None else None)
     with db_errors_translated():
         vault_overlap_check(vault_path=vault)
         if knowledge_base is not None:
@@ -200,9 +205,12 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
     notes = scan.notes
     result.warnings.extend({"file": path, "reason": reason} for path, reason in scan.warnings)
     existing = store.document_states(vault_path=vault, embedder=embedder)
+    if reading.only is not None:
+        notes = [note for note in notes if note.relative_path in reading.only]
+        existing = {path: state for path, state in existing.items() if path in reading.only}
     timer.add("scan", mark)
     result.files_seen = len(notes)
-    if not notes and existing and not prune:
+    if not notes and existing and not prune and reading.only is None:
         # An unmounted disk or an emptied folder looks exactly like this.
         raise VaultEmpty(
             f"found no note in {vault}, but the index holds {len(existing)} of this vault; "

@@ -15,9 +15,10 @@ from knowledge.formats.base import (
 )
 
 FORMAT = "txt"
-# The order matters: GB18030 decodes most byte strings, so it is only the last resort; UTF-8
-# text with a BOM is named so the BOM is not kept as a character.
-ENCODINGS = ("utf-8", "utf-8-sig", "gb18030")
+# A byte-order mark says UTF-8; otherwise UTF-8, then GB18030 — which decodes most byte strings,
+# so it is only the last resort.
+_BOM = b"\xef\xbb\xbf"
+ENCODINGS = ("utf-8", "gb18030")
 _NEWLINE = re.compile(r"\r\n?")
 # C0 controls other than tab, line feed and carriage return: a sign of a binary file.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
@@ -34,12 +35,8 @@ def extract(data: bytes, *, name: str, options: ExtractOptions) -> Extracted:
 
 
 def text_decode(data: bytes) -> tuple[str, str]:
-    """(text, encoding name); FormatRejected when no encoding of ENCODINGS fits."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        candidates = ("utf-8-sig",)
-    else:
-        candidates = tuple(encoding for encoding in ENCODINGS if encoding != "utf-8-sig")
-    for encoding in candidates:
+    """(text, encoding name); FormatRejected when no encoding fits."""
+    for encoding in ("utf-8-sig",) if data.startswith(_BOM) else ENCODINGS:
         try:
             return data.decode(encoding), encoding
         except UnicodeDecodeError:

@@ -144,13 +144,12 @@ def test_roles_readers_cannot_upload_or_delete_and_others_see_nothing(client, cl
 
     users = get_user_model()
     reader = users.objects.create_user("rita")
-    stranger = users.objects.create_user("sam")
+    users.objects.create_user("sam")
     Grant.objects.create(user=reader, knowledge_base=KnowledgeBase.objects.get(slug="field"),
                          role="reader")
     admin = token_create(username=users.objects.create_superuser("root").username).secret
     reader_token = token_create(username="rita").secret
     stranger_token = token_create(username="sam").secret
-    assert stranger is not None
     as_admin = {"HTTP_AUTHORIZATION": f"Bearer {admin}"}
     body = json.loads(upload(client, "a.txt", b"Assay notes.", **as_admin).content)
     work()

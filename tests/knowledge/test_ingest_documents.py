@@ -195,3 +195,19 @@ def test_the_ocr_budget_is_shared_by_the_worker_processes(tmp_path: Path, config
     second = vault_ingest(vault_path=root, config=config, prepare_workers=2)
     assert (second.documents_updated, second.documents_skipped, second.ocr_pages) == (1, 2, 1)
     assert rows("SELECT sum(ocr_page_count) FROM documents") == [(3,)]
+
+
+def test_an_ingest_of_only_some_files_reads_and_changes_nothing_else(mixed_vault: Path):
+    ingest(mixed_vault)
+    write(mixed_vault, "index.md", "# Index\n\nChanged, but not asked for.\n")
+    (mixed_vault / "field/notes.txt").unlink()
+    write(mixed_vault, "reports/assays.docx", docx_bytes([("p", "Rewritten assays.")]))
+    result = ingest(mixed_vault, only=["reports/assays.docx"])
+    assert (result.files_seen, result.documents_updated, result.documents_deleted) == (1, 1, 0)
+    assert rows("SELECT count(*) FROM documents") == [(4,)]
+    assert rows("SELECT content FROM chunks WHERE relative_path = 'index.md'") == [
+        ("# Index\n\nSee the survey report and the assay table.",)]
+    # A listed file that is gone is deleted, as a whole run would; the others stay.
+    (mixed_vault / "reports/assays.docx").unlink()
+    assert ingest(mixed_vault, only=["reports/assays.docx"]).documents_deleted == 1
+    assert rows("SELECT count(*) FROM documents") == [(3,)]
