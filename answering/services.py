@@ -51,6 +51,8 @@ class AskPlan:
     messages: list[dict[str, str]] = field(default_factory=list)
     fixed_answer: str = ""  # no_answer: the whole answer, no model involved
     client: LLMClient | None = None
+    # The chunk behind each citation, in citation order (the workbench links its source cards).
+    chunk_ids: list[int | None] = field(default_factory=list)
 
 
 def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Config,
@@ -68,6 +70,7 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
     trace = trace_current()
     if mode == MODE_RAG:
         plan.citations = [citation.as_dict() for citation in context.citations]
+        plan.chunk_ids = [citation.chunk_id for citation in context.citations]
         plan.block_count = context.blocks
         plan.messages = rag_messages(question=question, context_text=context.text)
         plan.client = get_llm_client(config=config)
@@ -204,6 +207,7 @@ class AskEventStream:
     never started — a generator's own `finally` would not run then."""
 
     def __init__(self, *, plan: AskPlan, slot: LLMSlot | None) -> None:
+        self.plan = plan
         self._events = ask_events(plan)
         self._slot = slot
 

@@ -120,6 +120,24 @@ def caller_for_secret(secret: str, *, config: Config) -> Caller | None:
                   writable=frozenset(writable), user_id=user_id, token_id=token_id)
 
 
+def caller_for_user(user) -> Caller:
+    """The caller a signed-in person of the workbench stands for: a superuser reads and
+    maintains everything; anyone else exactly their grants (none: nothing)."""
+    if not user.is_active:
+        return Caller(label=f"user {user.get_username()}", readable=frozenset(),
+                      writable=frozenset(), user_id=user.pk)
+    if user.is_superuser:
+        return Caller(label=f"user {user.get_username()}", readable=frozenset(),
+                      writable=frozenset(), everything=True, user_id=user.pk)
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.USER_GRANTS, [user.pk])
+        grants = cursor.fetchall()
+    return Caller(label=f"user {user.get_username()}",
+                  readable=frozenset(base for base, _ in grants),
+                  writable=frozenset(base for base, role in grants if role == "maintainer"),
+                  user_id=user.pk)
+
+
 def access_control_on(*, config: Config) -> bool:
     """True once RAG_API_TOKEN is set or any token is issued (and not revoked)."""
     if config.rag_api_token:

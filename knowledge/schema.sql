@@ -340,7 +340,7 @@ CREATE TABLE IF NOT EXISTS traces (
   id UUID PRIMARY KEY,
   created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
   operation TEXT NOT NULL,  -- search, ask, ask_stream
-  channel TEXT NOT NULL,  -- api, cli, mcp
+  channel TEXT NOT NULL,  -- api, cli, mcp, workbench
   caller TEXT NOT NULL DEFAULT '',
   user_id INTEGER,
   token_id BIGINT,

@@ -13,6 +13,8 @@ from core.config import get_config
 from core.errors import error_body
 
 ADMIN_PREFIX = "/admin/"
+# The session-and-CSRF sites (the admin and the workbench) post forms and show HTML pages.
+HTML_PREFIXES = (ADMIN_PREFIX, "/workbench/")
 UPLOAD_PATH = re.compile(r"^/knowledge-bases/[^/]+/documents/?$")
 MULTIPART_MEDIA_TYPE = "multipart/form-data"
 REINDEX_PATH = re.compile(r"^/documents/\d+/reindex/?$")
@@ -30,8 +32,8 @@ def unified_json(code: str, message: str, status: int, details: dict | None = No
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    """handler404: JSON for API clients, the usual page inside the admin."""
-    if request.path.startswith(ADMIN_PREFIX):
+    """handler404: JSON for API clients, the usual page inside the admin and the workbench."""
+    if request.path.startswith(HTML_PREFIXES):
         return page_not_found(request, exception)
     return unified_json("not_found", f"no such endpoint: {request.path}", 404)
 
@@ -86,7 +88,7 @@ class JsonBodyMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.method not in BODY_METHODS or request.path.startswith(ADMIN_PREFIX):
+        if request.method not in BODY_METHODS or request.path.startswith(HTML_PREFIXES):
             return self.get_response(request)
         content_type = request.META.get("CONTENT_TYPE", "")
         if json_media_type(content_type):
@@ -141,7 +143,7 @@ class MethodNotAllowedMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        if response.status_code != 405 or request.path.startswith(ADMIN_PREFIX):
+        if response.status_code != 405 or request.path.startswith(HTML_PREFIXES):
             return response
         allowed = response.get("Allow", "")
         unified = unified_json(

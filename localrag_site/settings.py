@@ -35,6 +35,9 @@ INSTALLED_APPS = [
     "knowledge",
     "retrieval",
     "answering",
+    # The web workbench; django_htmx ships htmx itself (no CDN, works offline).
+    "django_htmx",
+    "workbench",
 ]
 
 MIDDLEWARE = [
@@ -48,7 +51,18 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "workbench.security.ContentSecurityPolicyMiddleware",
 ]
+
+# The workbench signs people in with Django's own login (people are the users that grants and
+# tokens belong to; they need not be staff).
+LOGIN_URL = "workbench:login"
+LOGIN_REDIRECT_URL = "workbench:ask"
+LOGOUT_REDIRECT_URL = "workbench:login"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
 
 ROOT_URLCONF = "localrag_site.urls"
 WSGI_APPLICATION = "localrag_site.wsgi.application"

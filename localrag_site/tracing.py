@@ -1,4 +1,5 @@
-"""Every /search, /ask and /ask/stream request runs under a trace (knowledge/traces.py): its id
+"""Every /search, /ask and /ask/stream request (and the workbench's asks and retrieval-lab runs)
+runs under a trace (knowledge/traces.py): its id
 goes back as the X-Request-ID header (and as `trace_id` in the JSON body), and the trace is
 recorded when the response is complete — for a stream, when its last event has been sent or
 the client went away."""
@@ -12,7 +13,12 @@ from django.http import HttpRequest, HttpResponse
 
 from knowledge.traces import Trace, trace_attach, trace_begin, trace_detach, trace_finish
 
-TRACED = {"/search": "search", "/ask": "ask", "/ask/stream": "ask_stream"}
+# path -> (operation, channel)
+TRACED = {"/search": ("search", "api"), "/ask": ("ask", "api"),
+          "/ask/stream": ("ask_stream", "api"),
+          "/workbench/ask": ("ask", "workbench"),
+          "/workbench/ask/stream": ("ask_stream", "workbench"),
+          "/workbench/lab/run": ("search", "workbench")}
 REQUEST_ID_HEADER = "X-Request-ID"
 
 
@@ -21,16 +27,21 @@ class TraceMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        operation = TRACED.get(request.path.rstrip("/"))
-        if operation is None or request.method != "POST":
+        traced = TRACED.get(request.path.rstrip("/"))
+        if traced is None or request.method != "POST":
             return self.get_response(request)
-        trace = trace_begin(operation=operation, channel="api")
+        operation, channel = traced
+        trace = trace_begin(operation=operation, channel=channel)
         try:
             response = self.get_response(request)
         except BaseException as exc:
             trace.caller_set(getattr(request, "auth", None))
             trace_finish(trace, error=exc)
             raise
+        if channel == "workbench" and response.status_code in (302, 403):
+            # Not signed in, or a refused form: nothing was searched or answered.
+            trace_detach(trace)
+            return response
         response[REQUEST_ID_HEADER] = trace.id
         trace.caller_set(getattr(request, "auth", None))
         if response.status_code >= 400:

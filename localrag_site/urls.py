@@ -1,11 +1,12 @@
 from django.contrib import admin
 from django.contrib.staticfiles.views import serve
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 
 from localrag_site.api import api
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("workbench/", include("workbench.urls")),
     # gunicorn serves no static files; the admin's own CSS/JS come straight from the app.
     re_path(r"^static/(?P<path>.*)$", serve, {"insecure": True}),
     path("", api.urls),

@@ -1,4 +1,5 @@
-"""The layers import one way: core <- knowledge <- retrieval <- answering <- localrag_site.
+"""The layers import one way: core <- knowledge <- retrieval <- answering <- workbench <-
+localrag_site.
 
 Parsed, not imported: every `import` and `from ... import` in a module counts, including those
 inside functions and `if TYPE_CHECKING:` blocks, because a lazy import is still a dependency.
@@ -13,7 +14,7 @@ import pytest
 
 from tests.harness import ROOT
 
-LAYERS = ("core", "knowledge", "retrieval", "answering", "localrag_site")
+LAYERS = ("core", "knowledge", "retrieval", "answering", "workbench", "localrag_site")
 
 
 def imported_packages(source: str, *, package: str) -> set[str]:

@@ -1,0 +1,40 @@
+"""Workbench test helpers: people with grants, signed in through Django's test client."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from knowledge.bases import kb_get
+from knowledge.models import Grant
+
+PASSWORD = "a long test password 1"
+
+
+@pytest.fixture
+def person(db):
+    """person(username, grants={"default": "reader"}, staff=False, superuser=False) -> a
+    signed-in test client for a new user with those grants."""
+
+    def make(username: str = "pat", *, grants: dict[str, str] | None = None, staff: bool = False,
+             superuser: bool = False) -> Client:
+        users = get_user_model().objects
+        if superuser:
+            user = users.create_superuser(username=username, password=PASSWORD)
+        else:
+            user = users.create_user(username=username, password=PASSWORD, is_staff=staff)
+        for slug, role in (grants or {}).items():
+            Grant.objects.create(user=user, knowledge_base_id=kb_get(slug).id, role=role)
+        client = Client(raise_request_exception=False)
+        client.force_login(user)
+        client.user = user
+        return client
+
+    return make
+
+
+@pytest.fixture
+def reader(person):
+    """A signed-in reader of the `default` knowledge base."""
+    return person("reader", grants={"default": Grant.READER})

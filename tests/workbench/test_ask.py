@@ -1,0 +1,144 @@
+"""The Ask page: sign-in, answers in three looks, source cards, streaming, feedback."""
+
+from __future__ import annotations
+
+import re
+
+
+import pytest
+
+from knowledge.models import Trace
+from tests.api.http import sse_events
+from workbench.models import Feedback
+
+QUESTION = "How long does a P1 incident have before it is escalated?"
+UNKNOWN = "What is the airspeed velocity of an unladen swallow?"
+
+
+def test_the_ask_page_needs_a_sign_in(client, db):
+    response = client.get("/workbench/ask/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/workbench/login/")
+
+
+def test_signing_in_with_the_form_leads_to_ask(client, person):
+    person("sam")
+    page = client.get("/workbench/login/")
+    assert page.status_code == 200 and b'name="csrfmiddlewaretoken"' in page.content
+    response = client.post("/workbench/login/", {"username": "sam",
+                                                  "password": "a long test password 1"})
+    assert response.status_code == 302 and response["Location"] == "/workbench/ask/"
+    assert client.get("/workbench/ask/").status_code == 200
+
+
+def test_every_workbench_page_carries_a_strict_csp(reader):
+    response = reader.get("/workbench/ask/")
+    policy = response["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "'unsafe-inline'" not in policy
+    assert "default-src 'self'" in policy
+    assert "<script>" not in response.content.decode()  # only <script src=...>
+
+
+def test_a_reader_gets_an_answer_with_source_cards(reader, sample_index):
+    response = reader.post("/workbench/ask/", {"question": QUESTION})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert 'data-look="answer"' in html
+    cards = re.findall(r'<li class="source-card" id="source-(\d+)">', html)
+    assert cards and cards[0] == "1"
+    chunk_links = re.findall(r'href="/workbench/chunks/(\d+)/"', html)
+    assert len(chunk_links) == len(cards)
+    assert "Support Escalation Policy" in html or "escalation" in html.lower()
+
+
+def test_a_question_the_base_does_not_know_has_its_own_look(reader, sample_index):
+    html = reader.post("/workbench/ask/", {"question": UNKNOWN}).content.decode()
+    assert 'data-look="no-answer"' in html
+    assert "The knowledge base does not know" in html
+    assert 'data-look="answer"' not in html
+
+
+def test_an_error_has_its_own_look(reader, db):
+    # Nothing is ingested: retrieval is not ready.
+    response = reader.post("/workbench/ask/", {"question": QUESTION})
+    html = response.content.decode()
+    assert response.status_code == 503
+    assert 'data-look="error"' in html and "retrieval_not_ready" in html
+
+
+def test_a_person_without_grants_reads_nothing(person, sample_index):
+    client = person("nogrant")
+    html = client.post("/workbench/ask/", {"question": QUESTION}).content.decode()
+    assert "source-card" not in html
+    assert "You may not read any knowledge base yet" in html
+
+
+def test_a_base_outside_the_grants_is_not_offered_nor_accepted(reader, sample_index):
+    from knowledge.bases import kb_create
+
+    kb_create(slug="secret", name="Secret base")
+    page = reader.get("/workbench/ask/").content.decode()
+    assert 'value="secret"' not in page
+    response = reader.post("/workbench/ask/", {"question": QUESTION, "knowledge_base": "secret"})
+    assert response.status_code == 422
+
+
+def test_the_stream_sends_text_then_the_rendered_answer(reader, sample_index):
+    response = reader.post("/workbench/ask/stream", {"question": QUESTION})
+    assert response.status_code == 200
+    assert response["X-Request-ID"]
+    events = sse_events(response)
+    names = [name for name, _ in events]
+    assert names[0] == "status" and names[-1] == "result"
+    assert "delta" in names
+    result = events[-1][1]
+    assert result["look"] == "answer" and 'class="source-card"' in result["html"]
+    trace = Trace.objects.get(id=response["X-Request-ID"])
+    assert trace.channel == "workbench" and trace.operation == "ask_stream"
+    assert trace.user_id == reader.user.pk and trace.citations
+
+
+def test_citation_markers_link_to_their_card(reader, sample_index):
+    html = reader.post("/workbench/ask/", {"question": QUESTION}).content.decode()
+    assert re.search(r'<a class="cite" href="#source-1">\[1\]</a>', html)
+
+
+def test_feedback_is_stored_on_the_answer(reader, sample_index):
+    response = reader.post("/workbench/ask/", {"question": QUESTION})
+    trace_id = response["X-Request-ID"]
+    done = reader.post("/workbench/feedback/", {"trace_id": trace_id, "rating": "down",
+                                                 "error_type": "wrong_citation",
+                                                 "comment": "card 2 is off-topic"})
+    assert done.status_code == 200 and b"recorded" in done.content
+    feedback = Feedback.objects.get(trace_id=trace_id)
+    assert (feedback.rating, feedback.error_type, feedback.user_id) == (
+        Feedback.DOWN, "wrong_citation", reader.user.pk)
+    # A second vote changes the first.
+    reader.post("/workbench/feedback/", {"trace_id": trace_id, "rating": "up"})
+    feedback = Feedback.objects.get(trace_id=trace_id)
+    assert feedback.rating == Feedback.UP and feedback.error_type == ""
+
+
+@pytest.mark.parametrize("trace_id", ["not-a-uuid", "00000000-0000-0000-0000-000000000000"])
+def test_feedback_on_an_unknown_answer_is_refused(reader, db, trace_id):
+    response = reader.post("/workbench/feedback/", {"trace_id": trace_id, "rating": "up"})
+    assert response.status_code == 404 and not Feedback.objects.exists()
+
+
+def test_feedback_on_someone_elses_answer_is_refused(reader, person, sample_index):
+    trace_id = reader.post("/workbench/ask/", {"question": QUESTION})["X-Request-ID"]
+    other = person("other", grants={"default": "reader"})
+    response = other.post("/workbench/feedback/", {"trace_id": trace_id, "rating": "up"})
+    assert response.status_code == 404 and not Feedback.objects.exists()
+
+
+def test_forms_need_the_csrf_token(person, sample_index):
+    from django.test import Client
+
+    from django.contrib.auth import get_user_model
+
+    person("csrf")
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(get_user_model().objects.get(username="csrf"))
+    assert client.post("/workbench/ask/", {"question": QUESTION}).status_code == 403
+    assert client.post("/workbench/ask/stream", {"question": QUESTION}).status_code == 403

@@ -1,0 +1,1 @@
+"""Evaluation runs of the workbench (filled in by the evaluation panel)."""

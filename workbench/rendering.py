@@ -1,0 +1,62 @@
+"""Model output and document text are untrusted: Markdown is rendered with raw HTML off, links
+only to http(s) URLs and paths of this site, and no images (they would fetch from anywhere).
+`<script>`, `onerror=` or `javascript:` in the text come out as text."""
+
+from __future__ import annotations
+
+import re
+
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+from markdown_it import MarkdownIt
+
+_SAFE_LINK = re.compile(r"^(https?://|/(?!/))", re.IGNORECASE)
+# [n] markers of an answer, outside tags (the rendered HTML escapes every "<" of the text).
+_CITATION_MARK = re.compile(r"\[(\d{1,3})\](?![^<]*>)")
+
+
+def _link_allowed(url: str) -> bool:
+    return bool(_SAFE_LINK.match(url.strip()))
+
+
+def _renderer() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.disable(["image", "html_block", "html_inline"])
+    md.validateLink = _link_allowed
+    md.add_render_rule("link_open", _link_open)
+    return md
+
+
+def _link_open(self, tokens, idx, options, env):
+    # Links leave the page without our referrer or a handle on this window.
+    token = tokens[idx]
+    if not token.attrGet("href", "").startswith("/"):
+        token.attrSet("rel", "noopener noreferrer nofollow")
+    return self.renderToken(tokens, idx, options, env)
+
+
+_MD = _renderer()
+
+
+def markdown_safe(text: str) -> SafeString:
+    """`text` (Markdown) as HTML that can be put on a page as is."""
+    return mark_safe(_MD.render(text or ""))
+
+
+def answer_html(text: str, *, citation_count: int) -> SafeString:
+    """An answer as HTML: its Markdown rendered safely and each `[n]` of an existing citation
+    a link to that citation's source card (`#source-n`)."""
+    html = _MD.render(text or "")
+
+    def link(match: re.Match) -> str:
+        number = int(match.group(1))
+        if not 1 <= number <= citation_count:
+            return match.group(0)
+        return f'<a class="cite" href="#source-{number}">[{number}]</a>'
+
+    return mark_safe(_CITATION_MARK.sub(link, html))
+
+
+def text_html(text: str) -> SafeString:
+    """Plain text (a chunk, a page) escaped, line breaks kept by the stylesheet."""
+    return mark_safe(escape(text or ""))

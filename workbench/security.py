@@ -1,0 +1,35 @@
+"""The workbench's Content-Security-Policy: scripts, styles, images and connections from this
+site only — no inline script, no `eval`, no remote origin — so a note or an answer that carries
+markup cannot run anything even if it reached the page unescaped."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+
+WORKBENCH_PREFIX = "/workbench/"
+
+POLICY = "; ".join([
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self'",
+    "connect-src 'self'",
+    "font-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+])
+
+
+class ContentSecurityPolicyMiddleware:
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if request.path.startswith(WORKBENCH_PREFIX):
+            response.setdefault("Content-Security-Policy", POLICY)
+            response.setdefault("Referrer-Policy", "same-origin")
+            response.setdefault("X-Content-Type-Options", "nosniff")
+        return response

@@ -1,0 +1,31 @@
+"""The workbench's pages, under /workbench/ (each page module lists its own routes)."""
+
+from __future__ import annotations
+
+from django.contrib.auth import views as auth_views
+from django.shortcuts import redirect
+from django.urls import path
+
+from workbench.views import ask, evaluation, knowledge, lab, sources, status, traces
+
+app_name = "workbench"
+
+
+def index(request):
+    return redirect("workbench:ask")
+
+
+urlpatterns = [
+    path("", index, name="index"),
+    path("login/", auth_views.LoginView.as_view(template_name="workbench/login.html",
+                                                redirect_authenticated_user=True),
+         name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    *ask.urlpatterns,
+    *sources.urlpatterns,
+    *lab.urlpatterns,
+    *evaluation.urlpatterns,
+    *knowledge.urlpatterns,
+    *status.urlpatterns,
+    *traces.urlpatterns,
+]

@@ -1,0 +1,129 @@
+"""Ask: a question box and a knowledge-base selector; the answer streams in, then shows with
+its source cards. Without JavaScript the form posts and the whole answer comes back as a page."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.urls import path
+from django.views.decorators.http import require_http_methods, require_POST
+
+from answering.services import ask_stream_open
+from core.config import get_config
+from core.errors import LocalRagError
+from knowledge.bases_view import kb_list_visible
+from knowledge.traces import trace_current
+from workbench.answers import AnswerView, answer_error, answer_events, answer_fragment
+from workbench.auth import person_view
+from workbench.feedback import feedback_record
+from workbench.forms import AskForm
+from workbench.models import Feedback
+
+
+@require_http_methods(["GET", "POST"])
+@person_view
+def ask_page(request: HttpRequest) -> HttpResponse:
+    bases = kb_list_visible(caller=request.caller)
+    form = AskForm(request.POST or None, bases=bases)
+    answer_html = None
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        view = AnswerView()
+        try:
+            for _ in answer_events(_open(request, form), view):
+                pass
+        except LocalRagError as exc:
+            view = _failed(exc)
+            status = exc.http_status
+        answer_html = answer_fragment(view)
+    elif request.method == "POST":
+        status = 422
+    return render(request, "workbench/ask.html",
+                  {"form": form, "bases": bases, "answer_html": answer_html}, status=status)
+
+
+@require_POST
+@person_view
+def ask_stream(request: HttpRequest) -> HttpResponse:
+    """Server-Sent Events for the page's script: status, delta..., result (rendered HTML)."""
+    form = AskForm(request.POST, bases=kb_list_visible(caller=request.caller))
+    if not form.is_valid():
+        return _events_response([("invalid", {"errors": form.errors.get_json_data()})],
+                                status=422)
+    try:
+        stream = _open(request, form)
+    except LocalRagError as exc:
+        view = _failed(exc)
+        return _events_response([("result", {"html": answer_fragment(view), "look": "error"})],
+                                status=exc.http_status)
+    response = StreamingHttpResponse(_Frames(stream), content_type="text/event-stream; "
+                                                                   "charset=utf-8")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"
+    return response
+
+
+@require_POST
+@person_view
+def feedback(request: HttpRequest) -> HttpResponse:
+    try:
+        record = feedback_record(user=request.user, trace_id=request.POST.get("trace_id", ""),
+                                 rating=request.POST.get("rating", ""),
+                                 error_type=request.POST.get("error_type", ""),
+                                 comment=request.POST.get("comment", ""))
+    except LocalRagError as exc:
+        return render(request, "workbench/_feedback_done.html", {"error": exc.message},
+                      status=exc.http_status)
+    return render(request, "workbench/_feedback_done.html", {"feedback": record,
+                                                              "choices": Feedback.ERROR_TYPES})
+
+
+def _open(request: HttpRequest, form: AskForm):
+    data = form.cleaned_data
+    slugs = [data["knowledge_base"]] if data["knowledge_base"] else None
+    return ask_stream_open(question=data["question"], top_k=data["top_k"],
+                           fallback=data["fallback"], config=get_config(),
+                           scope=request.caller.scope(slugs=slugs))
+
+
+def _failed(exc: LocalRagError) -> AnswerView:
+    trace = trace_current()
+    if trace is not None:
+        trace.status, trace.error_code = "error", exc.code
+    return answer_error(exc, trace_id=trace.id if trace is not None else None)
+
+
+def _frame(name: str, data: dict) -> str:
+    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def _events_response(events, *, status: int) -> HttpResponse:
+    response = HttpResponse("".join(_frame(name, data) for name, data in events),
+                            content_type="text/event-stream; charset=utf-8", status=status)
+    response["Cache-Control"] = "no-cache"
+    return response
+
+
+class _Frames:
+    """The page's events as SSE frames; closing it (the client went away) closes the answer's
+    stream and releases its LLM slot."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def __iter__(self) -> Iterator[str]:
+        for name, data in answer_events(self._stream, AnswerView()):
+            yield _frame(name, data)
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+urlpatterns = [
+    path("ask/", ask_page, name="ask"),
+    path("ask/stream", ask_stream, name="ask-stream"),
+    path("feedback/", feedback, name="feedback"),
+]
