@@ -8,7 +8,7 @@ TEST_STAMP := $(VENV)/.installed-test
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test install install-ocr install-local-qwen3
+.PHONY: demo test install install-ocr install-local-qwen3 browser-deps
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,18 @@ demo: $(STAMP)
 	$(RAG) ensure_admin
 	$(RAG) serve --host $(HOST) --port $(PORT)
 
+## make browser-deps: headless Chromium for the workbench's browser tests (Debian's chromium and
+## chromium-driver through apt-get when run as root); without it those tests are skipped, saying why.
+APT_BROWSER := DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+browser-deps:
+	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing chromium + chromium-driver for the browser tests (apt-get)"; \
+	  ($(APT_BROWSER) >/dev/null 2>&1 || (apt-get update -qq >/dev/null 2>&1 && \
+	    $(APT_BROWSER) >/dev/null 2>&1)) || \
+	    echo "could not install chromium; the browser tests will be skipped"; \
+	else echo "chromium/chromedriver missing and not root: the browser tests will be skipped"; fi
+
 ## make test: throw-away embedded cluster, the whole pytest suite, cluster removed
-test: $(TEST_STAMP)
+test: $(TEST_STAMP) browser-deps
 	$(PY) tests/run_with_cluster.py -- $(PYTEST_ARGS)

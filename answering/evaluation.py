@@ -9,10 +9,20 @@ A question may also name `expected_pages` (1-based pages of its expected source,
 result is then a page hit when it comes from an expected source and its page span contains one
 of those pages. Per question the rank of the first page hit; overall page Hit@1 and Hit@k over
 the questions that have pages. Page hits are reported only: they never fail a question.
+
+Added to the report without changing any earlier field: per question its retrieval latency
+(`latency_ms`, the search at top_k only) and `ndcg_at_10`; overall nDCG@10 over the in-domain
+questions and the latency p50/p95. nDCG@10 needs ten results: with top_k below ten each
+in-domain question is searched once more at depth ten for it, so the top_k search, and with it
+every other score, stays exactly what it was.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,14 +30,16 @@ from typing import Any
 import yaml
 
 from answering.modes import MODE_NO_ANSWER, MODE_RAG, mode_decide
-from core.config import Config
+from core.config import MAX_TEXT_CHARS, Config
 from core.errors import InvalidRequest
 from knowledge.access import Scope
-from knowledge.embeddings import get_embedder
+from knowledge.embeddings import EmbeddingProvider, get_embedder
 from retrieval.services import search
 from retrieval.types import SearchHit, SearchOutcome
 
 THRESHOLD_GRID = [round(step * 0.05, 2) for step in range(1, 20)]
+NDCG_DEPTH = 10
+REQUIRED_FIELDS = ("id", "question", "expected_mode")
 
 
 @dataclass(frozen=True)
@@ -52,34 +64,71 @@ class QuestionResult:
     passed: bool
     expected_pages: list[int] = field(default_factory=list)
     page_hit_rank: int | None = None  # 1-based rank of the first page hit, None when absent
+    ndcg_at_10: float | None = None  # in-domain questions only
+    latency_ms: float | None = None  # the top_k search, embedding the question included
 
 
 def questions_load(*, path: Path) -> list[Question]:
     """Read and check eval/questions.yaml."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InvalidRequest(f"questions file not found: {path}") from None
+    return questions_parse(text, source=str(path))
+
+
+def questions_parse(text: str, *, source: str) -> list[Question]:
+    """Parse and check questions in the YAML format of eval/questions.yaml (`source` names the
+    text in messages). Every question is checked: the error's message is the first problem,
+    details["errors"] lists them all, one line per question at fault."""
+    try:
+        raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise InvalidRequest(f"questions file is not valid YAML: {exc}") from None
+        message = f"{source} is not valid YAML: {exc}"
+        raise InvalidRequest(message, details={"errors": [message]}) from None
     entries = raw.get("questions") if isinstance(raw, dict) else None
     if not isinstance(entries, list) or not entries:
-        raise InvalidRequest(f"{path} must hold a non-empty `questions:` list")
-    questions = []
+        message = f"{source} must hold a non-empty `questions:` list"
+        raise InvalidRequest(message, details={"errors": [message]})
+    questions, errors = [], []
     for position, entry in enumerate(entries, start=1):
         try:
-            question = Question(id=str(entry["id"]), question=str(entry["question"]),
-                                expected_sources=list(entry.get("expected_sources") or []),
-                                expected_mode=str(entry["expected_mode"]),
-                                kind=str(entry.get("kind") or ""),
-                                expected_pages=list(entry.get("expected_pages") or []))
-        except (KeyError, TypeError) as exc:
-            raise InvalidRequest(f"question #{position} in {path} lacks a field: {exc}") from None
-        if question.expected_mode not in (MODE_RAG, MODE_NO_ANSWER):
-            raise InvalidRequest(f"question {question.id}: expected_mode must be rag or no_answer")
-        _expected_pages_check(question)
-        questions.append(question)
+            questions.append(_question_parse(entry, position=position, source=source))
+        except InvalidRequest as exc:
+            errors.append(exc.message)
+    if errors:
+        message = errors[0] if len(errors) == 1 else (
+            f"{len(errors)} questions in {source} are invalid; the first: {errors[0]}")
+        raise InvalidRequest(message, details={"errors": errors})
     return questions
+
+
+def _question_parse(entry: Any, *, position: int, source: str) -> Question:
+    if not isinstance(entry, dict):
+        raise InvalidRequest(f"question #{position} in {source} is not a mapping of fields")
+    missing = [name for name in REQUIRED_FIELDS if not str(entry.get(name) or "").strip()]
+    label = (f"question {entry['id']} (#{position})" if "id" not in missing
+             else f"question #{position} in {source}")
+    if missing:
+        raise InvalidRequest(f"{label} lacks a field: "
+                             + ", ".join(repr(name) for name in missing))
+    sources = entry.get("expected_sources") or []
+    # A lone string would otherwise become a list of its characters.
+    if not isinstance(sources, list):
+        raise InvalidRequest(f"{label}: expected_sources must be a list of file paths")
+    pages = entry.get("expected_pages") or []
+    if not isinstance(pages, list):
+        raise InvalidRequest(f"{label}: expected_pages must be a list of page numbers")
+    question = Question(id=str(entry["id"]), question=str(entry["question"]),
+                        expected_sources=[str(path) for path in sources],
+                        expected_mode=str(entry["expected_mode"]),
+                        kind=str(entry.get("kind") or ""), expected_pages=list(pages))
+    if question.expected_mode not in (MODE_RAG, MODE_NO_ANSWER):
+        raise InvalidRequest(f"{label}: expected_mode must be rag or no_answer")
+    if len(question.question) > MAX_TEXT_CHARS:  # search would refuse it mid-run
+        raise InvalidRequest(f"{label}: the question is longer than {MAX_TEXT_CHARS} characters")
+    _expected_pages_check(question)
+    return question
 
 
 def _expected_pages_check(question: Question) -> None:
@@ -93,22 +142,67 @@ def _expected_pages_check(question: Question) -> None:
                              "and the expected_sources the pages belong to")
 
 
-def evaluate(*, questions: list[Question], top_k: int, config: Config,
-             scope: Scope) -> dict[str, Any]:
+def evaluate(*, questions: list[Question], top_k: int, config: Config, scope: Scope,
+             progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Score every question against the knowledge bases of `scope`; the report is what
-    `rag eval --json` prints."""
+    `rag eval --json` prints. `progress(done, total)` is called before each question."""
     embedder = get_embedder(config=config)
     threshold = config.threshold
-    results = [question_score(question=question, threshold=threshold,
-                              outcome=search(query=question.question, top_k=top_k,
-                                             config=config, embedder=embedder, scope=scope))
-               for question in questions]
+    results = []
+    for done, question in enumerate(questions):
+        if progress is not None:
+            progress(done, len(questions))
+        results.append(_question_run(question=question, top_k=top_k, config=config,
+                                     embedder=embedder, scope=scope))
     return {"threshold": threshold, "threshold_origin": config.threshold_origin, "top_k": top_k,
+            "retrieval": config.rag_retrieval,
             "embedding_provider": config.embedding_provider,
             "embedding_model": config.embedding_model,
             "summary": evaluation_summary(results=results, threshold=threshold, top_k=top_k),
             "thresholds": _threshold_table(results),
             "questions": [asdict(result) for result in results]}
+
+
+def _question_run(*, question: Question, top_k: int, config: Config,
+                  embedder: EmbeddingProvider, scope: Scope) -> QuestionResult:
+    started = time.perf_counter()
+    outcome = search(query=question.question, top_k=top_k, config=config, embedder=embedder,
+                     scope=scope)
+    latency_ms = round((time.perf_counter() - started) * 1000, 2)
+    ndcg = None
+    if question.expected_mode == MODE_RAG:
+        ranked = outcome if top_k >= NDCG_DEPTH else search(
+            query=question.question, top_k=NDCG_DEPTH, config=config, embedder=embedder,
+            scope=scope)
+        ndcg = ndcg_at_10(sources=[hit.source for hit in ranked.results],
+                          expected=question.expected_sources)
+    result = question_score(question=question, outcome=outcome, threshold=config.threshold)
+    return dataclasses.replace(result, ndcg_at_10=ndcg, latency_ms=latency_ms)
+
+
+def ndcg_at_10(*, sources: list[str], expected: list[str]) -> float:
+    """nDCG@10 of a ranked list of result sources, binary relevance: a result is relevant when
+    its source is one of `expected`. A source counts once, at its best rank (a note split into
+    many chunks would otherwise score above 1); the ideal DCG puts every expected source at
+    the top, at most ten of them. The same measure as `rag eval --ablation`."""
+    seen: set[str] = set()
+    gain = 0.0
+    for position, source in enumerate(sources[:NDCG_DEPTH], start=1):
+        if source in expected and source not in seen:
+            seen.add(source)
+            gain += 1 / math.log2(position + 1)
+    ideal = sum(1 / math.log2(position + 1)
+                for position in range(1, min(len(set(expected)), NDCG_DEPTH) + 1))
+    return gain / ideal if ideal else 0.0
+
+
+def latency_percentile(latencies: list[float], *, share: float) -> float | None:
+    """The nearest-rank percentile of `latencies` (share 0.5: p50, 0.95: p95); None when
+    empty. Nearest rank, not interpolation: the value is one a question really took."""
+    if not latencies:
+        return None
+    ordered = sorted(latencies)
+    return round(ordered[max(1, math.ceil(share * len(ordered))) - 1], 1)
 
 
 def question_score(*, question: Question, outcome: SearchOutcome,
@@ -150,6 +244,8 @@ def evaluation_summary(*, results: list[QuestionResult], threshold: float,
     out_domain = [r for r in results if r.expected_mode == MODE_NO_ANSWER]
     ranks = [r.hit_rank for r in in_domain]
     page_ranks = [r.page_hit_rank for r in in_domain if r.expected_pages]
+    ndcgs = [r.ndcg_at_10 for r in in_domain if r.ndcg_at_10 is not None]
+    latencies = [r.latency_ms for r in results if r.latency_ms is not None]
     refusals = _refusal_scores(results, threshold)
     lowest_in = min((r.confidence for r in in_domain), default=None)
     highest_out = max((r.confidence for r in out_domain), default=None)
@@ -171,6 +267,9 @@ def evaluation_summary(*, results: list[QuestionResult], threshold: float,
         "page_hit_at_1": _ratio(sum(rank == 1 for rank in page_ranks), len(page_ranks)),
         "page_hit_at_k": _ratio(sum(rank is not None and rank <= top_k for rank in page_ranks),
                                 len(page_ranks)),
+        "ndcg_at_10": _ratio(sum(ndcgs), len(ndcgs)),
+        "latency_p50_ms": latency_percentile(latencies, share=0.5),
+        "latency_p95_ms": latency_percentile(latencies, share=0.95),
     }
 
 

@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Iterator
 from contextlib import closing
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
@@ -55,7 +56,19 @@ class LLMUpstreamError(LocalRagError):
     code = "llm_upstream_error"
 
 
+@dataclass(frozen=True)
+class TokenUsage:
+    """Token counts as the LLM server reported them in a response's `usage`."""
+
+    prompt_tokens: int
+    completion_tokens: int
+
+
 class LLMClient(Protocol):
+    # The provider's `usage` of the latest complete(), or of the latest stream() once it has
+    # ended; None when the server sent none (the caller then counts tokens itself).
+    last_usage: TokenUsage | None
+
     def complete(self, *, messages: Messages) -> str: ...
 
     def stream(self, *, messages: Messages) -> Iterator[str]: ...
@@ -105,6 +118,8 @@ _SSE_OTHER_FIELDS = ("event", "id", "retry")
 class FakeLLMClient:
     """Deterministic, offline: quotes the first sentence of the top blocks with their markers."""
 
+    last_usage: TokenUsage | None = None  # a fake has no tokenizer: its tokens are counted
+
     def complete(self, *, messages: Messages) -> str:
         """The answer built from the last user message."""
         user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
@@ -151,6 +166,17 @@ def _fake_first_sentence(content: str) -> str:
 # A dropped or refused connection may well work the second time; a malformed request will not.
 _RETRYABLE_ERRORS = (httpx.NetworkError, httpx.RemoteProtocolError)
 
+# Streams ask for the usage chunk (`stream_options.include_usage`, OpenAI's way, which vLLM,
+# Ollama and llama.cpp follow; servers that do not know it mostly ignore it). A strict server
+# answers 400/422 naming the option instead: that request is sent again without it at once,
+# and the endpoint is remembered here (for this process), so its later streams do not pay a
+# refused request each. Such a stream simply has no usage, and its tokens are counted.
+_STREAM_USAGE_REFUSED: set[tuple[str, str]] = set()
+
+
+class _StreamUsageRefused(Exception):
+    """The server refused `stream_options` (HTTP 400 or 422 with the option named)."""
+
 
 class OpenAICompatibleClient:
     """Chat completions over `POST {base_url}/chat/completions`, JSON or SSE.
@@ -171,6 +197,7 @@ class OpenAICompatibleClient:
         self.max_response_bytes = max_response_bytes
         self._api_key = api_key
         self._display_url = endpoint_display(self.url, setting="LLM_BASE_URL")
+        self.last_usage: TokenUsage | None = None
 
     def __repr__(self) -> str:
         return (f"OpenAICompatibleClient(url={self._display_url!r}, "
@@ -180,6 +207,7 @@ class OpenAICompatibleClient:
         """The full answer text of one non-streaming completion, all within the timeout."""
         deadline = Deadline(seconds=self.timeout_seconds)
         body = self._body(messages=messages, stream=False)
+        self.last_usage = None
         retries = 0
         while True:
             try:
@@ -194,6 +222,7 @@ class OpenAICompatibleClient:
         until the first delta and between two deltas, and at most the stream cap in all."""
         deadline = Deadline(seconds=self.timeout_seconds, cap_seconds=self.stream_max_seconds)
         body = self._body(messages=messages, stream=True)
+        self.last_usage = None
         retries = 0
         while True:
             yielded = False
@@ -206,6 +235,11 @@ class OpenAICompatibleClient:
                         # own time is not the upstream's silence.
                         deadline.extend()
                 return
+            except _StreamUsageRefused:
+                # Refused before any delta: the same request without the option, not a retry.
+                _STREAM_USAGE_REFUSED.add((self.url, self.model))
+                logger.info("LLM server refused stream_options; streaming without usage")
+                body = self._body(messages=messages, stream=True)
             except RetryableFailure as failure:
                 # The caller already holds part of this answer; a retry would repeat it.
                 if yielded:
@@ -222,12 +256,15 @@ class OpenAICompatibleClient:
                 raw = b"".join(self._body_chunks(response, deadline=deadline))
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise self._translate(exc, deadline=deadline) from None
-        return _message_content(raw)
+        content, self.last_usage = _completion_parse(raw)
+        return content
 
     def _stream_once(self, *, body: dict[str, Any], deadline: Deadline) -> Iterator[str]:
         try:
             with self._http(deadline) as client, client.stream(
                     "POST", self.url, headers=self._headers(), json=body) as response:
+                if "stream_options" in body and self._usage_refused(response, deadline):
+                    raise _StreamUsageRefused
                 self._check_status(response)
                 for line in _lines(self._body_chunks(response, deadline=deadline)):
                     payload = _sse_data(line)
@@ -235,7 +272,9 @@ class OpenAICompatibleClient:
                         continue
                     if payload == "[DONE]":
                         return
-                    delta = _delta_content(payload)
+                    delta, usage = _chunk_parse(payload)
+                    if usage is not None:
+                        self.last_usage = usage
                     if delta:
                         yield delta
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
@@ -254,7 +293,18 @@ class OpenAICompatibleClient:
                 "Accept-Encoding": "identity"}
 
     def _body(self, *, messages: Messages, stream: bool) -> dict[str, Any]:
-        return {"model": self.model, "messages": messages, "temperature": 0, "stream": stream}
+        body = {"model": self.model, "messages": messages, "temperature": 0, "stream": stream}
+        if stream and (self.url, self.model) not in _STREAM_USAGE_REFUSED:
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    def _usage_refused(self, response: httpx.Response, deadline: Deadline) -> bool:
+        """Whether this error answer refuses `stream_options` by name. Any other 400 is the
+        request's own fault and fails as before: sending it again would not help."""
+        if response.status_code not in (400, 422):
+            return False
+        raw = b"".join(self._body_chunks(response, deadline=deadline))
+        return b"stream_options" in raw or b"include_usage" in raw
 
     def _body_chunks(self, response: httpx.Response, *, deadline: Deadline) -> Iterator[bytes]:
         limit = self.max_response_bytes
@@ -338,15 +388,30 @@ def _lines(chunks: Iterator[bytes]) -> Iterator[str]:
         yield pending.removesuffix("\r")
 
 
-def _message_content(raw: bytes) -> str:
+def _completion_parse(raw: bytes) -> tuple[str, TokenUsage | None]:
+    """The text of a chat completion and its `usage`, when the server sent one."""
     try:
-        content = json.loads(raw)["choices"][0]["message"]["content"]
+        completion = json.loads(raw)
+        content = completion["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError):
         raise _malformed("the LLM response is not a chat completion "
                          "(choices[0].message.content missing or not JSON)") from None
     if not isinstance(content, str):
         raise _malformed("the LLM response has no text in choices[0].message.content")
-    return content
+    return content, _usage(completion)
+
+
+def _usage(payload: Any) -> TokenUsage | None:
+    """`usage` with both counts as non-negative integers; None for anything less (servers send
+    `null`, `{}` or only `total_tokens`), which is not worth failing an answer over."""
+    usage = payload.get("usage") if isinstance(payload, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    counts = (usage.get("prompt_tokens"), usage.get("completion_tokens"))
+    if all(isinstance(count, int) and not isinstance(count, bool) and count >= 0
+           for count in counts):
+        return TokenUsage(prompt_tokens=counts[0], completion_tokens=counts[1])
+    return None
 
 
 def _sse_data(line: str) -> str | None:
@@ -359,17 +424,19 @@ def _sse_data(line: str) -> str | None:
     raise _malformed("the LLM stream sent a line that is not a server-sent event")
 
 
-def _delta_content(payload: str) -> str | None:
+def _chunk_parse(payload: str) -> tuple[str | None, TokenUsage | None]:
+    """The text delta of a stream's chunk, and its `usage` (the last chunk's, when asked for)."""
     try:
-        choices = json.loads(payload)["choices"]
+        chunk = json.loads(payload)
+        choices = chunk["choices"]
         if choices == []:
-            # Some servers send a trailing usage-only chunk with no choices.
-            return None
+            # The trailing usage-only chunk has no choices.
+            return None, _usage(chunk)
         content = (choices[0].get("delta") or {}).get("content")
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         raise _malformed("the LLM stream sent a data line that is not a chat completion chunk"
                          ) from None
-    return content if isinstance(content, str) else None
+    return (content if isinstance(content, str) else None), _usage(chunk)
 
 
 def _malformed(message: str) -> LLMUpstreamError:

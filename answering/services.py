@@ -18,7 +18,7 @@ from typing import Any
 
 from answering.citations import CitationStreamFilter, citations_strip
 from answering.context import context_build
-from answering.llm import LLMClient, get_llm_client
+from answering.llm import LLMClient, TokenUsage, get_llm_client
 from answering.modes import (
     FALLBACK_NOTICE,
     MODE_FALLBACK,
@@ -91,20 +91,30 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
                                for citation in context.citations]
         if plan.client is not None:
             trace.llm_model = f"{config.llm_provider}/{config.llm_model or 'fake'}"
+            # Counted now; the provider's `usage`, when it sends one, replaces both numbers.
             trace.prompt_tokens = sum(tokens_count(message["content"])
                                       for message in plan.messages)
+            trace.token_source = "counted"
     return plan
 
 
-def _trace_answer(answer: str, *, started: float | None = None,
-                  first: float | None = None) -> None:
-    """The answer's side of the current trace: text, completion tokens, LLM times."""
+def _trace_answer(answer: str, *, started: float | None = None, first: float | None = None,
+                  client: LLMClient | None = None) -> None:
+    """The answer's side of the current trace: text, tokens (the provider's when it reported
+    them, else counted), LLM times."""
     trace = trace_current()
     if trace is None:
         return
     trace.answer = answer
     if started is not None:
-        trace.completion_tokens = tokens_count(answer)
+        # getattr: a client written before usage reporting need not declare `last_usage`.
+        usage: TokenUsage | None = getattr(client, "last_usage", None)
+        if usage is not None:
+            trace.prompt_tokens, trace.completion_tokens = (usage.prompt_tokens,
+                                                            usage.completion_tokens)
+            trace.token_source = "provider"
+        else:
+            trace.completion_tokens = tokens_count(answer)
         trace.stage("llm_total", (time.perf_counter() - started) * 1000)
         if first is not None:
             trace.stage("llm_first_token", (first - started) * 1000)
@@ -131,7 +141,7 @@ def ask(*, question: str, top_k: int | None, fallback: bool, config: Config,
         with connection_released(), llm_slot(config=config):
             started = time.perf_counter()
             generated = plan.client.complete(messages=plan.messages)
-        _trace_answer(generated, started=started)
+        _trace_answer(generated, started=started, client=plan.client)
         answer, removed = citations_strip(text=generated, block_count=plan.block_count)
         if plan.mode == MODE_FALLBACK:
             answer = FALLBACK_NOTICE + answer
@@ -181,7 +191,7 @@ def ask_events(plan: AskPlan) -> Iterator[tuple[str, dict[str, Any]]]:
             _trace_failed("internal_error")
             yield "error", error_body("internal_error", "generation failed; see the server log")
             return
-        _trace_answer("".join(generated), started=started, first=first)
+        _trace_answer("".join(generated), started=started, first=first, client=plan.client)
     yield "citations", {"citations": plan.citations,
                         "invalid_citations_removed": stream_filter.removed}
     trace = trace_current()

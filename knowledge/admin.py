@@ -121,8 +121,9 @@ class IngestRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 @admin.register(Trace)
 class TraceAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ("created_at", "operation", "channel", "caller", "status", "mode",
-                    "total_ms", "llm_model", "prompt_tokens", "completion_tokens")
-    list_filter = ("operation", "channel", "status", "mode")
+                    "total_ms", "llm_model", "prompt_tokens", "completion_tokens",
+                    "token_source")
+    list_filter = ("operation", "channel", "status", "mode", "token_source")
     search_fields = ("id", "caller", "error_code")
 
     @admin.display(description="total ms")

@@ -275,6 +275,7 @@ class Trace(models.Model):
     llm_model = models.TextField(null=True)
     prompt_tokens = models.IntegerField(null=True)
     completion_tokens = models.IntegerField(null=True)
+    token_source = models.TextField(null=True)  # provider or counted
     prompt_version = models.TextField(null=True)
     citations = models.JSONField(default=list)
     question = models.TextField(null=True)

@@ -444,10 +444,10 @@ WHERE c.id = %s
 TRACE_INSERT = """
 INSERT INTO traces (id, operation, channel, caller, user_id, token_id, knowledge_base_ids,
                     status, error_code, mode, parameters, timings_ms, embedding_model,
-                    llm_model, prompt_tokens, completion_tokens, prompt_version, citations,
-                    question, answer)
+                    llm_model, prompt_tokens, completion_tokens, token_source, prompt_version,
+                    citations, question, answer)
 VALUES (%s, %s, %s, %s, %s, %s, %s::int8[], %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s, %s, %s,
-        %s, %s::jsonb, %s, %s)
+        %s, %s, %s::jsonb, %s, %s)
 """
 
 TRACES_PRUNE = "DELETE FROM traces WHERE created_at < now() - make_interval(days => %s)"

@@ -54,6 +54,9 @@ class Trace:
     llm_model: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    # Where the token numbers came from: "provider" (the LLM server's `usage`) or "counted"
+    # (core/tokens.py); None without an LLM call.
+    token_source: str | None = None
     prompt_version: str | None = None
     citations: list[dict[str, Any]] = field(default_factory=list)
     question: str | None = None
@@ -118,7 +121,8 @@ def trace_finish(trace: Trace, *, error: BaseException | None = None) -> None:
                 trace.token_id, trace.knowledge_base_ids, trace.status, trace.error_code,
                 trace.mode, json.dumps(trace.parameters), json.dumps(trace.timings_ms),
                 trace.embedding_model, trace.llm_model, trace.prompt_tokens,
-                trace.completion_tokens, trace.prompt_version, json.dumps(trace.citations),
+                trace.completion_tokens, trace.token_source, trace.prompt_version,
+                json.dumps(trace.citations),
                 trace.question if keep_text else None, trace.answer if keep_text else None])
             if random.randrange(PRUNE_EVERY) == 0:
                 cursor.execute(sql.TRACES_PRUNE, [get_config().rag_trace_retention_days])

@@ -45,7 +45,9 @@ class TraceMiddleware:
         response[REQUEST_ID_HEADER] = trace.id
         trace.caller_set(getattr(request, "auth", None))
         if response.status_code >= 400:
-            trace.status, trace.error_code = "error", _error_code(response)
+            # A workbench page is HTML: keep the code its view put on the trace.
+            trace.status = "error"
+            trace.error_code = _error_code(response) or trace.error_code
         if response.streaming:
             # The events are made later, as the server sends them: the trace is current while
             # each is made, and recorded when the last was sent or the response was closed.

@@ -1,1 +1,217 @@
-"""Evaluation runs of the workbench (filled in by the evaluation panel)."""
+"""Evaluation from the workbench: question sets imported from the `rag eval` YAML format, and
+runs of a set against its knowledge base as background jobs (`eval_run`).
+
+Every read goes through the caller: a set or run of a base the caller may not read is not
+found, exactly like one that does not exist. A run evaluates its set's base only (a Scope of
+that one base), and only while its creator may read it: checked at launch, and again when the
+job starts, because a grant may be withdrawn while the job waits in the queue.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count, QuerySet
+from django.utils import timezone
+
+from answering.evaluation import Question, evaluate, questions_parse
+from core.config import RETRIEVAL_MODES, get_config
+from core.errors import Conflict, InvalidRequest, LocalRagError, NotFound
+from knowledge.access import Caller, Scope, caller_for_user
+from knowledge.jobs.queue import job_enqueue, job_get
+from knowledge.jobs.worker import JobContext, JobPermanentError, LeaseLost, job_handler_register
+from retrieval.services import top_k_validate
+from workbench.models import EvalRun, QuestionSet
+
+JOB_EVAL_RUN = "eval_run"
+# One retry rides out a database restart; a domain error (nothing indexed, a bad setting)
+# fails at once, since a retry minutes later would only make the page wait for the same error.
+RUN_ATTEMPTS = 2
+HISTORY_LIMIT = 100
+JOB_ENDED = ("failed", "cancelled")
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """How far an unfinished run's job has come, as its job reports it."""
+
+    stage: str
+    fraction: float
+
+
+def question_set_import(*, caller: Caller, slug: str, name: str, text: str,
+                        source_name: str = "") -> QuestionSet:
+    """Check questions in the `rag eval` YAML format and store them as a set of base `slug`;
+    InvalidRequest lists every problem in details["errors"], and nothing is stored then."""
+    name = name.strip()
+    if not name:
+        raise InvalidRequest("the question set needs a name",
+                             details={"errors": ["the question set needs a name"]})
+    (base_id,) = caller.scope(slugs=[slug]).knowledge_base_ids
+    questions = questions_parse(text, source=source_name or "the pasted questions")
+    ids = [question.id for question in questions]
+    repeated = sorted({question_id for question_id in ids if ids.count(question_id) > 1})
+    if repeated:
+        # Runs are compared question by question, by id.
+        message = f"question ids must be unique; repeated: {', '.join(repeated)}"
+        raise InvalidRequest(message, details={"errors": [message]})
+    try:
+        with transaction.atomic():
+            return QuestionSet.objects.create(
+                knowledge_base_id=base_id, name=name, source_name=source_name[:255],
+                questions=[asdict(question) for question in questions],
+                created_by_id=caller.user_id)
+    except IntegrityError:
+        message = f"this knowledge base already has a question set named {name!r}"
+        raise Conflict(message, details={"errors": [message]}) from None
+
+
+def question_sets_visible(*, caller: Caller) -> QuerySet[QuestionSet]:
+    """The sets of the bases the caller may read, with their number of runs."""
+    return (QuestionSet.objects.filter(knowledge_base_id__in=_readable(caller))
+            .select_related("knowledge_base").annotate(run_count=Count("runs"))
+            .order_by("knowledge_base__slug", "name"))
+
+
+def question_set_visible(*, caller: Caller, set_id: int) -> QuestionSet:
+    """One set; NotFound alike for a missing one and one of a base the caller may not read."""
+    question_set = QuestionSet.objects.select_related("knowledge_base").filter(pk=set_id).first()
+    if question_set is None or not caller.may_read(question_set.knowledge_base_id):
+        raise NotFound(f"question set not found: {set_id}", details={"id": set_id})
+    return question_set
+
+
+def run_launch(*, caller: Caller, set_id: int, top_k: int | None,
+               retrieval: str | None = None) -> EvalRun:
+    """Queue a run of a set the caller may read, at `top_k` and with `retrieval` (default: the
+    configured RAG_RETRIEVAL); the run row and its job are written together."""
+    question_set = question_set_visible(caller=caller, set_id=set_id)
+    config = get_config()
+    if retrieval and retrieval not in RETRIEVAL_MODES:
+        raise InvalidRequest(f"retrieval must be one of {', '.join(RETRIEVAL_MODES)}",
+                             details={"field": "retrieval"})
+    parameters = {"top_k": top_k_validate(top_k, config=config),
+                  "retrieval": retrieval or config.rag_retrieval}
+    with transaction.atomic():
+        run = EvalRun.objects.create(question_set=question_set,
+                                     knowledge_base_id=question_set.knowledge_base_id,
+                                     created_by_id=caller.user_id, parameters=parameters)
+        run.job_id = job_enqueue(type=JOB_EVAL_RUN, resource=f"eval_run:{run.pk}",
+                                 payload={"run_id": run.pk}, max_attempts=RUN_ATTEMPTS)
+        run.save(update_fields=["job_id"])
+    return run
+
+
+def runs_visible(*, caller: Caller, set_id: int | None = None,
+                 limit: int = HISTORY_LIMIT) -> list[EvalRun]:
+    """The newest runs first, of the bases the caller may read (and of one set when given)."""
+    runs = EvalRun.objects.filter(knowledge_base_id__in=_readable(caller))
+    if set_id is not None:
+        runs = runs.filter(question_set_id=set_id)
+    runs = list(runs.select_related("question_set", "created_by").order_by("-created_at", "-pk")
+                [:limit])
+    for run in runs:
+        run_settle(run)
+    return runs
+
+
+def run_visible(*, caller: Caller, run_id: int) -> EvalRun:
+    """One run, settled; NotFound alike for a missing one and one of a hidden base."""
+    run = EvalRun.objects.select_related("question_set", "created_by").filter(pk=run_id).first()
+    if run is None or not caller.may_read(run.knowledge_base_id):
+        raise NotFound(f"evaluation run not found: {run_id}", details={"id": run_id})
+    run_settle(run)
+    return run
+
+
+def run_settle(run: EvalRun) -> None:
+    """Mark an unfinished run failed when its job ended without it: cancelled, or failed
+    where the handler could not say so (a worker killed on the last attempt)."""
+    if run.status not in (EvalRun.QUEUED, EvalRun.RUNNING) or run.job_id is None:
+        return
+    try:
+        job = job_get(run.job_id)
+    except NotFound:
+        job = None
+    if job is not None and job.status not in JOB_ENDED:
+        return
+    error = (f"the job was {job.status}: {job.last_error or 'no reason recorded'}"
+             if job is not None else "the job of this run no longer exists")
+    _run_fail(run, error)
+
+
+def run_progress(run: EvalRun) -> RunProgress | None:
+    """The stage and progress of an unfinished run's job; None for a finished run."""
+    if run.status not in (EvalRun.QUEUED, EvalRun.RUNNING) or run.job_id is None:
+        return None
+    try:
+        job = job_get(run.job_id)
+    except NotFound:
+        return None
+    if job.status == "queued":
+        waiting = "waiting to try again" if job.attempt else "waiting for a worker"
+        return RunProgress(stage=waiting, fraction=0.0)
+    return RunProgress(stage=job.stage or job.status, fraction=job.progress or 0.0)
+
+
+def eval_run_job(context: JobContext) -> dict[str, Any]:
+    """Evaluate a run's question set against its knowledge base only, and store the scores
+    and the full report (idempotent: a finished run is left as it is)."""
+    run = (EvalRun.objects.select_related("question_set", "created_by")
+           .filter(pk=int(context.payload["run_id"])).first())
+    if run is None:
+        return {"skipped": "the run no longer exists"}
+    if run.status in (EvalRun.DONE, EvalRun.FAILED):
+        return {"run_id": run.pk, "status": run.status}
+    if run.created_by is None or not caller_for_user(run.created_by).may_read(
+            run.knowledge_base_id):
+        reason = "the person who launched this run may no longer read its knowledge base"
+        _run_fail(run, reason)
+        raise JobPermanentError(reason)
+    EvalRun.objects.filter(pk=run.pk).update(status=EvalRun.RUNNING)
+    config = get_config()
+    config = dataclasses.replace(config, rag_retrieval=run.parameters.get("retrieval")
+                                 or config.rag_retrieval)
+
+    def progress(done: int, total: int) -> None:
+        context.progress(f"question {done + 1} of {total}", done / total)
+
+    try:
+        report = evaluate(questions=[Question(**entry) for entry in run.question_set.questions],
+                          top_k=int(run.parameters["top_k"]), config=config,
+                          scope=Scope.of([run.knowledge_base_id]), progress=progress)
+    except LeaseLost:
+        raise  # another worker has the job now: nothing of this attempt is recorded
+    except LocalRagError as exc:
+        _run_fail(run, f"{exc.code}: {exc.message}")
+        raise JobPermanentError(exc.message) from exc
+    except Exception as exc:
+        if context.attempt >= context.max_attempts:
+            _run_fail(run, f"{type(exc).__name__}: {exc}")
+        raise
+    context.progress("saving", 1.0)
+    parameters = {**run.parameters, "threshold": report["threshold"],
+                  "rerank": config.rag_rerank,
+                  "embedding": f"{report['embedding_provider']}/{report['embedding_model']}"}
+    EvalRun.objects.filter(pk=run.pk).update(
+        status=EvalRun.DONE, summary=report["summary"], report=report, parameters=parameters,
+        error="", finished_at=timezone.now())
+    return {"run_id": run.pk, "questions": report["summary"]["questions"],
+            "passed": report["summary"]["passed"]}
+
+
+def _run_fail(run: EvalRun, error: str) -> None:
+    run.status, run.error, run.finished_at = EvalRun.FAILED, error, timezone.now()
+    # Only an unfinished run: a page settling it must not undo a result stored meanwhile.
+    EvalRun.objects.filter(pk=run.pk, status__in=(EvalRun.QUEUED, EvalRun.RUNNING)).update(
+        status=run.status, error=error, finished_at=run.finished_at)
+
+
+def _readable(caller: Caller) -> tuple[int, ...]:
+    return caller.scope().knowledge_base_ids
+
+
+job_handler_register(JOB_EVAL_RUN, eval_run_job)

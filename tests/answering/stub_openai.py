@@ -19,6 +19,10 @@ Behaviours:
   delta).
 - "close": the connection closed without an answer (a connection error).
 
+`usage` (a dict, None by default) goes into the JSON answer and into the stream's trailing
+usage-only chunk, which otherwise carries only `total_tokens`. With `refuse_stream_options` a
+request that carries `stream_options` is answered 400 naming it, as strict servers do.
+
 The endless behaviours (drips, "sse_idle", "sse_slow") give up after `give_up_seconds`, so a
 client without a working deadline fails a test instead of hanging the run.
 """
@@ -60,6 +64,8 @@ class StubOpenAI:
     drip_seconds: float = 0.25
     give_up_seconds: float = 10.0
     retry_after: str | None = "0"
+    usage: dict[str, Any] | None = None
+    refuse_stream_options: bool = False
     script: list[str] = field(default_factory=list)
     requests: list[RecordedRequest] = field(default_factory=list)
 
@@ -122,13 +128,17 @@ def _handler_for(stub: StubOpenAI) -> type[BaseHTTPRequestHandler]:
                 method="POST", path=self.path,
                 headers={name.lower(): value for name, value in self.headers.items()},
                 body=json.loads(raw or b"{}"), received_at=time.monotonic()))
+            if stub.refuse_stream_options and "stream_options" in stub.requests[-1].body:
+                self._send(400, b'{"error": {"message": "Unrecognized request argument '
+                                b'supplied: stream_options"}}')
+                return
             behaviour = stub.next_behaviour()
             if behaviour.startswith("status:"):
                 code = int(behaviour.split(":", 1)[1])
                 extra = {"Retry-After": stub.retry_after} if stub.retry_after is not None else {}
                 self._send(code, b'{"error": {"message": "scripted failure"}}', extra)
             elif behaviour == "json":
-                self._send(200, json.dumps(_completion(stub.answer)).encode())
+                self._send(200, json.dumps(_completion(stub.answer, usage=stub.usage)).encode())
             elif behaviour == "malformed_json":
                 self._send(200, b'{"choices": [{"message": ')
             elif behaviour == "missing_choices":
@@ -220,7 +230,7 @@ def _handler_for(stub: StubOpenAI) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(b"data: {not json\n\n")
             self._event({"choices": [{"index": 0, "delta": {"content": None},
                                       "finish_reason": "stop"}]})
-            self._event({"choices": [], "usage": {"total_tokens": 3}})
+            self._event({"choices": [], "usage": stub.usage or {"total_tokens": 3}})
             self.wfile.write(b"data: [DONE]\n\n")
             # Anything after [DONE] must be ignored by the client.
             self._event({"choices": [{"index": 0, "delta": {"content": AFTER_DONE}}]})
@@ -233,7 +243,10 @@ def _handler_for(stub: StubOpenAI) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def _completion(answer: str) -> dict[str, Any]:
-    return {"id": "chatcmpl-stub", "object": "chat.completion",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
-                         "finish_reason": "stop"}]}
+def _completion(answer: str, *, usage: dict[str, Any] | None = None) -> dict[str, Any]:
+    completion = {"id": "chatcmpl-stub", "object": "chat.completion",
+                  "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
+                               "finish_reason": "stop"}]}
+    if usage is not None:
+        completion["usage"] = usage
+    return completion

@@ -4,23 +4,29 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from answering.ablation import ablation_run
 from answering.evaluation import (
     Question,
     evaluate,
     evaluation_summary,
+    latency_percentile,
+    ndcg_at_10,
     page_hit_rank,
     question_score,
     questions_load,
+    questions_parse,
 )
 from core.config import get_config
 from core.errors import InvalidRequest
 from knowledge.access import scope_all
+from retrieval.services import search
 from retrieval.types import SearchHit, SearchOutcome
 from tests.harness import ROOT
 
@@ -254,3 +260,104 @@ def test_geology_sample_finds_every_expected_file_and_page(db):
     refused = [entry["mode"] for entry in report["questions"]
                if entry["expected_mode"] == "no_answer"]
     assert refused and set(refused) == {"no_answer"}
+
+
+# ---- questions_parse, nDCG@10 and latency ---------------------------------------------------
+
+def test_questions_parse_reads_the_same_questions_as_the_file():
+    text = QUESTIONS.read_text(encoding="utf-8")
+    assert questions_parse(text, source="upload.yaml") == questions_load(path=QUESTIONS)
+
+
+def test_questions_parse_names_every_invalid_question():
+    text = ("questions:\n"
+            "  - id: ok\n    question: fine\n    expected_sources: [a.md]\n"
+            "    expected_mode: rag\n"
+            "  - id: no_mode\n    question: x\n"
+            "  - id: bad_mode\n    question: y\n    expected_mode: maybe\n"
+            "  - just a string\n"
+            "  - question: which id?\n    expected_mode: no_answer\n"
+            "  - id: one_source\n    question: z\n    expected_sources: a.md\n"
+            "    expected_mode: rag\n")
+    with pytest.raises(InvalidRequest) as caught:
+        questions_parse(text, source="upload.yaml")
+    errors = caught.value.details["errors"]
+    assert errors == [
+        "question no_mode (#2) lacks a field: 'expected_mode'",
+        "question bad_mode (#3): expected_mode must be rag or no_answer",
+        "question #4 in upload.yaml is not a mapping of fields",
+        "question #5 in upload.yaml lacks a field: 'id'",
+        "question one_source (#6): expected_sources must be a list of file paths",
+    ]
+    assert caught.value.message.startswith("5 questions in upload.yaml are invalid")
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("questions: [", "is not valid YAML"),
+    ("questions: []\n", "non-empty `questions:` list"),
+    ("- id: a\n", "non-empty `questions:` list"),
+    ("questions:\n  - id: a\n    question: '  '\n    expected_mode: rag\n", "lacks a field"),
+])
+def test_questions_parse_refuses_what_is_not_a_question_list(text: str, problem: str):
+    with pytest.raises(InvalidRequest, match=problem) as caught:
+        questions_parse(text, source="pasted")
+    assert len(caught.value.details["errors"]) == 1
+
+
+def test_ndcg_at_10_on_a_hand_made_ranking():
+    # Relevant at ranks 2 and 4 (the second chunk of a.md counts once): DCG = 1/log2(3) +
+    # 1/log2(5); ideal, both expected sources on top: 1 + 1/log2(3).
+    value = ndcg_at_10(sources=["x.md", "a.md", "a.md", "b.md"], expected=["a.md", "b.md"])
+    assert value == pytest.approx((1 / math.log2(3) + 1 / math.log2(5)) / (1 + 1 / math.log2(3)))
+    assert value == pytest.approx(0.6509, abs=1e-4)
+    assert ndcg_at_10(sources=["a.md", "b.md"], expected=["b.md", "a.md"]) == 1.0
+    assert ndcg_at_10(sources=["x.md", "y.md"], expected=["a.md"]) == 0.0
+    assert ndcg_at_10(sources=["x.md"] * 10 + ["a.md"], expected=["a.md"]) == 0.0  # rank 11
+
+
+def test_ndcg_at_10_caps_the_ideal_at_ten_sources():
+    expected = [f"n{number}.md" for number in range(12)]
+    assert ndcg_at_10(sources=expected[:10], expected=expected) == pytest.approx(1.0)
+    assert ndcg_at_10(sources=[], expected=[]) == 0.0
+
+
+def test_latency_percentiles_are_nearest_rank():
+    latencies = [40.0, 10.0, 30.0, 20.0]
+    assert latency_percentile(latencies, share=0.5) == 20.0
+    assert latency_percentile(latencies, share=0.95) == 40.0
+    assert latency_percentile([7.25], share=0.95) == 7.2  # rounded to 0.1 ms
+    assert latency_percentile([], share=0.5) is None
+
+
+def test_report_adds_ndcg_and_latency_without_changing_the_other_fields(sample_index):
+    config = get_config()
+    questions = questions_load(path=QUESTIONS)
+    report = evaluate(scope=scope_all(), questions=questions, top_k=5, config=config)
+    rows = report["questions"]
+    assert report["retrieval"] == config.rag_retrieval
+    assert all(row["latency_ms"] > 0 for row in rows)
+    assert all((row["ndcg_at_10"] is None) == (row["expected_mode"] == "no_answer")
+               for row in rows)
+    summary = report["summary"]
+    assert 0 < summary["ndcg_at_10"] <= 1
+    assert 0 < summary["latency_p50_ms"] <= summary["latency_p95_ms"]
+    # The top_k search is unchanged by the deeper one nDCG@10 needs: the same ranks and
+    # confidences as scoring each question by itself.
+    for question, row in zip(questions, rows):
+        alone = question_score(question=question, threshold=config.threshold, outcome=search(
+            query=question.question, top_k=5, config=config, scope=scope_all()))
+        assert (row["hit_rank"], row["confidence"], row["mode"]) == (
+            alone.hit_rank, alone.confidence, alone.mode)
+    # The same nDCG@10 as `rag eval --ablation` reports for this configuration.
+    ablation = ablation_run(questions=questions, config=config, scope=scope_all())
+    same = next(row for row in ablation["rows"] if (row["retrieval"], row["rerank"]) == (
+        config.rag_retrieval, config.rag_rerank))
+    assert summary["ndcg_at_10"] == same["ndcg_at_10"]
+
+
+def test_progress_is_reported_before_each_question(sample_index):
+    calls = []
+    questions = questions_load(path=QUESTIONS)[:3]
+    evaluate(scope=scope_all(), questions=questions, top_k=5, config=get_config(),
+             progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(0, 3), (1, 3), (2, 3)]

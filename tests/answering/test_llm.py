@@ -20,6 +20,7 @@ from answering.llm import (
     LLMTimeout,
     LLMUpstreamError,
     OpenAICompatibleClient,
+    TokenUsage,
     get_llm_client,
     llm_config_check,
 )
@@ -160,6 +161,92 @@ def test_stream_yields_content_deltas_until_done(tmp_path: Path, stub: StubOpenA
     assert request.body["stream"] is True
     assert request.body["temperature"] == 0
     assert request.headers["authorization"] == f"Bearer {API_KEY}"
+
+
+# --- openai-compatible: the provider's token usage ----------------------------------------------
+
+USAGE = {"prompt_tokens": 123, "completion_tokens": 45, "total_tokens": 168}
+
+
+def test_complete_keeps_the_usage_the_server_reports(tmp_path: Path, stub: StubOpenAI) -> None:
+    stub.usage = USAGE
+    client = get_llm_client(config=openai_config(tmp_path, stub.base_url))
+    assert client.complete(messages=fallback_messages(question=QUESTION)) == DEFAULT_ANSWER
+    assert client.last_usage == TokenUsage(prompt_tokens=123, completion_tokens=45)
+
+
+def test_complete_without_usage_reports_none(tmp_path: Path, stub: StubOpenAI) -> None:
+    client = get_llm_client(config=openai_config(tmp_path, stub.base_url))
+    client.complete(messages=fallback_messages(question=QUESTION))
+    assert client.last_usage is None
+
+
+@pytest.mark.parametrize("usage", [{"total_tokens": 9}, {"prompt_tokens": 3},
+                                   {"prompt_tokens": "3", "completion_tokens": 4},
+                                   {"prompt_tokens": -1, "completion_tokens": 4},
+                                   {"prompt_tokens": True, "completion_tokens": 4}])
+def test_incomplete_or_odd_usage_is_ignored(tmp_path: Path, stub: StubOpenAI,
+                                            usage: dict) -> None:
+    stub.usage = usage
+    client = get_llm_client(config=openai_config(tmp_path, stub.base_url))
+    assert client.complete(messages=fallback_messages(question=QUESTION)) == DEFAULT_ANSWER
+    assert client.last_usage is None
+
+
+def test_stream_asks_for_usage_and_reads_the_final_chunk(tmp_path: Path,
+                                                         stub: StubOpenAI) -> None:
+    stub.behaviour, stub.usage = "sse", USAGE
+    client = get_llm_client(config=openai_config(tmp_path, stub.base_url))
+    assert list(client.stream(messages=fallback_messages(question=QUESTION))) == DEFAULT_DELTAS
+    [request] = stub.requests
+    assert request.body["stream_options"] == {"include_usage": True}
+    assert client.last_usage == TokenUsage(prompt_tokens=123, completion_tokens=45)
+
+
+def test_stream_whose_usage_chunk_lacks_the_counts_reports_none(tmp_path: Path,
+                                                                stub: StubOpenAI) -> None:
+    stub.behaviour = "sse"  # its usage-only chunk carries total_tokens alone
+    client = get_llm_client(config=openai_config(tmp_path, stub.base_url))
+    assert list(client.stream(messages=fallback_messages(question=QUESTION))) == DEFAULT_DELTAS
+    assert client.last_usage is None
+
+
+def test_a_server_refusing_stream_options_still_streams(tmp_path: Path, stub: StubOpenAI,
+                                                        caplog: pytest.LogCaptureFixture
+                                                        ) -> None:
+    stub.behaviour, stub.refuse_stream_options = "sse", True
+    config = openai_config(tmp_path, stub.base_url)
+    with caplog.at_level(logging.INFO, logger="localrag.llm"):
+        deltas = list(get_llm_client(config=config).stream(
+            messages=fallback_messages(question=QUESTION)))
+    assert deltas == DEFAULT_DELTAS
+    assert ["stream_options" in request.body for request in stub.requests] == [True, False]
+    assert "refused stream_options" in caplog.text
+    # Remembered: the next stream to this endpoint does not ask again.
+    client = get_llm_client(config=config)
+    assert list(client.stream(messages=fallback_messages(question=QUESTION))) == DEFAULT_DELTAS
+    assert "stream_options" not in stub.requests[-1].body and len(stub.requests) == 3
+    assert client.last_usage is None
+
+
+def test_a_plain_400_to_a_stream_is_not_sent_again(tmp_path: Path, stub: StubOpenAI) -> None:
+    stub.behaviour = "status:400"  # its body does not name stream_options
+    client = get_llm_client(config=openai_config(tmp_path, stub.base_url))
+    with pytest.raises(LLMUpstreamError):
+        list(client.stream(messages=fallback_messages(question=QUESTION)))
+    assert len(stub.requests) == 1
+
+
+def test_complete_never_sends_stream_options(tmp_path: Path, stub: StubOpenAI) -> None:
+    client = get_llm_client(config=openai_config(tmp_path, stub.base_url))
+    client.complete(messages=fallback_messages(question=QUESTION))
+    assert "stream_options" not in stub.requests[0].body
+
+
+def test_the_fake_reports_no_usage(rag_prompt: list[dict[str, str]]) -> None:
+    client = FakeLLMClient()
+    client.complete(messages=rag_prompt)
+    assert client.last_usage is None
 
 
 # --- openai-compatible: error mapping -----------------------------------------------------------

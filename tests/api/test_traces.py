@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from tests.answering.stub_openai import StubOpenAI
 from tests.api.http import IN_DOMAIN, OUT_OF_DOMAIN, post, sse_events
 
 
@@ -143,3 +144,67 @@ def test_log_lines_are_json_with_the_trace_id(client, sample_index, config_overr
     assert (line["level"], line["logger"]) == ("WARNING", "localrag.test")
     after = json.loads(JsonFormatter().format(record))
     assert "trace_id" not in after
+
+
+# --- tokens: the provider's usage when it reports one, else counted ----------------------------
+
+USAGE = {"prompt_tokens": 321, "completion_tokens": 12, "total_tokens": 333}
+
+
+@pytest.fixture
+def stub_llm(config_override):
+    """The stub OpenAI-compatible server as the configured LLM."""
+    with StubOpenAI() as stub:
+        config_override(llm_provider="openai-compatible", llm_base_url=stub.base_url,
+                        llm_model="stub-model", llm_api_key="sk-stub")
+        yield stub
+
+
+def test_an_answer_records_the_providers_usage(client, sample_index, stub_llm):
+    stub_llm.usage = USAGE
+    post(client, "/ask", {"question": IN_DOMAIN})
+    (trace,) = traces()
+    assert trace["mode"] == "rag" and trace["llm_model"] == "openai-compatible/stub-model"
+    assert (trace["prompt_tokens"], trace["completion_tokens"]) == (321, 12)
+    assert trace["token_source"] == "provider"
+
+
+def test_a_stream_records_the_usage_of_its_final_chunk(client, sample_index, stub_llm):
+    stub_llm.behaviour, stub_llm.usage = "sse", USAGE
+    response = post(client, "/ask/stream", {"question": IN_DOMAIN})
+    assert dict(sse_events(response))["done"]
+    (trace,) = traces()
+    assert stub_llm.requests[0].body["stream_options"] == {"include_usage": True}
+    assert (trace["prompt_tokens"], trace["completion_tokens"]) == (321, 12)
+    assert trace["token_source"] == "provider"
+
+
+@pytest.mark.parametrize("path, behaviour", [("/ask", "json"), ("/ask/stream", "sse")])
+def test_without_usage_the_tokens_are_counted(client, sample_index, stub_llm, path, behaviour):
+    stub_llm.behaviour = behaviour  # "sse" sends a usage chunk with total_tokens alone
+    response = post(client, path, {"question": IN_DOMAIN})
+    if path == "/ask/stream":
+        sse_events(response)
+    (trace,) = traces()
+    assert trace["prompt_tokens"] > 0 and trace["prompt_tokens"] != 321
+    assert trace["completion_tokens"] > 0 and trace["token_source"] == "counted"
+
+
+def test_the_fake_llms_tokens_are_counted_and_no_answer_has_none(client, sample_index):
+    post(client, "/ask", {"question": IN_DOMAIN})
+    post(client, "/ask", {"question": OUT_OF_DOMAIN})
+    answered, refused = traces()
+    assert answered["token_source"] == "counted" and answered["completion_tokens"] > 0
+    assert refused["mode"] == "no_answer" and refused["token_source"] is None
+    assert refused["prompt_tokens"] is None
+
+
+def test_db_init_adds_token_source_to_a_traces_table_from_before_it(client, sample_index):
+    from knowledge.schema import db_init
+
+    with connection.cursor() as cursor:  # as a database initialised before it (rolled back)
+        cursor.execute("ALTER TABLE traces DROP COLUMN token_source")
+    db_init()
+    post(client, "/ask", {"question": IN_DOMAIN})
+    (trace,) = traces()
+    assert trace["token_source"] == "counted"

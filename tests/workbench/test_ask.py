@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-
 import pytest
 
 from knowledge.models import Trace
@@ -133,9 +132,8 @@ def test_feedback_on_someone_elses_answer_is_refused(reader, person, sample_inde
 
 
 def test_forms_need_the_csrf_token(person, sample_index):
-    from django.test import Client
-
     from django.contrib.auth import get_user_model
+    from django.test import Client
 
     person("csrf")
     client = Client(enforce_csrf_checks=True)

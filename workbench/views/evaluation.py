@@ -1,11 +1,185 @@
-"""Placeholder: replaced by the page's real views."""
+"""Evaluation: import question sets (the `rag eval` YAML format), launch runs as background
+jobs, follow them, read their history, compare two runs and chart a set's runs.
 
-from django.http import Http404
-from django.urls import path
+A set or run of a base the person may not read answers 404, exactly like a missing one."""
+
+from __future__ import annotations
+
+from functools import wraps
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import path, reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from core.config import get_config
+from core.errors import LocalRagError, NotFound
+from knowledge.bases_view import kb_list_visible
+from workbench.auth import person_view
+from workbench.evaluation_forms import QuestionSetImportForm, RunLaunchForm
+from workbench.evaluation_report import (
+    LATENCY_METRICS,
+    METRICS,
+    RATIO_METRICS,
+    chart_build,
+    run_row,
+    runs_compare,
+)
+from workbench.evaluations import (
+    question_set_import,
+    question_set_visible,
+    question_sets_visible,
+    run_launch,
+    run_visible,
+    runs_visible,
+)
 
 
-def placeholder(request, **kwargs):
-    raise Http404("not built yet")
+def _not_found_is_404(view):
+    """A domain NotFound (missing, or hidden from this person) becomes the page's 404."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except NotFound as exc:
+            raise Http404(exc.message) from None
+
+    return wrapped
 
 
-urlpatterns = [path("evaluation/", placeholder, name="evaluation")]
+@require_GET
+@person_view
+@_not_found_is_404
+def panel(request: HttpRequest) -> HttpResponse:
+    return _panel(request)
+
+
+@require_POST
+@person_view
+@_not_found_is_404
+def set_import(request: HttpRequest) -> HttpResponse:
+    form = QuestionSetImportForm(request.POST, request.FILES,
+                                 bases=kb_list_visible(caller=request.caller))
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            question_set = question_set_import(
+                caller=request.caller, slug=data["knowledge_base"], name=data["name"],
+                text=data["yaml_text"], source_name=data["source_name"])
+        except LocalRagError as exc:
+            for message in exc.details.get("errors") or [exc.message]:
+                form.add_error(None, message)
+        else:
+            return redirect(f"{reverse('workbench:evaluation')}?set={question_set.pk}")
+    return _panel(request, import_form=form, status=422)
+
+
+@require_POST
+@person_view
+@_not_found_is_404
+def run_start(request: HttpRequest) -> HttpResponse:
+    sets = list(question_sets_visible(caller=request.caller))
+    form = RunLaunchForm(request.POST, sets=sets, configured_retrieval=get_config().rag_retrieval)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            run = run_launch(caller=request.caller, set_id=data["question_set"],
+                             top_k=data["top_k"], retrieval=data["retrieval"] or None)
+        except LocalRagError as exc:
+            form.add_error(None, exc.message)
+        else:
+            return redirect("workbench:eval-run", run_id=run.pk)
+    return _panel(request, launch_form=form, status=422)
+
+
+@require_GET
+@person_view
+@_not_found_is_404
+def set_detail(request: HttpRequest, set_id: int) -> HttpResponse:
+    question_set = question_set_visible(caller=request.caller, set_id=set_id)
+    return render(request, "workbench/eval_set.html", {"question_set": question_set})
+
+
+@require_GET
+@person_view
+@_not_found_is_404
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = run_visible(caller=request.caller, run_id=run_id)
+    return render(request, "workbench/eval_run.html", {"row": run_row(run), "metrics": METRICS})
+
+
+@require_GET
+@person_view
+@_not_found_is_404
+def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
+    """The run page's status card (polled while the run is unfinished). Once the run has
+    finished, htmx is told to reload the page, which then shows the scores."""
+    row = run_row(run_visible(caller=request.caller, run_id=run_id))
+    response = render(request, "workbench/_eval_run_status.html", {"row": row})
+    if request.headers.get("HX-Request") and not row.unfinished:
+        response["HX-Refresh"] = "true"
+    return response
+
+
+@require_GET
+@person_view
+@_not_found_is_404
+def run_history_row(request: HttpRequest, run_id: int) -> HttpResponse:
+    """One row of the history table (polled while the run is unfinished)."""
+    run = run_visible(caller=request.caller, run_id=run_id)
+    return render(request, "workbench/_eval_run_row.html", {"row": run_row(run)})
+
+
+@require_GET
+@person_view
+@_not_found_is_404
+def compare(request: HttpRequest) -> HttpResponse:
+    ids = request.GET.getlist("run")
+    if len(ids) != 2 or not all(value.isdigit() for value in ids) or ids[0] == ids[1]:
+        return render(request, "workbench/eval_compare.html",
+                      {"error": "Select exactly two different runs to compare."}, status=400)
+    runs = sorted((run_visible(caller=request.caller, run_id=int(value)) for value in ids),
+                  key=lambda run: (run.created_at, run.pk))
+    return render(request, "workbench/eval_compare.html",
+                  {"comparison": runs_compare(first=runs[0], second=runs[1])})
+
+
+def _panel(request: HttpRequest, *, import_form: QuestionSetImportForm | None = None,
+           launch_form: RunLaunchForm | None = None, status: int = 200) -> HttpResponse:
+    caller = request.caller
+    bases = kb_list_visible(caller=caller)
+    sets = list(question_sets_visible(caller=caller))
+    chosen = None
+    if request.GET.get("set", "").isdigit():
+        chosen = question_set_visible(caller=caller, set_id=int(request.GET["set"]))
+    runs = runs_visible(caller=caller, set_id=chosen.pk if chosen else None)
+    chart_set = chosen or next((run.question_set for run in runs if run.status == "done"), None)
+    charts = []
+    if chart_set is not None:
+        history = list(reversed(runs_visible(caller=caller, set_id=chart_set.pk)))
+        charts = [chart for chart in (
+            chart_build(runs=history, metrics=RATIO_METRICS, title="Quality"),
+            chart_build(runs=history, metrics=LATENCY_METRICS, title="Latency"))
+            if chart is not None]
+    configured = get_config().rag_retrieval
+    return render(request, "workbench/evaluation.html", {
+        "bases": bases, "sets": sets, "chosen": chosen, "chart_set": chart_set,
+        "charts": charts, "rows": [run_row(run) for run in runs], "metrics": METRICS,
+        "import_form": import_form or QuestionSetImportForm(bases=bases),
+        "launch_form": launch_form or RunLaunchForm(
+            sets=sets, configured_retrieval=configured,
+            initial={"question_set": chosen.pk if chosen else None}),
+    }, status=status)
+
+
+urlpatterns = [
+    path("evaluation/", panel, name="evaluation"),
+    path("evaluation/sets/import", set_import, name="eval-set-import"),
+    path("evaluation/sets/<int:set_id>/", set_detail, name="eval-set"),
+    path("evaluation/runs/launch", run_start, name="eval-run-launch"),
+    path("evaluation/runs/<int:run_id>/", run_detail, name="eval-run"),
+    path("evaluation/runs/<int:run_id>/status", run_status, name="eval-run-status"),
+    path("evaluation/runs/<int:run_id>/row", run_history_row, name="eval-run-row"),
+    path("evaluation/compare/", compare, name="eval-compare"),
+]

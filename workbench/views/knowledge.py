@@ -1,11 +1,109 @@
-"""Placeholder: replaced by the page's real views."""
+"""Knowledge: the person's knowledge bases, each base's documents, and for maintainers upload,
+reindex and delete, with the job's progress polled by htmx (a full page without JavaScript).
+A base, document or job the person may not read is answered like a missing one (404); a
+reader's change is 403."""
 
-from django.http import Http404
+from __future__ import annotations
+
+from functools import wraps
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.urls import path
+from django.views.decorators.http import require_GET, require_POST
+
+from core.config import get_config
+from core.errors import Forbidden, LocalRagError, NotFound
+from knowledge.bases_view import kb_list_visible
+from workbench import knowledge_pages
+from workbench.auth import person_view
+from workbench.knowledge_pages import Outcome
 
 
-def placeholder(request, **kwargs):
-    raise Http404("not built yet")
+def _refusals_as_http(view):
+    """NotFound → Django's 404 page, Forbidden → its 403 page."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except NotFound as exc:
+            raise Http404(exc.message) from None
+        except Forbidden as exc:
+            raise PermissionDenied(exc.message) from None
+
+    return wrapped
 
 
-urlpatterns = [path("knowledge/", placeholder, name="knowledge")]
+@require_GET
+@person_view
+def knowledge(request: HttpRequest) -> HttpResponse:
+    return render(request, "workbench/knowledge.html",
+                  {"bases": kb_list_visible(caller=request.caller)})
+
+
+@require_GET
+@person_view
+@_refusals_as_http
+def knowledge_base(request: HttpRequest, slug: str) -> HttpResponse:
+    return _base_page(request, slug, outcome=None)
+
+
+@require_POST
+@person_view
+@_refusals_as_http
+def knowledge_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    try:
+        outcome = knowledge_pages.kb_upload(caller=request.caller, slug=slug,
+                                            file=request.FILES.get("file"), config=get_config())
+    except (NotFound, Forbidden):
+        raise
+    except LocalRagError as exc:  # too large, not what its extension says, ...
+        outcome = Outcome(action="error", status=exc.http_status, error=exc.message)
+    return _base_page(request, slug, outcome=outcome)
+
+
+@require_POST
+@person_view
+@_refusals_as_http
+def document_reindex(request: HttpRequest, document_id: int) -> HttpResponse:
+    slug, outcome = knowledge_pages.document_change(caller=request.caller,
+                                                    document_id=document_id, action="reindex")
+    return _base_page(request, slug, outcome=outcome)
+
+
+@require_POST
+@person_view
+@_refusals_as_http
+def document_delete(request: HttpRequest, document_id: int) -> HttpResponse:
+    slug, outcome = knowledge_pages.document_change(caller=request.caller,
+                                                    document_id=document_id, action="delete")
+    return _base_page(request, slug, outcome=outcome)
+
+
+@require_GET
+@person_view
+@_refusals_as_http
+def job(request: HttpRequest, job_id: int) -> HttpResponse:
+    view = knowledge_pages.job_view(caller=request.caller, job_id=job_id)
+    # htmx polls for the fragment alone; a browser without JavaScript gets the whole page.
+    template = "workbench/_job.html" if request.htmx else "workbench/knowledge_job.html"
+    return render(request, template, {"job": view})
+
+
+def _base_page(request: HttpRequest, slug: str, *, outcome: Outcome | None) -> HttpResponse:
+    page = knowledge_pages.kb_page(caller=request.caller, slug=slug,
+                                   page=request.GET.get("page"), config=get_config())
+    return render(request, "workbench/knowledge_base.html", {"page": page, "outcome": outcome},
+                  status=outcome.status if outcome else 200)
+
+
+urlpatterns = [
+    path("knowledge/", knowledge, name="knowledge"),
+    path("knowledge/<str:slug>/", knowledge_base, name="knowledge-base"),
+    path("knowledge/<str:slug>/upload/", knowledge_upload, name="knowledge-upload"),
+    path("documents/<int:document_id>/reindex/", document_reindex, name="document-reindex"),
+    path("documents/<int:document_id>/delete/", document_delete, name="document-delete"),
+    path("jobs/<int:job_id>/", job, name="job"),
+]

@@ -1,11 +1,49 @@
-"""Placeholder: replaced by the page's real views."""
+"""Retrieval lab: a query and this run's parameters; the stages' lists come back side by side
+(an htmx fragment, or the whole page without JavaScript). Runs are traced by the trace
+middleware (operation `search`, channel `workbench`), which is why they post to `lab/run`."""
 
-from django.http import Http404
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.urls import path
+from django.views.decorators.http import require_GET, require_POST
+
+from core.config import get_config
+from core.errors import LocalRagError
+from knowledge.bases_view import kb_list_visible
+from workbench.auth import person_view
+from workbench.lab import LabForm, lab_run
 
 
-def placeholder(request, **kwargs):
-    raise Http404("not built yet")
+@require_GET
+@person_view
+def lab_page(request: HttpRequest) -> HttpResponse:
+    bases = kb_list_visible(caller=request.caller)
+    form = LabForm(bases=bases, config=get_config())
+    return render(request, "workbench/lab.html", {"form": form, "bases": bases})
 
 
-urlpatterns = [path("lab/", placeholder, name="lab")]
+@require_POST
+@person_view
+def lab_run_view(request: HttpRequest) -> HttpResponse:
+    config = get_config()
+    bases = kb_list_visible(caller=request.caller)
+    form = LabForm(request.POST, bases=bases, config=config)
+    run, error, status = None, None, 200
+    if not form.is_valid():
+        status = 422
+    else:
+        try:
+            run = lab_run(caller=request.caller, config=config, **form.cleaned_data)
+        except LocalRagError as exc:
+            error, status = exc, exc.http_status
+    template = "workbench/_lab_results.html" if request.htmx else "workbench/lab.html"
+    return render(request, template, {"form": form, "bases": bases, "run": run,
+                                      "error": error, "ran": True}, status=status)
+
+
+urlpatterns = [
+    path("lab/", lab_page, name="lab"),
+    path("lab/run", lab_run_view, name="lab-run"),
+]

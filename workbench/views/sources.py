@@ -1,11 +1,43 @@
-"""Placeholder: replaced by the page's real views."""
+"""Source view: a cited chunk highlighted in its document between its neighbours, and for a PDF
+the page it comes from. A chunk or page the person may not read is answered like a missing one."""
 
-from django.http import Http404
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.urls import path
+from django.views.decorators.http import require_GET
+
+from core.errors import NotFound
+from workbench.auth import person_view
+from workbench.sources import page_image_png, source_get
 
 
-def placeholder(request, **kwargs):
-    raise Http404("not built yet")
+@require_GET
+@person_view
+def source(request: HttpRequest, chunk_id: int) -> HttpResponse:
+    try:
+        view = source_get(caller=request.caller, chunk_id=chunk_id,
+                          page=request.GET.get("page"))
+    except NotFound as exc:
+        raise Http404(exc.message) from None
+    return render(request, "workbench/source.html", {"source": view})
 
 
-urlpatterns = [path("chunks/<int:chunk_id>/", placeholder, name="source")]
+@require_GET
+@person_view
+def page_image(request: HttpRequest, document_id: int, page: int) -> HttpResponse:
+    try:
+        png = page_image_png(caller=request.caller, document_id=document_id, page=page)
+    except NotFound as exc:
+        raise Http404(exc.message) from None
+    response = HttpResponse(png, content_type="image/png")
+    # Only this person's browser may keep it: another person may not read the document.
+    response["Cache-Control"] = "private, max-age=300"
+    return response
+
+
+urlpatterns = [
+    path("chunks/<int:chunk_id>/", source, name="source"),
+    path("documents/<int:document_id>/pages/<int:page>.png", page_image, name="page-image"),
+]

@@ -1,11 +1,24 @@
-"""Placeholder: replaced by the page's real views."""
+"""System status: health checks, providers (never a key), index sizes and the vector search
+path, counted within the knowledge bases the person may read."""
 
-from django.http import Http404
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.urls import path
+from django.views.decorators.http import require_GET
+
+from core.config import get_config
+from workbench.auth import person_view
+from workbench.system_status import system_status
 
 
-def placeholder(request, **kwargs):
-    raise Http404("not built yet")
+@require_GET
+@person_view
+def status(request: HttpRequest) -> HttpResponse:
+    report = system_status(caller=request.caller, config=get_config())
+    return render(request, "workbench/status.html", {"report": report},
+                  status=503 if report.status == "unavailable" else 200)
 
 
-urlpatterns = [path("status/", placeholder, name="status")]
+urlpatterns = [path("status/", status, name="status")]

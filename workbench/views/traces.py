@@ -1,11 +1,38 @@
-"""Placeholder: replaced by the page's real views."""
+"""Traces, for administrators: the latest traces with filters, and one trace in full."""
 
-from django.http import Http404
+from __future__ import annotations
+
+import uuid
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.urls import path
+from django.views.decorators.http import require_GET
+
+from core.errors import NotFound
+from workbench.auth import admin_view
+from workbench.traces_pages import trace_detail, traces_page
 
 
-def placeholder(request, **kwargs):
-    raise Http404("not built yet")
+@require_GET
+@admin_view
+def traces_list(request: HttpRequest) -> HttpResponse:
+    page = traces_page(caller=request.caller, filters=request.GET,
+                       page=request.GET.get("page"))
+    return render(request, "workbench/traces.html", {"traces": page})
 
 
-urlpatterns = [path("traces/", placeholder, name="traces")]
+@require_GET
+@admin_view
+def trace_view(request: HttpRequest, trace_id: uuid.UUID) -> HttpResponse:
+    try:
+        detail = trace_detail(caller=request.caller, trace_id=trace_id)
+    except NotFound as exc:
+        raise Http404(exc.message) from None
+    return render(request, "workbench/traces_detail.html", {"detail": detail})
+
+
+urlpatterns = [
+    path("traces/", traces_list, name="traces"),
+    path("traces/<uuid:trace_id>/", trace_view, name="trace"),
+]

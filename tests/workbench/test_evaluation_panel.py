@@ -1,0 +1,334 @@
+"""The evaluation panel: question sets imported from YAML, runs as `eval_run` jobs run by a real
+worker in this process, history, comparison, the SVG chart, and access by grants."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from answering.evaluation import evaluate, questions_load
+from core.config import get_config
+from knowledge.access import Scope
+from knowledge.bases import kb_create, kb_get
+from knowledge.jobs.queue import job_cancel, job_get
+from knowledge.jobs.worker import Worker
+from knowledge.models import Grant
+from tests.harness import ROOT
+from workbench.models import EvalRun, QuestionSet
+
+QUESTIONS = ROOT / "eval" / "questions.yaml"
+PANEL = "/workbench/evaluation/"
+METRIC_KEYS = ("hit_at_1", "hit_at_5", "mrr", "ndcg_at_10", "no_answer_precision",
+               "no_answer_recall", "mode_accuracy", "passed", "questions", "failed")
+
+
+def import_set(client, *, name: str = "demo", slug: str = "default", text: str | None = None):
+    data = {"name": name, "knowledge_base": slug}
+    if text is None:
+        data["file"] = SimpleUploadedFile("questions.yaml", QUESTIONS.read_bytes())
+    else:
+        data["text"] = text
+    return client.post(f"{PANEL}sets/import", data)
+
+
+def launch(client, question_set: QuestionSet, **fields):
+    return client.post(f"{PANEL}runs/launch", {"question_set": question_set.pk, **fields})
+
+
+def work() -> None:
+    """Run every due job on this thread (inside the test's transaction), as `rag worker`."""
+    worker = Worker(poll_seconds=0.01)
+    while worker.run_once():
+        pass
+
+
+def done_run(question_set: QuestionSet, *, summary: dict, questions: list[dict]) -> EvalRun:
+    """A finished run with hand-made scores, for the history, comparison and chart."""
+    return EvalRun.objects.create(
+        question_set=question_set, knowledge_base_id=question_set.knowledge_base_id,
+        status=EvalRun.DONE, parameters={"top_k": 5, "retrieval": "hybrid"}, summary=summary,
+        report={"questions": questions})
+
+
+def row(question_id: str, *, rank: int | None, passed: bool) -> dict:
+    return {"id": question_id, "question": f"question {question_id}?", "hit_rank": rank,
+            "passed": passed, "expected_mode": "rag", "mode": "rag", "confidence": 0.5}
+
+
+# ---- importing question sets ------------------------------------------------------------------
+
+def test_a_valid_yaml_file_is_stored_as_a_set_with_its_questions(reader):
+    response = import_set(reader)
+    question_set = QuestionSet.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == f"{PANEL}?set={question_set.pk}"
+    expected = questions_load(path=QUESTIONS)
+    assert len(question_set.questions) == len(expected) >= 12
+    assert question_set.questions[0]["id"] == expected[0].id
+    assert (question_set.name, question_set.source_name) == ("demo", "questions.yaml")
+    assert question_set.knowledge_base_id == kb_get("default").id
+    assert question_set.created_by_id == reader.user.pk
+    page = reader.get(PANEL).content.decode()
+    assert f'href="/workbench/evaluation/sets/{question_set.pk}/"' in page
+    detail = reader.get(f"{PANEL}sets/{question_set.pk}/").content.decode()
+    assert expected[0].question in detail
+
+
+def test_pasted_yaml_is_imported_too(reader):
+    response = import_set(reader, text=QUESTIONS.read_text(encoding="utf-8"))
+    assert response.status_code == 302
+    assert QuestionSet.objects.get().source_name == ""
+
+
+def test_invalid_yaml_is_shown_and_nothing_is_stored(reader):
+    response = import_set(reader, text="questions: [\n")
+    html = response.content.decode()
+    assert response.status_code == 422
+    assert "Nothing was imported" in html and "is not valid YAML" in html
+    assert not QuestionSet.objects.exists()
+
+
+def test_each_invalid_question_is_named_and_nothing_is_stored(reader):
+    text = ("questions:\n"
+            "  - id: good\n    question: fine\n    expected_sources: [a.md]\n"
+            "    expected_mode: rag\n"
+            "  - id: q2\n    question: no mode here\n"
+            "  - id: q3\n    question: odd mode\n    expected_mode: perhaps\n")
+    response = import_set(reader, text=text)
+    html = response.content.decode()
+    assert response.status_code == 422
+    errors = re.findall(r"<li>(.*?)</li>", html.split("Nothing was imported")[1])
+    assert errors == ["question q2 (#2) lacks a field: &#x27;expected_mode&#x27;",
+                      "question q3 (#3): expected_mode must be rag or no_answer"]
+    assert not QuestionSet.objects.exists()
+
+
+def test_repeated_question_ids_and_a_taken_name_are_refused(reader):
+    twice = ("questions:\n" + "  - id: same\n    question: x\n    expected_mode: no_answer\n" * 2)
+    html = import_set(reader, text=twice).content.decode()
+    assert "question ids must be unique; repeated: same" in html
+    assert import_set(reader).status_code == 302
+    taken = import_set(reader)
+    assert taken.status_code == 422 and "already has a question set named" in taken.content.decode()
+    assert QuestionSet.objects.count() == 1
+
+
+def test_a_file_and_pasted_text_together_are_refused(reader):
+    response = reader.post(f"{PANEL}sets/import", {
+        "name": "both", "knowledge_base": "default", "text": "questions: []",
+        "file": SimpleUploadedFile("q.yaml", QUESTIONS.read_bytes())})
+    assert response.status_code == 422 and "not both" in response.content.decode()
+    assert not QuestionSet.objects.exists()
+
+
+# ---- runs -------------------------------------------------------------------------------------
+
+def test_a_run_scores_exactly_what_evaluate_gives(reader, sample_index):
+    import_set(reader)
+    question_set = QuestionSet.objects.get()
+    response = launch(reader, question_set, top_k=5)
+    run = EvalRun.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"{PANEL}runs/{run.pk}/"
+    assert (run.status, run.parameters) == ("queued", {"top_k": 5,
+                                                       "retrieval": get_config().rag_retrieval})
+    assert job_get(run.job_id).type == "eval_run"
+    started = time.perf_counter()
+    work()
+    seconds = time.perf_counter() - started
+    run.refresh_from_db()
+    print(f"\neval_run of {len(question_set.questions)} questions: {seconds:.2f} s, "
+          f"p50 {run.summary['latency_p50_ms']} ms, p95 {run.summary['latency_p95_ms']} ms")
+    assert run.status == "done" and run.error == "" and run.finished_at is not None
+    expected = evaluate(questions=questions_load(path=QUESTIONS), top_k=5, config=get_config(),
+                        scope=Scope.of([kb_get("default").id]))["summary"]
+    assert {key: run.summary[key] for key in METRIC_KEYS} == {
+        key: expected[key] for key in METRIC_KEYS}
+    assert 0 < run.summary["latency_p50_ms"] <= run.summary["latency_p95_ms"]
+    assert len(run.report["questions"]) == len(question_set.questions)
+    assert run.parameters["embedding"] == "fake/fake-lexical-v1"
+    page = reader.get(f"{PANEL}runs/{run.pk}/").content.decode()
+    assert 'data-status="done"' in page and "hx-trigger" not in page
+    assert f"{run.summary['hit_at_1']:.3f}" in page and "nDCG@10" in page
+    assert page.count('<tr id="question-') == len(question_set.questions)
+
+
+def test_a_run_follows_its_job_while_queued_and_stops_polling_when_done(reader, sample_index):
+    import_set(reader)
+    launch(reader, QuestionSet.objects.get(), retrieval="lexical")
+    run = EvalRun.objects.get()
+    row_url, status_url = f"{PANEL}runs/{run.pk}/row", f"{PANEL}runs/{run.pk}/status"
+    queued = reader.get(row_url).content.decode()
+    assert 'hx-trigger="every 2s"' in queued and f'hx-get="{row_url}"' in queued
+    assert "waiting for a worker" in queued or "<progress" in queued
+    panel = reader.get(PANEL).content.decode()
+    assert f'<tr id="run-{run.pk}" data-status="queued" hx-get="{row_url}"' in panel
+    assert 'hx-trigger="every 2s"' in reader.get(status_url).content.decode()
+    work()
+    done = reader.get(row_url).content.decode()
+    assert 'data-status="done"' in done and "hx-trigger" not in done
+    assert f'name="run" value="{run.pk}"' in done  # selectable for comparison now
+    polled = reader.get(status_url, HTTP_HX_REQUEST="true")
+    assert polled["HX-Refresh"] == "true"  # the page reloads to show the scores
+    run.refresh_from_db()
+    assert run.parameters["retrieval"] == run.report["retrieval"] == "lexical"
+
+
+def test_a_run_searches_only_its_own_base_and_its_failure_is_shown(person, sample_index):
+    kb_create(slug="empty", name="Empty base")
+    client = person("both", grants={"default": Grant.READER, "empty": Grant.READER})
+    import_set(client, slug="empty")
+    launch(client, QuestionSet.objects.get(), top_k=5)
+    work()
+    run = EvalRun.objects.get()
+    # `default` holds the sample vault, but the set's base has nothing indexed.
+    assert run.status == "failed" and run.error.startswith("retrieval_not_ready")
+    assert job_get(run.job_id).status == "failed"
+    page = client.get(f"{PANEL}runs/{run.pk}/").content.decode()
+    assert 'data-status="failed"' in page and "retrieval_not_ready" in page
+    history = client.get(PANEL).content.decode()
+    assert f'<tr id="run-{run.pk}" data-status="failed"' in history
+
+
+def test_a_run_whose_job_is_cancelled_is_shown_failed(reader, sample_index):
+    import_set(reader)
+    launch(reader, QuestionSet.objects.get())
+    run = EvalRun.objects.get()
+    job_cancel(run.job_id)
+    page = reader.get(f"{PANEL}runs/{run.pk}/").content.decode()
+    run.refresh_from_db()
+    assert run.status == "failed" and "the job was cancelled" in run.error
+    assert 'data-status="failed"' in page and "hx-trigger" not in page
+
+
+def test_a_run_fails_when_its_creator_lost_the_grant_before_it_ran(reader, sample_index):
+    import_set(reader)
+    launch(reader, QuestionSet.objects.get())
+    Grant.objects.filter(user=reader.user).delete()
+    work()
+    run = EvalRun.objects.get()
+    assert run.status == "failed" and "may no longer read" in run.error
+    assert run.summary == {}
+
+
+def test_top_k_out_of_range_is_refused_on_the_page(reader):
+    import_set(reader)
+    response = launch(reader, QuestionSet.objects.get(), top_k=50)
+    assert response.status_code == 422
+    assert not EvalRun.objects.exists()
+
+
+# ---- history, comparison, chart ---------------------------------------------------------------
+
+@pytest.fixture
+def demo_set(reader) -> QuestionSet:
+    import_set(reader)
+    return QuestionSet.objects.get()
+
+
+def test_compare_shows_both_runs_each_metric_with_its_difference_and_changed_questions(
+        reader, demo_set):
+    older = done_run(demo_set, summary={"hit_at_1": 0.5, "hit_at_5": 1.0, "mrr": 0.75,
+                                        "latency_p50_ms": 10.0},
+                     questions=[row("a", rank=1, passed=True), row("b", rank=2, passed=True),
+                                row("c", rank=1, passed=True), row("d", rank=None, passed=False)])
+    newer = done_run(demo_set, summary={"hit_at_1": 0.75, "hit_at_5": 0.75, "mrr": 0.75,
+                                        "latency_p50_ms": 12.5},
+                     questions=[row("a", rank=1, passed=True), row("b", rank=1, passed=True),
+                                row("c", rank=None, passed=False), row("d", rank=None,
+                                                                          passed=False)])
+    response = reader.get(f"{PANEL}compare/", {"run": [newer.pk, older.pk]})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert f"#{older.pk}</a> → run" in html and f">#{newer.pk}</a></h1>" in html
+
+    def metric(key: str) -> list[str]:
+        block = re.search(rf'<tr data-metric="{key}">(.*?)</tr>', html, re.S).group(1)
+        return re.findall(r"<td[^>]*>(.*?)</td>", block)[1:]
+
+    assert metric("hit_at_1") == ["0.500", "0.750", "+0.250"]
+    assert metric("hit_at_5") == ["1.000", "0.750", "-0.250"]
+    assert metric("mrr") == ["0.750", "0.750", "0.000"]
+    assert metric("latency_p50_ms") == ["10.0", "12.5", "+2.5"]
+    assert metric("ndcg_at_10") == ["–", "–", "–"]
+    assert 'class="num eval-delta-better">+0.250' in html and 'class="num eval-delta-worse">+2.5' in html
+    changed = re.findall(r'<tr data-question="(\w+)">.*?<td>([^<]*)</td>\s*</tr>', html, re.S)
+    assert changed == [("b", "hit rank 2 → 1"), ("c", "now fails; hit rank 1 → none")]
+    assert "2 questions changed, 2 unchanged" in html
+
+
+def test_compare_needs_two_different_runs(reader, demo_set):
+    run = done_run(demo_set, summary={}, questions=[])
+    assert reader.get(f"{PANEL}compare/", {"run": [run.pk]}).status_code == 400
+    assert reader.get(f"{PANEL}compare/", {"run": [run.pk, run.pk]}).status_code == 400
+
+
+def test_history_lists_runs_newest_first_with_their_metrics(reader, demo_set):
+    first = done_run(demo_set, summary={"hit_at_1": 0.25}, questions=[])
+    second = done_run(demo_set, summary={"hit_at_1": 0.5}, questions=[])
+    html = reader.get(PANEL).content.decode()
+    assert html.index(f'id="run-{second.pk}"') < html.index(f'id="run-{first.pk}"')
+    assert ">0.500</td>" in html and ">0.250</td>" in html
+
+
+def test_the_chart_has_one_point_per_finished_run_of_the_set(reader, demo_set):
+    runs = [done_run(demo_set, summary={"hit_at_1": value, "mrr": value, "latency_p50_ms": 5.0,
+                                        "latency_p95_ms": 9.0}, questions=[])
+            for value in (0.25, 0.5, 1.0)]
+    EvalRun.objects.create(question_set=demo_set, knowledge_base_id=demo_set.knowledge_base_id,
+                           status=EvalRun.FAILED, error="boom", parameters={"top_k": 5})
+    html = reader.get(PANEL, {"set": demo_set.pk}).content.decode()
+    quality = re.search(r'<svg[^>]*data-chart="quality".*?</svg>', html, re.S).group(0)
+    line = re.search(r'<g class="chart-line" data-metric="hit_at_1">(.*?)</g>', quality,
+                     re.S).group(1)
+    points = re.findall(r'<circle class="chart-point" data-run="(\d+)" cx="([\d.]+)" '
+                        r'cy="([\d.]+)"', line)
+    assert [int(run_id) for run_id, _, _ in points] == [run.pk for run in runs]  # oldest first
+    heights = [float(cy) for _, _, cy in points]
+    assert heights[0] > heights[1] > heights[2]  # higher value, higher on the chart
+    assert heights[2] == 14.0  # 1.0 is the top of the 0–1 axis
+    assert len(re.findall(r"<title>run #\d+ · [^<]* · Hit@1 [\d.]+</title>", line)) == 3
+    assert re.search(r'<polyline points="[\d.,]+ [\d.,]+ [\d.,]+"', line)
+    assert quality.count('class="chart-line"') == 7 and ">Refusal recall</text>" in quality
+    assert ">1</text>" in quality and ">0</text>" in quality
+    assert 'data-chart="latency"' in html and "10 ms</text>" in html
+    assert "<script" not in quality and "style=" not in html
+
+
+# ---- access -------------------------------------------------------------------------------------
+
+def test_another_bases_sets_and_runs_are_404_like_missing_ones(reader, sample_index):
+    secret = kb_create(slug="secret", name="Secret base")
+    hidden_set = QuestionSet.objects.create(knowledge_base_id=secret.id, name="Secret questions",
+                                            questions=[])
+    hidden_run = done_run(hidden_set, summary={"hit_at_1": 0.9}, questions=[])
+    import_set(reader)
+    mine = done_run(QuestionSet.objects.get(name="demo"), summary={}, questions=[])
+    for url in (f"{PANEL}sets/{hidden_set.pk}/", f"{PANEL}runs/{hidden_run.pk}/",
+                f"{PANEL}runs/{hidden_run.pk}/row", f"{PANEL}runs/{hidden_run.pk}/status",
+                f"{PANEL}?set={hidden_set.pk}", f"{PANEL}sets/999999/", f"{PANEL}runs/999999/"):
+        assert reader.get(url).status_code == 404, url
+    compare = reader.get(f"{PANEL}compare/", {"run": [mine.pk, hidden_run.pk]})
+    assert compare.status_code == 404
+    panel = reader.get(PANEL).content.decode()
+    assert "Secret questions" not in panel and f'id="run-{hidden_run.pk}"' not in panel
+    refused = launch(reader, hidden_set)
+    assert refused.status_code == 422 and EvalRun.objects.filter(question_set=hidden_set).count() == 1
+    assert import_set(reader, name="sneaky", slug="secret").status_code == 422
+    assert not QuestionSet.objects.filter(name="sneaky").exists()
+
+
+def test_a_person_with_a_grant_on_the_other_base_sees_it(person, sample_index):
+    secret = kb_create(slug="secret", name="Secret base")
+    hidden_set = QuestionSet.objects.create(knowledge_base_id=secret.id, name="Secret questions",
+                                            questions=[])
+    client = person("insider", grants={"secret": Grant.READER})
+    assert client.get(f"{PANEL}sets/{hidden_set.pk}/").status_code == 200
+    assert "Secret questions" in client.get(PANEL).content.decode()
+
+
+def test_the_panel_needs_a_sign_in(client, db):
+    response = client.get(PANEL)
+    assert response.status_code == 302 and response["Location"].startswith("/workbench/login/")

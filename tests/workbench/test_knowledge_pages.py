@@ -1,0 +1,215 @@
+"""The knowledge pages: bases and their documents, uploads through the same service as the API
+with the job's progress polled until the document is searchable, reindex and delete, and 404 or
+403 for what a person may not see or change."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+
+from knowledge.bases import kb_create
+from knowledge.jobs.worker import Worker
+from knowledge.models import Document, Grant
+from tests.knowledge.formats.files import pdf_bytes
+from workbench import knowledge_pages
+
+MARKER = "Wolframite veins at Ridge 9 carry tungsten trioxide grades near 0.8 percent."
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def project(clean_tables, config_override, tmp_path):
+    """A project folder of its own for the upload areas, and a `field` knowledge base; the
+    tables are emptied first because the worker's jobs need committed rows."""
+    config = config_override(project_root=tmp_path)
+    kb_create(slug="field", name="Field reports", description="Survey reports from the ridge")
+    return config
+
+
+@pytest.fixture
+def maintainer(person, project):
+    return person("mae", grants={"field": Grant.MAINTAINER})
+
+
+def upload(client, name: str, data: bytes, *, slug: str = "field"):
+    return client.post(f"/workbench/knowledge/{slug}/upload/",
+                       {"file": SimpleUploadedFile(name, data)})
+
+
+def work() -> None:
+    """Run every due job to its end, as `rag worker` would."""
+    Worker(poll_seconds=0.01).run(until_idle=True)
+
+
+def job_id_of(html: str) -> int:
+    return int(re.search(r'id="job-(\d+)"', html).group(1))
+
+
+def documents_count() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM documents")
+        return cursor.fetchone()[0]
+
+
+def test_the_list_shows_the_persons_bases_with_counts_and_role(person, sample_index):
+    kb_create(slug="secret", name="Secret base")
+    client = person("lee", grants={"default": Grant.READER})
+    html = client.get("/workbench/knowledge/").content.decode()
+    row = re.search(r'<a href="/workbench/knowledge/default/">Default</a>.*?</tr>', html,
+                    re.DOTALL).group(0)
+    documents, chunks = (int(value) for value in re.findall(r'<td class="num">(\d+)</td>', row))
+    assert documents == Document.objects.filter(knowledge_base__slug="default").count() > 0
+    assert chunks > documents
+    assert "<td>reader</td>" in row
+    assert "secret" not in html.lower()
+
+
+def test_a_base_page_lists_its_documents_for_a_reader_without_the_upload_form(reader,
+                                                                              sample_index):
+    response = reader.get("/workbench/knowledge/default/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "Support Escalation Policy" in html
+    assert html.count('<span class="status-ok">active</span>') == Document.objects.count()
+    assert 'enctype="multipart/form-data"' not in html
+    assert "Reindex" not in html and "Delete" not in html
+
+
+def test_a_base_the_person_cannot_read_is_404_like_a_missing_one(reader, sample_index):
+    kb_create(slug="secret", name="Secret base")
+    assert reader.get("/workbench/knowledge/secret/").status_code == 404
+    assert reader.get("/workbench/knowledge/nowhere/").status_code == 404
+
+
+def test_a_long_document_list_is_paged(reader, sample_index, monkeypatch):
+    monkeypatch.setattr(knowledge_pages, "DOCUMENTS_PER_PAGE", 3)
+    total = Document.objects.count()
+    first = reader.get("/workbench/knowledge/default/").content.decode()
+    assert first.count('<tr id="document-') == 3
+    assert f"3 documents a page, {total} in all" in first and 'href="?page=2"' in first
+    last = reader.get("/workbench/knowledge/default/", {"page": 99}).content.decode()
+    assert last.count('<tr id="document-') == total - 3 * ((total - 1) // 3)
+
+
+def test_a_readers_upload_is_403_and_stores_nothing(person, project):
+    client = person("rey", grants={"field": Grant.READER})
+    response = upload(client, "survey.pdf", pdf_bytes([MARKER]))
+    assert response.status_code == 403
+    assert documents_count() == 0
+
+
+def test_upload_is_polled_until_the_document_is_searchable(maintainer, person, 
+                                                           project):
+    page = maintainer.get("/workbench/knowledge/field/").content.decode()
+    assert 'enctype="multipart/form-data"' in page and 'name="csrfmiddlewaretoken"' in page
+    response = upload(maintainer, "Ridge 9 survey.pdf", pdf_bytes([MARKER * 3, "Second page."]))
+    html = response.content.decode()
+    assert response.status_code == 202, html
+    assert "Ridge 9 survey.pdf is uploaded as document" in html
+    job_id = job_id_of(html)
+    assert f'hx-get="/workbench/jobs/{job_id}/" hx-trigger="every 1s"' in html
+    polling = maintainer.get(f"/workbench/jobs/{job_id}/", **HTMX).content.decode()
+    assert "<html" not in polling and 'hx-trigger="every 1s"' in polling
+    assert "queued" in polling
+
+    work()
+
+    done = maintainer.get(f"/workbench/jobs/{job_id}/", **HTMX).content.decode()
+    assert "hx-trigger" not in done and "hx-get" not in done
+    assert "The document is searchable now" in done
+    page = maintainer.get(f"/workbench/jobs/{job_id}/").content.decode()
+    assert "<html" in page and "<h1>Job #" in page
+    assert f'href="/workbench/jobs/{job_id}/"' in page  # usable without JavaScript
+    document = Document.objects.get()
+    assert (document.status, document.format, document.page_count) == ("active", "pdf", 2)
+    listing = maintainer.get("/workbench/knowledge/field/").content.decode()
+    assert "Ridge 9 survey.pdf" in listing
+    assert '<span class="status-ok">active</span>' in listing
+
+    outsider = person("ola", grants={"default": Grant.READER})
+    assert outsider.get(f"/workbench/jobs/{job_id}/").status_code == 404
+    assert outsider.get("/workbench/jobs/999999/").status_code == 404
+
+
+def test_the_same_file_again_is_already_there(maintainer, project):
+    data = b"Camp logistics at 3,200 m: water, fuel and the radio schedule.\n"
+    first = upload(maintainer, "camp.txt", data)
+    assert first.status_code == 202
+    again = upload(maintainer, "camp-copy.txt", data)
+    assert again.status_code == 200
+    assert "camp-copy.txt is already in this knowledge base" in again.content.decode()
+    assert documents_count() == 1
+
+
+@pytest.mark.parametrize("name, data, status, says", [
+    ("report.pdf", b"not a pdf at all", 415, "report.pdf: the content is not a PDF"),
+    ("image.png", b"\x89PNG", 415, "only .md, .pdf, .docx and .txt files can be uploaded"),
+])
+def test_a_file_of_the_wrong_kind_is_refused_with_the_services_reason(
+        maintainer, project, name, data, status, says):
+    response = upload(maintainer, name, data)
+    assert response.status_code == status
+    assert says in response.content.decode()
+    assert documents_count() == 0
+
+
+def test_an_oversized_file_is_413_with_the_limit(maintainer, project,
+                                                 config_override):
+    config_override(project_root=project.project_root, rag_document_max_mb=0.001)
+    response = upload(maintainer, "big.txt", b"x" * 5000)
+    assert response.status_code == 413
+    assert "big.txt: larger than the 1,048-byte limit" in response.content.decode()
+
+
+def test_a_post_without_a_file_says_so(maintainer, project):
+    response = maintainer.post("/workbench/knowledge/field/upload/", {})
+    assert response.status_code == 422
+    assert "choose a file to upload" in response.content.decode()
+
+
+def test_an_uploaded_document_is_reindexed_then_deleted(maintainer, project):
+    upload(maintainer, "survey.pdf", pdf_bytes([MARKER]))
+    work()
+    document = Document.objects.get()
+    listing = maintainer.get("/workbench/knowledge/field/").content.decode()
+    assert f'action="/workbench/documents/{document.id}/reindex/"' in listing
+    assert f'action="/workbench/documents/{document.id}/delete/"' in listing
+
+    reindexed = maintainer.post(f"/workbench/documents/{document.id}/reindex/")
+    assert reindexed.status_code == 202
+    assert "will be rebuilt" in reindexed.content.decode()
+    work()
+    job = maintainer.get(f"/workbench/jobs/{job_id_of(reindexed.content.decode())}/", **HTMX)
+    assert "The document is searchable now" in job.content.decode()
+
+    deleted = maintainer.post(f"/workbench/documents/{document.id}/delete/")
+    assert deleted.status_code == 202
+    assert "is out of search" in deleted.content.decode()
+    work()
+    job = maintainer.get(f"/workbench/jobs/{job_id_of(deleted.content.decode())}/", **HTMX)
+    assert "The document is deleted." in job.content.decode()
+    assert documents_count() == 0
+
+
+def test_a_vault_document_cannot_be_deleted_here(person, sample_index):
+    client = person("max", grants={"default": Grant.MAINTAINER})
+    document = Document.objects.get(relative_path="policies/Support Escalation Policy.md")
+    listing = client.get("/workbench/knowledge/default/").content.decode()
+    assert f'action="/workbench/documents/{document.id}/reindex/"' in listing
+    assert "/delete/" not in listing  # only uploads get a delete button
+    response = client.post(f"/workbench/documents/{document.id}/delete/")
+    assert response.status_code == 409
+    assert "belongs to a vault folder" in response.content.decode()
+    assert Document.objects.get(pk=document.id).status == "active"
+
+
+def test_a_reader_may_not_change_documents_and_others_see_none(reader, person, sample_index):
+    document = Document.objects.get(relative_path="policies/Support Escalation Policy.md")
+    assert reader.post(f"/workbench/documents/{document.id}/reindex/").status_code == 403
+    assert reader.post(f"/workbench/documents/{document.id}/delete/").status_code == 403
+    stranger = person("sol")
+    assert stranger.post(f"/workbench/documents/{document.id}/reindex/").status_code == 404
+    assert stranger.post("/workbench/documents/999999/reindex/").status_code == 404

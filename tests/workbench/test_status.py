@@ -1,0 +1,97 @@
+"""The status page: health checks, providers without any secret, index sizes in the person's
+knowledge bases, and which vector search path runs."""
+
+from __future__ import annotations
+
+import re
+
+from knowledge.bases import kb_create
+from knowledge.models import Chunk, Document, Grant
+
+LLM_KEY = "sk-test-LLMKEY-4f9a2c"
+RERANK_KEY = "rr-test-RERANKKEY-77d1"
+URL_PASSWORD = "pw-IN-URL-93be"
+URL_QUERY_KEY = "QUERYKEY-1c0d"
+
+
+def count(html: str, name: str) -> int:
+    return int(re.search(rf'id="count-{name}">(\d+)<', html).group(1))
+
+
+def test_the_status_page_needs_a_sign_in(client, db):
+    response = client.get("/workbench/status/")
+    assert response.status_code == 302 and "/workbench/login/" in response["Location"]
+
+
+def test_it_shows_checks_and_the_counts_of_the_persons_bases(reader, sample_index):
+    response = reader.get("/workbench/status/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert '<h1>System status: <span class="status-ok">ok</span></h1>' in html
+    for check in ("database", "schema", "pgvector", "embedding_config", "retrieval_ready"):
+        assert re.search(rf'<th scope="row">{check}</th><td><span class="status-ok">ok</span>',
+                         html), check
+    assert count(html, "documents") == Document.objects.count() > 0
+    assert count(html, "chunks") == Chunk.objects.count()
+    assert count(html, "embeddings") == Chunk.objects.count()
+
+
+def test_counts_leave_out_bases_the_person_may_not_read(person, sample_index):
+    kb_create(slug="other", name="Other base")
+    outsider = person("oli", grants={"other": Grant.READER})
+    html = outsider.get("/workbench/status/").content.decode()
+    assert count(html, "documents") == count(html, "chunks") == 0
+    assert "retrieval_ready</th><td><span class=\"status-bad\">not_ready" in html
+    assert "Default" not in html
+
+
+def test_providers_show_whether_a_key_is_set_never_the_key(reader, sample_index,
+                                                           config_override):
+    config_override(llm_provider="openai-compatible", llm_model="qwen-test",
+                    llm_base_url=f"https://user:{URL_PASSWORD}@llm.example:8443/v1"
+                                 f"?api-key={URL_QUERY_KEY}",
+                    llm_api_key=LLM_KEY, rag_rerank="openai-compatible",
+                    rerank_model="rerank-test", rerank_base_url="https://rerank.example/v1",
+                    rerank_api_key=RERANK_KEY)
+    html = reader.get("/workbench/status/").content.decode()
+    for secret in (LLM_KEY, RERANK_KEY, URL_PASSWORD, URL_QUERY_KEY):
+        assert secret not in html
+    llm = re.search(r"<td>LLM</td>.*?</tr>", html, re.DOTALL).group(0)
+    assert "qwen-test" in llm and "https://llm.example:8443" in llm
+    assert "<td>set</td>" in llm and "status-ok" in llm
+    rerank = re.search(r"<td>rerank</td>.*?</tr>", html, re.DOTALL).group(0)
+    assert "rerank-test" in rerank and "https://rerank.example" in rerank
+    assert "<td>set</td>" in rerank
+
+
+def test_a_missing_llm_key_is_said_as_such(reader, sample_index, config_override):
+    config_override(llm_provider="openai-compatible", llm_model="qwen-test",
+                    llm_base_url="http://127.0.0.1:9/v1", llm_api_key="")
+    html = reader.get("/workbench/status/").content.decode()
+    llm = re.search(r"<td>LLM</td>.*?</tr>", html, re.DOTALL).group(0)
+    assert '<span class="status-bad">not set</span>' in llm and "config_missing" in llm
+
+
+def test_the_vector_search_path_follows_the_setting(reader, sample_index, config_override):
+    config_override(rag_vector_index="exact")
+    html = reader.get("/workbench/status/").content.decode()
+    assert '<strong id="vector-path">exact scan</strong>' in html
+    assert "No HNSW index for the current embedding model" in html
+    config_override(rag_vector_index="hnsw")
+    html = reader.get("/workbench/status/").content.decode()
+    assert "there is no index; build it with <code>rag db index</code>" in html
+
+
+def test_an_hnsw_index_is_described_and_used_when_auto_allows(reader, sample_index,
+                                                              config_override):
+    from core.config import get_config
+    from knowledge.vector_index import vector_index_build
+
+    config_override(rag_vector_index="auto", rag_hnsw_min_chunks=0)
+    build = vector_index_build(config=get_config())
+    html = reader.get("/workbench/status/").content.decode()
+    assert '<strong id="vector-path">HNSW index (approximate)</strong>' in html
+    assert f"HNSW index: ~{build.vectors} vectors" in html
+    config_override(rag_vector_index="auto", rag_hnsw_min_chunks=10**6)
+    html = reader.get("/workbench/status/").content.decode()
+    assert '<strong id="vector-path">exact scan</strong>' in html

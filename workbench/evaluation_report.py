@@ -1,0 +1,261 @@
+"""What the evaluation panel shows of runs: their metrics, two runs side by side, and a chart
+of one set's runs as inline SVG computed here (no script, no chart library)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.evaluations import RunProgress, run_progress
+from workbench.models import EvalRun
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str  # the field of the run's summary (answering/evaluation.py)
+    label: str
+    unit: str  # "ratio" (0..1) or "ms"
+    higher_is_better: bool = True
+
+
+METRICS = (
+    Metric("hit_at_1", "Hit@1", "ratio"),
+    Metric("hit_at_5", "Hit@5", "ratio"),
+    Metric("mrr", "MRR", "ratio"),
+    Metric("ndcg_at_10", "nDCG@10", "ratio"),
+    Metric("no_answer_precision", "Refusal precision", "ratio"),
+    Metric("no_answer_recall", "Refusal recall", "ratio"),
+    Metric("mode_accuracy", "Mode accuracy", "ratio"),
+    Metric("latency_p50_ms", "Latency p50 (ms)", "ms", higher_is_better=False),
+    Metric("latency_p95_ms", "Latency p95 (ms)", "ms", higher_is_better=False),
+)
+RATIO_METRICS = tuple(metric for metric in METRICS if metric.unit == "ratio")
+LATENCY_METRICS = tuple(metric for metric in METRICS if metric.unit == "ms")
+# Distinguishable on white and for the common colour-vision deficiencies (Okabe–Ito, darkened).
+COLORS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#8a6d00", "#56b4e9", "#000000")
+
+
+def metric_text(metric: Metric, value: float | None) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.1f}" if metric.unit == "ms" else f"{value:.3f}"
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run in the history table: its metrics as shown, and its progress while unfinished."""
+
+    run: EvalRun
+    cells: list[str]
+    progress: RunProgress | None
+
+    @property
+    def unfinished(self) -> bool:
+        return self.run.status in (EvalRun.QUEUED, EvalRun.RUNNING)
+
+
+def run_row(run: EvalRun) -> RunRow:
+    """A history row of a (settled) run."""
+    return RunRow(run=run, cells=[metric_text(metric, run.summary.get(metric.key))
+                                  for metric in METRICS], progress=run_progress(run))
+
+
+@dataclass(frozen=True)
+class MetricDelta:
+    metric: Metric
+    first: str
+    second: str
+    difference: str
+    verdict: str  # better, worse, same, or "" when a side has no value
+
+
+@dataclass(frozen=True)
+class QuestionDelta:
+    id: str
+    question: str
+    first: dict[str, Any] | None
+    second: dict[str, Any] | None
+    change: str
+
+
+@dataclass(frozen=True)
+class Comparison:
+    first: EvalRun
+    second: EvalRun
+    metrics: list[MetricDelta]
+    questions: list[QuestionDelta]
+    unchanged: int
+
+
+def runs_compare(*, first: EvalRun, second: EvalRun) -> Comparison:
+    """Two runs side by side, `second` against `first`: every metric with the difference, and
+    the questions whose hit rank or pass/fail changed (or that only one run has)."""
+    metrics = [_metric_delta(metric, first.summary.get(metric.key),
+                             second.summary.get(metric.key)) for metric in METRICS]
+    before = {row["id"]: row for row in first.report.get("questions", [])}
+    after = {row["id"]: row for row in second.report.get("questions", [])}
+    questions, unchanged = [], 0
+    for question_id in [*before, *(key for key in after if key not in before)]:
+        change = _question_change(before.get(question_id), after.get(question_id))
+        if not change:
+            unchanged += 1
+            continue
+        row = before.get(question_id) or after[question_id]
+        questions.append(QuestionDelta(id=question_id, question=row["question"],
+                                       first=before.get(question_id),
+                                       second=after.get(question_id), change=change))
+    return Comparison(first=first, second=second, metrics=metrics, questions=questions,
+                      unchanged=unchanged)
+
+
+def _metric_delta(metric: Metric, first: float | None, second: float | None) -> MetricDelta:
+    if first is None or second is None:
+        return MetricDelta(metric, metric_text(metric, first), metric_text(metric, second),
+                           "–", "")
+    difference = second - first
+    # Differences below the rounding of the stored ratios (4 digits) are no change.
+    if abs(difference) < (0.05 if metric.unit == "ms" else 0.00005):
+        verdict = "same"
+    else:
+        verdict = "better" if (difference > 0) == metric.higher_is_better else "worse"
+    sign = "+" if difference > 0 else ""
+    return MetricDelta(metric, metric_text(metric, first), metric_text(metric, second),
+                       sign + metric_text(metric, difference), verdict)
+
+
+def _question_change(first: dict | None, second: dict | None) -> str:
+    if first is None:
+        return "only in the second run"
+    if second is None:
+        return "only in the first run"
+    changes = []
+    if first["passed"] != second["passed"]:
+        changes.append("now passes" if second["passed"] else "now fails")
+    if first["hit_rank"] != second["hit_rank"]:
+        changes.append(f"hit rank {_rank(first['hit_rank'])} → {_rank(second['hit_rank'])}")
+    return "; ".join(changes)
+
+
+def _rank(rank: int | None) -> str:
+    return "none" if rank is None else str(rank)
+
+
+# --- the chart -------------------------------------------------------------------------------
+
+WIDTH, LEFT, RIGHT, TOP, PLOT_HEIGHT = 760, 56, 16, 14, 220
+INSET = 16  # between the y axis (and the right edge) and the first (last) run's points
+LEGEND_COLUMNS, LEGEND_ROW = 4, 18
+X_LABELS = 12  # at most this many run labels under the x axis
+
+
+@dataclass(frozen=True)
+class ChartPoint:
+    x: float
+    y: float
+    run_id: int
+    title: str
+
+
+@dataclass(frozen=True)
+class ChartLine:
+    metric: Metric
+    color: str
+    points: list[ChartPoint]
+
+    @property
+    def polyline(self) -> str:
+        return " ".join(f"{point.x:.1f},{point.y:.1f}" for point in self.points)
+
+
+@dataclass(frozen=True)
+class LegendItem:
+    x: float
+    y: float
+    color: str
+    label: str
+
+    @property
+    def line_end(self) -> float:
+        return self.x + 18
+
+    @property
+    def text_x(self) -> float:
+        return self.x + 24
+
+
+@dataclass(frozen=True)
+class Chart:
+    title: str
+    width: int
+    height: int
+    left: int
+    right: int
+    top: int
+    bottom: int
+    y_ticks: list[tuple[float, str]]
+    x_ticks: list[tuple[float, str]]
+    lines: list[ChartLine]
+    legend: list[LegendItem] = field(default_factory=list)
+
+    @property
+    def y_label_x(self) -> int:
+        return self.left - 6
+
+    @property
+    def x_label_y(self) -> int:
+        return self.bottom + 16
+
+
+def chart_build(*, runs: list[EvalRun], metrics: tuple[Metric, ...], title: str) -> Chart | None:
+    """The chart of `metrics` over finished `runs` (oldest first): a polyline per metric, a
+    point per run with a value; ratios on a 0–1 axis, milliseconds from 0 to a round top."""
+    runs = [run for run in runs if run.status == EvalRun.DONE]
+    if not runs:
+        return None
+    ratio = all(metric.unit == "ratio" for metric in metrics)
+    values = [run.summary.get(metric.key) for run in runs for metric in metrics]
+    top_value = 1.0 if ratio else _round_up(max((v for v in values if v is not None), default=1))
+    right, bottom = WIDTH - RIGHT, TOP + PLOT_HEIGHT
+    span = right - LEFT - 2 * INSET
+
+    def x_of(index: int) -> float:
+        return LEFT + INSET + (span / 2 if len(runs) == 1 else index * span / (len(runs) - 1))
+
+    def y_of(value: float) -> float:
+        return bottom - min(value, top_value) / top_value * PLOT_HEIGHT
+
+    lines = []
+    for number, metric in enumerate(metrics):
+        points = [ChartPoint(x=x_of(index), y=y_of(value), run_id=run.pk,
+                             title=f"run #{run.pk} · {run.created_at:%Y-%m-%d %H:%M} · "
+                                   f"{metric.label} {metric_text(metric, value)}")
+                  for index, run in enumerate(runs)
+                  if (value := run.summary.get(metric.key)) is not None]
+        lines.append(ChartLine(metric=metric, color=COLORS[number % len(COLORS)], points=points))
+    step = math.ceil(len(runs) / X_LABELS)
+    x_ticks = [(x_of(index), f"#{run.pk}") for index, run in enumerate(runs) if index % step == 0]
+    y_ticks = [(y_of(top_value * share), _tick(top_value * share, ratio=ratio))
+               for share in (0, 0.25, 0.5, 0.75, 1)]
+    legend_top = bottom + 40
+    column = (right - LEFT) / LEGEND_COLUMNS
+    legend = [LegendItem(x=LEFT + (number % LEGEND_COLUMNS) * column,
+                         y=legend_top + (number // LEGEND_COLUMNS) * LEGEND_ROW,
+                         color=line.color, label=line.metric.label)
+              for number, line in enumerate(lines)]
+    rows = math.ceil(len(lines) / LEGEND_COLUMNS)
+    return Chart(title=title, width=WIDTH, height=legend_top + rows * LEGEND_ROW, left=LEFT,
+                 right=right, top=TOP, bottom=bottom, y_ticks=y_ticks, x_ticks=x_ticks,
+                 lines=lines, legend=legend)
+
+
+def _round_up(value: float) -> float:
+    """A round axis top at or above `value`: 1, 2 or 5 times a power of ten."""
+    if value <= 0:
+        return 1.0
+    power = 10 ** math.floor(math.log10(value))
+    return next(factor * power for factor in (1, 2, 5, 10) if factor * power >= value)
+
+
+def _tick(value: float, *, ratio: bool) -> str:
+    return f"{value:g}" if ratio else f"{value:g} ms"

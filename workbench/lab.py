@@ -1,0 +1,227 @@
+"""The retrieval lab: one query through the retrieval pipeline with this run's mode, top_k,
+candidates, reranker and knowledge base, and what each stage made of it — the vector, lexical,
+fused and reranked lists side by side, the stage times, the effective parameters and the
+confidence — read from the search's own explain output, so the page shows what search did
+rather than a second opinion of it."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django import forms
+
+from core.config import (
+    MAX_TEXT_CHARS,
+    RETRIEVAL_MODES,
+    TOP_K_RANGE,
+    Config,
+    ConfigError,
+    config_load,
+)
+from core.errors import InvalidRequest
+from knowledge.access import Caller
+from retrieval.rerank import RERANKERS, reranker_status
+from retrieval.services import search
+from retrieval.types import SearchHit
+
+EXCERPT_CHARS = 200
+# The form's fields for the settings whose ranges and names the configuration decides.
+_FIELD_OF_VARIABLE = {"RAG_CANDIDATES": "candidates", "RAG_RERANK": "rerank"}
+
+
+class LabForm(forms.Form):
+    """One lab run's parameters (types and the API's own bounds; `lab_run` checks the rest)."""
+
+    query = forms.CharField(max_length=MAX_TEXT_CHARS, strip=True,
+                            widget=forms.Textarea(attrs={"rows": 2}))
+    mode = forms.ChoiceField(choices=[(mode, mode) for mode in RETRIEVAL_MODES])
+    top_k = forms.IntegerField(min_value=TOP_K_RANGE[0], max_value=TOP_K_RANGE[1])
+    # Bounds and provider names are RAG_CANDIDATES' and RAG_RERANK's: the config checks them.
+    candidates = forms.IntegerField(widget=forms.NumberInput(attrs={"min": 1}))
+    rerank = forms.CharField(widget=forms.Select)
+    knowledge_base = forms.ChoiceField(required=False)
+
+    def __init__(self, *args: Any, bases: list[dict[str, Any]], config: Config,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, initial={"mode": config.rag_retrieval,
+                                         "top_k": config.rag_top_k,
+                                         "candidates": config.rag_candidates,
+                                         "rerank": config.rag_rerank}, **kwargs)
+        self.fields["knowledge_base"].choices = [("", "All my knowledge bases")] + [
+            (base["slug"], base["name"]) for base in bases]
+        self.fields["rerank"].widget.choices = [
+            (name, name) for name in lab_rerankers(config=config)]
+
+
+@dataclass(frozen=True)
+class LabEntry:
+    """One chunk in one stage's list."""
+
+    rank: int
+    score: float | None
+    chunk_id: int
+    source: str
+    heading_path: list[str]
+    page_start: int | None
+    page_end: int | None
+    knowledge_base: str | None
+    excerpt: str
+    extra: str = ""  # a second signal of the stage (the lexical match share)
+
+
+@dataclass(frozen=True)
+class LabColumn:
+    """One stage's list, ordered by that stage's rank; `note` says why it is empty (the stage
+    did not run or did not apply) or what part of the stage's list it shows."""
+
+    stage: str
+    title: str
+    score_name: str
+    ran: bool
+    note: str
+    entries: list[LabEntry] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LabRun:
+    """What the page shows of one run."""
+
+    mode: str
+    confidence: float
+    threshold: float
+    parameters: dict[str, Any]
+    timings_ms: dict[str, float]
+    rerank: dict[str, Any] | None
+    columns: list[LabColumn]
+    result_count: int
+    knowledge_bases: list[str]
+
+
+def lab_rerankers(*, config: Config) -> list[str]:
+    """The rerank providers that can run with this configuration: the providers table's own
+    status check (settings present, model files there), which loads nothing."""
+    return [name for name in RERANKERS
+            if reranker_status(config=dataclasses.replace(config, rag_rerank=name)) == "ok"]
+
+
+def lab_config(*, config: Config, candidates: int, rerank: str) -> Config:
+    """`config` with this run's candidates and reranker, checked by the configuration's own
+    validation (the bounds of RAG_CANDIDATES, the names of RAG_RERANK) and the reranker's
+    status; raises InvalidRequest naming the field at fault."""
+    env_file = config.env_file if config.env_file and config.env_file.is_file() else None
+    try:
+        checked = config_load(
+            environ={**config.raw, "RAG_CANDIDATES": str(candidates), "RAG_RERANK": rerank},
+            start_dir=config.project_root or Path.cwd(), env_file=env_file)
+    except ConfigError as exc:
+        name = _FIELD_OF_VARIABLE.get(exc.variable, exc.variable)
+        raise InvalidRequest(f"{name} is not valid: {exc.message}",
+                             details={"field": name}) from None
+    if rerank not in lab_rerankers(config=config):
+        status = reranker_status(config=dataclasses.replace(config, rag_rerank=rerank))
+        raise InvalidRequest(f"the rerank provider {rerank} cannot run with this "
+                             f"configuration ({status})", details={"field": "rerank"})
+    return dataclasses.replace(config, rag_candidates=checked.rag_candidates,
+                               rag_rerank=checked.rag_rerank)
+
+
+def lab_run(*, query: str, mode: str, top_k: int, candidates: int, rerank: str,
+            knowledge_base: str, caller: Caller, config: Config) -> LabRun:
+    """Search as the caller with these parameters (under the request's trace, which records
+    them) and lay out its explain output stage by stage; nothing runs when one is invalid."""
+    run_config = lab_config(config=config, candidates=candidates, rerank=rerank)
+    scope = caller.scope(slugs=[knowledge_base] if knowledge_base else None)
+    outcome = search(query=query, top_k=top_k, config=run_config, scope=scope, mode=mode,
+                     explain=True)
+    explain = outcome.explain or {}
+    # explain.results[i] explains results[i] (docs/api.md): the hits carry the display fields
+    # of the very chunks this scoped search returned, so no second query is needed.
+    pairs = list(zip(outcome.results, explain.get("results", []), strict=True))
+    return LabRun(mode=explain["mode"], confidence=outcome.confidence,
+                  threshold=run_config.threshold, parameters=explain["parameters"],
+                  timings_ms=explain["timings_ms"], rerank=explain["rerank"],
+                  columns=_columns(explain, pairs), result_count=len(outcome.results),
+                  knowledge_bases=sorted({hit.knowledge_base for hit, _ in pairs
+                                          if hit.knowledge_base}))
+
+
+# stage, title, score name, rank field, score field (None: computed), timing key
+_STAGES = (("vector", "Vector", "cosine", "vector_rank", "cosine", "vector"),
+           ("lexical", "Lexical (BM25)", "BM25", "lexical_rank", "bm25", "lexical"),
+           ("fused", "Fused (RRF)", "RRF", "fused_rank", None, "fuse"),
+           ("rerank", "Reranked", "rerank score", "rerank_rank", "rerank_score", "rerank"))
+
+
+def _columns(explain: dict[str, Any], pairs: list[tuple[SearchHit, dict[str, Any]]]
+             ) -> list[LabColumn]:
+    columns = []
+    parameters = explain["parameters"]
+    for stage, title, score_name, rank_field, score_field, timing in _STAGES:
+        ran = timing in explain["timings_ms"]
+        entries = []
+        for hit, item in pairs:
+            if item[rank_field] is None:
+                continue
+            score = (item[score_field] if score_field is not None
+                     else _rrf_score(item, k=parameters["rrf_k"]))
+            extra = (f"matched {item['matched_share']:.0%} of the query's terms"
+                     if stage == "lexical" and item["matched_share"] is not None else "")
+            entries.append(_entry(hit, rank=item[rank_field], score=score, extra=extra))
+        entries.sort(key=lambda entry: entry.rank)
+        note = (_shown_note(stage, entries, parameters=parameters, final=len(pairs)) if ran
+                else _not_run_note(stage, mode=explain["mode"], parameters=parameters))
+        if stage == "rerank" and ran and not (explain["rerank"] or {}).get("applied"):
+            note = _rerank_failed_note(explain["rerank"])
+        columns.append(LabColumn(stage=stage, title=title, score_name=score_name, ran=ran,
+                                 note=note, entries=entries))
+    return columns
+
+
+def _rrf_score(item: dict[str, Any], *, k: int) -> float:
+    """The fused score as retrieval/fusion.py computes it from the channel ranks (the explain
+    output keeps the fused rank, not the score)."""
+    return sum(1.0 / (k + rank) for rank in (item["vector_rank"], item["lexical_rank"])
+               if rank is not None)
+
+
+def _entry(hit: SearchHit, *, rank: int, score: float | None, extra: str) -> LabEntry:
+    content = " ".join(hit.content.split())
+    excerpt = content[:EXCERPT_CHARS] + ("…" if len(content) > EXCERPT_CHARS else "")
+    return LabEntry(rank=rank, score=score, chunk_id=hit.chunk_id, source=hit.source,
+                    heading_path=list(hit.heading_path), page_start=hit.page_start,
+                    page_end=hit.page_end, knowledge_base=hit.knowledge_base, excerpt=excerpt,
+                    extra=extra)
+
+
+def _not_run_note(stage: str, *, mode: str, parameters: dict[str, Any]) -> str:
+    if stage == "vector":
+        return f"Not run: {mode} mode does not search by vector."
+    if stage == "lexical":
+        return f"Not run: {mode} mode does not search by BM25."
+    if stage == "fused":
+        return f"Not run: {mode} mode has a single channel and nothing to fuse."
+    if mode == "vector":
+        return "Not run: vector mode keeps the cosine order."
+    if parameters["rerank"] == "none":
+        return "Not run: the rerank provider is none, so the fused order stands."
+    return "Not run: there were no candidates to rerank."
+
+
+def _shown_note(stage: str, entries: list[LabEntry], *, parameters: dict[str, Any],
+                final: int) -> str:
+    width = parameters["candidates"]
+    if len(entries) >= width:
+        return ""
+    ranked = (f"up to {width} per channel" if stage == "fused" else f"up to {width}")
+    return (f"Shows {len(entries)} of the candidates this stage ranked ({ranked}): those "
+            f"among the final {final} result{'s' if final != 1 else ''}, the only ones the "
+            "explain output lists.")
+
+
+def _rerank_failed_note(rerank: dict[str, Any] | None) -> str:
+    failure = (rerank or {}).get("failure") or {}
+    reason = failure.get("message") or "no reason given"
+    return f"Did not apply ({reason}): the fused order was kept."

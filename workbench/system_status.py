@@ -1,0 +1,126 @@
+"""The status page's facts: /health's checks and counts for the person's knowledge bases, the
+providers in use (never a key: only whether one is set), and which vector search path runs.
+
+Each provider's readiness comes from its own family's status function (embedder_status,
+llm_config_check, reranker_status), so this page names no provider of its own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from answering.llm import LLMConfigMissing, llm_config_check
+from core.config import Config
+from core.db import raw_connection
+from core.errors import LocalRagError
+from knowledge.access import Caller
+from knowledge.bases_view import kb_list_visible
+from knowledge.selectors import health_report
+from knowledge.vector_index import VectorIndex, vector_index_status
+from retrieval.rerank.providers import reranker_spec, reranker_status
+from retrieval.vector import vector_path_choose
+
+
+@dataclass(frozen=True)
+class Provider:
+    role: str  # embedding, LLM or rerank
+    name: str
+    model: str
+    status: str  # "ok" or a short reason
+    endpoint: str = ""  # scheme://host:port only: paths and queries may carry keys
+    key_set: bool | None = None  # None: the provider takes no key
+
+
+@dataclass(frozen=True)
+class VectorSearch:
+    setting: str  # RAG_VECTOR_INDEX
+    path: str  # what searches use now: "hnsw", "exact", or "unavailable"
+    index: VectorIndex | None  # the HNSW index of the configured provider/model, if any
+    min_chunks: int
+
+
+@dataclass(frozen=True)
+class SystemStatus:
+    status: str  # ok, degraded or unavailable
+    checks: dict[str, str]
+    error: str = ""  # why the database side cannot answer
+    counts: dict[str, int] = field(default_factory=dict)
+    bases: list[dict[str, Any]] = field(default_factory=list)
+    providers: list[Provider] = field(default_factory=list)
+    vector: VectorSearch | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _SearchedVectors:
+    """The provider/model whose vectors are searched: all that vector_path_choose reads of an
+    embedder, so the page learns the path without loading any model."""
+
+    provider: str
+    model: str
+
+
+def system_status(*, caller: Caller, config: Config) -> SystemStatus:
+    """Everything the status page shows, counted within what the caller may read."""
+    providers = _providers(config)
+    try:
+        report = health_report(config=config, scope=caller.scope())
+    except LocalRagError as exc:  # no database, schema or pgvector: the checks say which
+        return SystemStatus(status="unavailable", checks=exc.details.get("checks", {}),
+                            error=exc.message, providers=providers)
+    details = report["details"]
+    counts = {name: details[name] for name in ("documents", "chunks",
+                                                "embeddings_current_config")}
+    embedding = Provider(role="embedding", name=config.embedding_provider,
+                         model=config.embedding_model,
+                         status=report["checks"]["embedding_config"])
+    return SystemStatus(status=report["status"], checks=report["checks"], counts=counts,
+                        bases=kb_list_visible(caller=caller), providers=[embedding, *providers],
+                        vector=_vector_search(config), details=details)
+
+
+def _providers(config: Config) -> list[Provider]:
+    try:
+        llm_config_check(config=config)
+        llm_status = "ok"
+    except LLMConfigMissing:
+        llm_status = "config_missing"
+    remote_llm = config.llm_provider == "openai-compatible"
+    llm = Provider(role="LLM", name=config.llm_provider, model=config.llm_model, status=llm_status,
+                   endpoint=_origin(config.llm_base_url) if remote_llm else "",
+                   key_set=bool(config.llm_api_key) if remote_llm else None)
+    spec = reranker_spec(config=config)
+    rerank = Provider(role="rerank", name=config.rag_rerank,
+                      model=config.rerank_model if "RERANK_MODEL" in spec.settings else "",
+                      status=reranker_status(config=config),
+                      endpoint=_origin(config.rerank_base_url)
+                      if "RERANK_BASE_URL" in spec.settings else "",
+                      key_set=bool(config.rerank_api_key)
+                      if "RERANK_API_KEY" in spec.settings else None)
+    return [llm, rerank]
+
+
+def _origin(url: str) -> str:
+    """scheme://host[:port] of an endpoint: no user, password, path or query string."""
+    try:
+        parts = urlsplit(url)
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(not a valid URL)"
+    if not parts.scheme or not parts.hostname:
+        return ""
+    return f"{parts.scheme}://{parts.hostname}{port}"
+
+
+def _vector_search(config: Config) -> VectorSearch:
+    current = next((index for index in vector_index_status(config=config)
+                    if index.current), None)
+    try:
+        path = vector_path_choose(conn=raw_connection(), config=config,
+                                  embedder=_SearchedVectors(config.embedding_provider,
+                                                            config.embedding_model))
+    except LocalRagError:  # RAG_VECTOR_INDEX=hnsw and no index: searches fail until it is built
+        path = "unavailable"
+    return VectorSearch(setting=config.rag_vector_index, path=path, index=current,
+                        min_chunks=config.rag_hnsw_min_chunks)
