@@ -1,0 +1,183 @@
+"""No person sees anything of a knowledge base they may not read through any workbench page:
+Ask (whole and streamed), the retrieval lab, source views, knowledge pages, jobs, status, the
+evaluation panel, traces and feedback.
+
+The two bases of tests/api/leaks_fixtures.py (`alpha`, `beta`, each note carrying its base's
+marker word and identifier), with their people: ana reads alpha, bo reads beta, mo maintains
+beta, cy reads both, nobody reads nothing. Every check that a person sees one base has a twin
+showing that cy, with the same request, sees both, so no check passes because the other base
+never matched. Built once per module inside a transaction that is rolled back afterwards.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.test import Client
+
+from knowledge.access import caller_for_user
+from knowledge.documents import document_upload
+from tests.api.leaks_fixtures import QUERY, QUESTION, raw_check, slugs_seen, world_build
+from workbench.models import EvalRun, QuestionSet
+
+LAB = {"mode": "hybrid", "top_k": "10", "candidates": "50", "rerank": "features"}
+PEOPLE = {"ana": {"alpha"}, "bo": {"beta"}, "mo": {"beta"}, "nobody": set()}
+OTHER = {"alpha": "beta", "beta": "alpha"}
+
+
+@pytest.fixture(scope="module")
+def world(django_db_setup, django_db_blocker, tmp_path_factory):
+    """Both bases, the people, and in beta: an upload job, a question set with a run, and a
+    traced answer of bo's."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        built = world_build(tmp_path_factory.mktemp("page-leaks"))
+        users = get_user_model().objects
+        mo = users.get(username="mo")
+        upload = document_upload(caller=caller_for_user(mo), slug="beta",
+                                 filename="quokkalith-upload.md",
+                                 chunks=[b"# Quokkalith upload\n\nBETA-4409 quokkalith notes.\n"])
+        built.job_ids = {"beta": upload.job_id}
+        question_set = QuestionSet.objects.create(
+            knowledge_base_id=built.base_ids["beta"], name="quokkalith questions",
+            questions=[{"id": "q1", "question": "quokkalith kitchen?",
+                        "expected_mode": "rag", "expected_sources": ["quokkalith/log-0.md"]}])
+        runs = [EvalRun.objects.create(question_set=question_set,
+                                       knowledge_base_id=built.base_ids["beta"], status="done",
+                                       summary={"hit_at_1": 1.0}) for _ in range(2)]
+        built.set_ids = {"beta": question_set.pk}
+        built.run_ids = {"beta": [run.pk for run in runs]}
+        bo = _client("bo")
+        built.trace_ids = {"beta": bo.post("/workbench/ask/", {"question": QUESTION})[
+            "X-Request-ID"]}
+        yield built
+        transaction.set_rollback(True)
+
+
+def _client(username: str, *, staff: bool = False) -> Client:
+    user = get_user_model().objects.get(username=username)
+    if staff and not user.is_staff:
+        user.is_staff = True
+        user.save(update_fields=["is_staff"])
+    client = Client(raise_request_exception=False)
+    client.force_login(user)
+    return client
+
+
+def _text(response) -> str:
+    if response.streaming:
+        return b"".join(response.streaming_content).decode()
+    return response.content.decode()
+
+
+def _result(response) -> str:
+    """What a request returned beyond the echo of its own form: the answer section of the Ask
+    page, the events of a stream, the lab's results fragment."""
+    text = _text(response)
+    answer = re.search(r'<section id="answer".*?</section>', text, re.DOTALL)
+    return answer.group(0) if answer else text
+
+
+@pytest.mark.usefixtures("db")
+class TestPages:
+    @pytest.mark.parametrize("person", sorted(PEOPLE))
+    @pytest.mark.parametrize("path", ["/workbench/ask/", "/workbench/lab/",
+                                      "/workbench/knowledge/", "/workbench/status/",
+                                      "/workbench/evaluation/"])
+    def test_no_page_names_another_base(self, world, person, path):
+        response = _client(person).get(path)
+        assert response.status_code == 200
+        raw_check(_text(response), PEOPLE[person])
+
+    def test_a_reader_of_both_sees_both_on_the_knowledge_page(self, world):
+        text = _client("cy").get("/workbench/knowledge/").content.decode()
+        assert "Zephyrine Handbook" in text and "Quokkalith Archive" in text
+
+    @pytest.mark.parametrize("person", ["ana", "bo", "nobody"])
+    @pytest.mark.parametrize("path, field, text", [
+        ("/workbench/ask/", "question", QUESTION),
+        ("/workbench/ask/stream", "question", QUESTION),
+        ("/workbench/lab/run", "query", QUERY),
+    ])
+    def test_answers_and_lab_runs_hold_only_the_persons_bases(self, world, person, path,
+                                                              field, text):
+        response = _client(person).post(path, {field: text, **LAB}, HTTP_HX_REQUEST="true")
+        # Reading no base at all is "not ready" (503), as on the API.
+        assert response.status_code == (200 if PEOPLE[person] else 503)
+        body = _result(response)
+        raw_check(body, PEOPLE[person])
+        assert slugs_seen(body) <= PEOPLE[person]
+
+    @pytest.mark.parametrize("path, field, text", [
+        ("/workbench/ask/", "question", QUESTION),
+        ("/workbench/ask/stream", "question", QUESTION),
+        ("/workbench/lab/run", "query", QUERY),
+    ])
+    def test_the_same_request_by_a_reader_of_both_sees_both(self, world, path, field, text):
+        body = _result(_client("cy").post(path, {field: text, **LAB}, HTTP_HX_REQUEST="true"))
+        assert slugs_seen(body) == {"alpha", "beta"}
+
+    @pytest.mark.parametrize("person", ["ana", "bo"])
+    def test_another_bases_chunks_are_not_found_like_missing_ones(self, world, person):
+        client = _client(person)
+        mine = next(iter(world.chunk_ids[next(iter(PEOPLE[person]))]))
+        assert client.get(f"/workbench/chunks/{mine}/").status_code == 200
+        missing = client.get("/workbench/chunks/999999/")
+        for chunk_id in sorted(world.chunk_ids[OTHER[next(iter(PEOPLE[person]))]])[:5]:
+            response = client.get(f"/workbench/chunks/{chunk_id}/")
+            assert response.status_code == 404 == missing.status_code
+            assert _masked(response, chunk_id) == _masked(missing, 999999)
+            for document_id in sorted(world.document_ids[OTHER[next(iter(PEOPLE[person]))]])[:2]:
+                assert client.get(f"/workbench/documents/{document_id}/pages/1.png"
+                                  ).status_code == 404
+
+    def test_another_bases_knowledge_page_is_not_found_like_a_missing_one(self, world):
+        client = _client("ana")
+        hidden, missing = client.get("/workbench/knowledge/beta/"), client.get(
+            "/workbench/knowledge/gama/")
+        assert hidden.status_code == missing.status_code == 404
+        assert hidden.content.replace(b"beta", b"gama") == missing.content
+        assert _client("bo").get("/workbench/knowledge/beta/").status_code == 200
+
+    def test_another_bases_job_is_not_found(self, world):
+        job_id = world.job_ids["beta"]
+        assert _client("ana").get(f"/workbench/jobs/{job_id}/").status_code == 404
+        assert _client("mo").get(f"/workbench/jobs/{job_id}/").status_code == 200
+
+    def test_another_bases_question_sets_and_runs_are_not_found(self, world):
+        set_id, (run_id, other_run_id) = world.set_ids["beta"], world.run_ids["beta"]
+        ana, bo = _client("ana"), _client("bo")
+        for path in (f"/workbench/evaluation/sets/{set_id}/",
+                     f"/workbench/evaluation/runs/{run_id}/",
+                     f"/workbench/evaluation/runs/{run_id}/status",
+                     f"/workbench/evaluation/runs/{run_id}/row",
+                     f"/workbench/evaluation/?set={set_id}",
+                     f"/workbench/evaluation/compare/?run={run_id}&run={other_run_id}"):
+            assert ana.get(path).status_code == 404, path
+            assert bo.get(path).status_code == 200, path
+        assert "quokkalith questions" not in ana.get("/workbench/evaluation/").content.decode()
+        assert "quokkalith questions" in bo.get("/workbench/evaluation/").content.decode()
+
+    def test_traces_of_another_base_are_neither_listed_nor_shown(self, world):
+        trace_id = world.trace_ids["beta"]
+        assert _client("ana").get("/workbench/traces/").status_code == 403  # not staff
+        ana_staff = _client("ana", staff=True)
+        listing = ana_staff.get("/workbench/traces/").content.decode()
+        assert trace_id not in listing
+        raw_check(listing, {"alpha"})
+        assert ana_staff.get(f"/workbench/traces/{trace_id}/").status_code == 404
+        bo_staff = _client("bo", staff=True)
+        assert trace_id in bo_staff.get("/workbench/traces/").content.decode()
+        assert bo_staff.get(f"/workbench/traces/{trace_id}/").status_code == 200
+
+    def test_feedback_on_another_persons_answer_is_not_found(self, world):
+        response = _client("ana").post("/workbench/feedback/", {
+            "trace_id": world.trace_ids["beta"], "rating": "down"})
+        assert response.status_code == 404
+        raw_check(response.content.decode(), {"alpha"})
+
+
+def _masked(response, number: int) -> bytes:
+    return re.sub(rb"\b%d\b" % number, b"N", response.content)
