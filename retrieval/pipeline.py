@@ -48,6 +48,7 @@ class Candidate:
     lexical_rank: int | None = None
     matched_share: float | None = None
     fused_rank: int | None = None
+    fused_score: float | None = None  # the RRF score behind fused_rank
     rerank_rank: int | None = None
     rerank_score: float | None = None
 
@@ -55,7 +56,8 @@ class Candidate:
         return {"chunk_id": self.chunk_id, "vector_rank": self.vector_rank,
                 "cosine": self.cosine, "lexical_rank": self.lexical_rank, "bm25": self.bm25,
                 "matched_share": self.matched_share, "fused_rank": self.fused_rank,
-                "rerank_rank": self.rerank_rank, "rerank_score": self.rerank_score}
+                "fused_score": self.fused_score, "rerank_rank": self.rerank_rank,
+                "rerank_score": self.rerank_score}
 
 
 @dataclass
@@ -122,6 +124,7 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
         started = time.perf_counter()
         for fused in rrf_fuse(rankings=rankings):
             candidates[fused.chunk_id].fused_rank = fused.rank
+            candidates[fused.chunk_id].fused_score = fused.score
         ordered = sorted(candidates.values(), key=lambda item: item.fused_rank)
         _cosines_fill([item for item in ordered if item.cosine is None], vector=vector,
                       embedder=embedder)

@@ -151,7 +151,7 @@ def lab_run(*, query: str, mode: str, top_k: int, candidates: int, rerank: str,
 # stage, title, score name, rank field, score field (None: computed), timing key
 _STAGES = (("vector", "Vector", "cosine", "vector_rank", "cosine", "vector"),
            ("lexical", "Lexical (BM25)", "BM25", "lexical_rank", "bm25", "lexical"),
-           ("fused", "Fused (RRF)", "RRF", "fused_rank", None, "fuse"),
+           ("fused", "Fused (RRF)", "RRF", "fused_rank", "fused_score", "fuse"),
            ("rerank", "Reranked", "rerank score", "rerank_rank", "rerank_score", "rerank"))
 
 
@@ -165,8 +165,7 @@ def _columns(explain: dict[str, Any], pairs: list[tuple[SearchHit, dict[str, Any
         for hit, item in pairs:
             if item[rank_field] is None:
                 continue
-            score = (item[score_field] if score_field is not None
-                     else _rrf_score(item, k=parameters["rrf_k"]))
+            score = item[score_field]
             extra = (f"matched {item['matched_share']:.0%} of the query's terms"
                      if stage == "lexical" and item["matched_share"] is not None else "")
             entries.append(_entry(hit, rank=item[rank_field], score=score, extra=extra))
@@ -178,13 +177,6 @@ def _columns(explain: dict[str, Any], pairs: list[tuple[SearchHit, dict[str, Any
         columns.append(LabColumn(stage=stage, title=title, score_name=score_name, ran=ran,
                                  note=note, entries=entries))
     return columns
-
-
-def _rrf_score(item: dict[str, Any], *, k: int) -> float:
-    """The fused score as retrieval/fusion.py computes it from the channel ranks (the explain
-    output keeps the fused rank, not the score)."""
-    return sum(1.0 / (k + rank) for rank in (item["vector_rank"], item["lexical_rank"])
-               if rank is not None)
 
 
 def _entry(hit: SearchHit, *, rank: int, score: float | None, extra: str) -> LabEntry:

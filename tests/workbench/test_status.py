@@ -45,7 +45,7 @@ def test_counts_leave_out_bases_the_person_may_not_read(person, sample_index):
     assert "Default" not in html
 
 
-def test_providers_show_whether_a_key_is_set_never_the_key(reader, sample_index,
+def test_providers_show_whether_a_key_is_set_never_the_key(reader, person, sample_index,
                                                            config_override):
     config_override(llm_provider="openai-compatible", llm_model="qwen-test",
                     llm_base_url=f"https://user:{URL_PASSWORD}@llm.example:8443/v1"
@@ -53,7 +53,11 @@ def test_providers_show_whether_a_key_is_set_never_the_key(reader, sample_index,
                     llm_api_key=LLM_KEY, rag_rerank="openai-compatible",
                     rerank_model="rerank-test", rerank_base_url="https://rerank.example/v1",
                     rerank_api_key=RERANK_KEY)
+    # Readers learn whether things are set up, not where the servers are.
     html = reader.get("/workbench/status/").content.decode()
+    assert "llm.example" not in html and "rerank.example" not in html
+    html = person("ops", grants={"default": "reader"}, staff=True).get(
+        "/workbench/status/").content.decode()
     for secret in (LLM_KEY, RERANK_KEY, URL_PASSWORD, URL_QUERY_KEY):
         assert secret not in html
     llm = re.search(r"<td>LLM</td>.*?</tr>", html, re.DOTALL).group(0)
@@ -82,7 +86,7 @@ def test_the_vector_search_path_follows_the_setting(reader, sample_index, config
     assert "there is no index; build it with <code>rag db index</code>" in html
 
 
-def test_an_hnsw_index_is_described_and_used_when_auto_allows(reader, sample_index,
+def test_an_hnsw_index_is_described_and_used_when_auto_allows(reader, person, sample_index,
                                                               config_override):
     from core.config import get_config
     from knowledge.vector_index import vector_index_build
@@ -91,6 +95,10 @@ def test_an_hnsw_index_is_described_and_used_when_auto_allows(reader, sample_ind
     build = vector_index_build(config=get_config())
     html = reader.get("/workbench/status/").content.decode()
     assert '<strong id="vector-path">HNSW index (approximate)</strong>' in html
+    # The index spans every base: its size is shown to administrators only.
+    assert "An HNSW index exists" in html and f"~{build.vectors} vectors" not in html
+    html = person("ops", grants={"default": "reader"}, staff=True).get(
+        "/workbench/status/").content.decode()
     assert f"HNSW index: ~{build.vectors} vectors" in html
     config_override(rag_vector_index="auto", rag_hnsw_min_chunks=10**6)
     html = reader.get("/workbench/status/").content.decode()
