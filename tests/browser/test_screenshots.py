@@ -1,0 +1,112 @@
+"""Screenshots of every workbench page at a desktop and a narrow width, for docs/screenshots/.
+
+Skipped unless LOCALRAG_SCREENSHOTS names the folder to write to:
+
+    LOCALRAG_SCREENSHOTS=docs/screenshots make test PYTEST_ARGS="tests/browser/test_screenshots.py"
+
+The pages show the two samples (acme-vault in `default`, geo-kb in `geo`), an answer, a PDF
+source with its page image, a lab run, an evaluation set with two runs, and the traces.
+"""
+
+from __future__ import annotations
+
+
+import pytest
+
+from knowledge.access import caller_for_user
+from knowledge.bases import kb_create
+from knowledge.jobs.worker import Worker
+from knowledge.models import Chunk, Trace
+from tests.browser.conftest import DESKTOP, NARROW, chrome, css, ingest, screenshot_dir, wait
+from tests.browser.conftest import sign_in as browser_sign_in
+from tests.harness import ROOT
+from workbench.evaluations import question_set_import, run_launch
+
+QUESTION = "客户 P1 工单应该怎么升级？"
+LAB_QUERY = "ZK-0805 钻孔 Mo 品位"
+MAX_HEIGHT = 2400
+
+pytestmark = pytest.mark.skipif(screenshot_dir() is None,
+                                reason="set LOCALRAG_SCREENSHOTS=<folder> to take screenshots")
+
+
+def test_screenshots_of_every_page(live_server, account, clean_tables):
+    from selenium.webdriver.support import expected_conditions as EC
+
+    folder = screenshot_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    ingest(ROOT / "samples" / "acme-vault")
+    kb_create(slug="geo", name="Geological prospecting",
+              description="Survey reports of a porphyry copper-gold project",
+              sources=[str(ROOT / "samples" / "geo-kb")])
+    ingest(ROOT / "samples" / "geo-kb")
+    admin = account("admin", superuser=True)
+    caller = caller_for_user(admin)
+    questions = (ROOT / "eval" / "questions.yaml").read_text(encoding="utf-8")
+    question_set = question_set_import(caller=caller, slug="default", name="acme questions",
+                                       text=questions, source_name="questions.yaml")
+    for top_k, retrieval in ((5, "vector"), (5, "hybrid")):
+        run_launch(caller=caller, set_id=question_set.pk, top_k=top_k, retrieval=retrieval)
+    Worker(poll_seconds=0.1).run(until_idle=True)
+    pdf_chunk = (Chunk.objects.filter(document__format="pdf", page_start__isnull=False,
+                                      knowledge_base__slug="geo")
+                 .order_by("document_id", "chunk_index")[2])
+
+    for label, size in (("desktop", DESKTOP), ("narrow", NARROW)):
+        driver = chrome(size)
+        driver.base_url = live_server.url
+        try:
+            def shot(name: str) -> None:
+                _save(driver, folder / f"{name}-{label}.png", width=size[0])
+
+            driver.get(f"{live_server.url}/workbench/login/")
+            shot("login")
+            browser_sign_in(driver, "admin")
+            driver.find_element(*css("#id_question")).send_keys(QUESTION)
+            driver.find_element(*css("#ask-submit")).click()
+            wait(driver, EC.presence_of_element_located(
+                css('#answer article[data-look="answer"]')))
+            shot("ask")
+            driver.get(f"{live_server.url}/workbench/chunks/{pdf_chunk.pk}/")
+            wait(driver, lambda d: d.execute_script(
+                "const i = document.querySelector('img.page-image');"
+                "return !i || (i.complete && i.naturalWidth > 0);"))
+            shot("source")
+            driver.get(f"{live_server.url}/workbench/lab/")
+            driver.find_element(*css("#lab-form textarea")).send_keys(LAB_QUERY)
+            driver.find_element(*css("#lab-form button[type=submit]")).click()
+            wait(driver, EC.presence_of_element_located(css("#lab-results .lab-stage")))
+            shot("lab")
+            driver.get(f"{live_server.url}/workbench/evaluation/?set={question_set.pk}")
+            shot("evaluation")
+            runs = list(question_set.runs.order_by("pk").values_list("pk", flat=True))
+            driver.get(f"{live_server.url}/workbench/evaluation/compare/"
+                       f"?run={runs[0]}&run={runs[1]}")
+            shot("evaluation-compare")
+            driver.get(f"{live_server.url}/workbench/knowledge/")
+            shot("knowledge")
+            driver.get(f"{live_server.url}/workbench/knowledge/geo/")
+            shot("knowledge-base")
+            driver.get(f"{live_server.url}/workbench/status/")
+            shot("status")
+            driver.get(f"{live_server.url}/workbench/traces/")
+            shot("traces")
+            trace = Trace.objects.filter(operation="ask_stream").order_by("-created_at").first()
+            driver.get(f"{live_server.url}/workbench/traces/{trace.id}/")
+            shot("trace")
+        finally:
+            driver.quit()
+
+
+def _save(driver, path, *, width: int) -> None:
+    """The whole page (up to MAX_HEIGHT), as a palette PNG to keep the repository small."""
+    from PIL import Image
+
+    height = driver.execute_script("return document.documentElement.scrollHeight;")
+    chrome_extra = driver.execute_script("return window.outerHeight - window.innerHeight;")
+    driver.set_window_size(width, min(MAX_HEIGHT, height) + chrome_extra)
+    driver.execute_script("window.scrollTo(0, 0);")
+    driver.save_screenshot(str(path))
+    with Image.open(path) as image:
+        image.convert("RGB").quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(
+            path, optimize=True)
