@@ -187,3 +187,42 @@ def test_search_explain_on_the_command_line(clean_tables, run_cli):
                                  env=cli_env(RAG_RETRIEVAL="hybrid")).stdout)
     assert as_json["explain"]["mode"] == "hybrid"
     assert as_json["explain"]["results"][0]["lexical_rank"] == 1
+
+
+def test_the_workbench_over_gunicorn(clean_tables, serve, run_cli):
+    """Sign in, ask (streamed) and load the page's own script and htmx from `rag serve`."""
+    import re
+
+    from django.contrib.auth import get_user_model
+
+    from knowledge.bases import kb_get
+    from knowledge.models import Grant
+
+    assert run_cli("ingest", "samples/acme-vault").returncode == 0
+    from django.contrib.auth.hashers import PBKDF2PasswordHasher
+
+    # The server hashes with the real settings' hashers, not the test suite's fast MD5 one.
+    hashed = PBKDF2PasswordHasher().encode("a long serve password", "servetestsalt")
+    user = get_user_model().objects.create(username="wb", password=hashed)
+    Grant.objects.create(user=user, knowledge_base_id=kb_get("default").id, role=Grant.READER)
+    server = serve()
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        login = client.get("/workbench/login/")
+        assert login.status_code == 200
+        assert "script-src 'self'" in login.headers["content-security-policy"]
+        for script in re.findall(r'<script src="([^"]+)"', login.text):
+            assert client.get(script).status_code == 200, script
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login.text).group(1)
+        signed_in = client.post("/workbench/login/", data={
+            "username": "wb", "password": "a long serve password",
+            "csrfmiddlewaretoken": token}, headers={"Referer": f"{server.url}/workbench/login/"})
+        assert signed_in.status_code == 302 and signed_in.headers["location"] == "/workbench/ask/"
+        page = client.get("/workbench/ask/")
+        assert page.status_code == 200
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
+        with client.stream("POST", "/workbench/ask/stream", data={"question": QUESTION},
+                           headers={"X-CSRFToken": token,
+                                    "Referer": f"{server.url}/workbench/ask/"}) as response:
+            assert response.status_code == 200 and response.headers["x-request-id"]
+            body = "".join(response.iter_text())
+    assert "event: delta" in body and '"look": "answer"' in body
