@@ -12,12 +12,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import statistics
 import time
 from typing import Any
 
-from answering.evaluation import Question, refusal_scores
+from answering.evaluation import NDCG_DEPTH, Question, ndcg_at_10, refusal_scores
 from answering.modes import MODE_NO_ANSWER, MODE_RAG
 from core.config import Config
 from knowledge.access import Scope
@@ -26,7 +25,7 @@ from knowledge.selectors import corpus_fingerprint
 from retrieval.rerank import reranker_status
 from retrieval.services import search
 
-RANKING_DEPTH = 10  # results retrieved per question: nDCG@10 needs ten
+RANKING_DEPTH = NDCG_DEPTH  # results retrieved per question: nDCG@10 needs ten
 BASE_ROWS = (("vector", "none"), ("lexical", "none"), ("hybrid", "none"))
 RERANK_ROWS = ("features", "cross-encoder", "openai-compatible")
 
@@ -61,20 +60,6 @@ def config_hash(*, config: Config) -> str:
         "rag_hnsw_min_chunks", "hnsw_ef_search", "rag_min_similarity")}
     settings["threshold"] = config.threshold
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
-
-
-def ndcg_at_10(*, sources: list[str], expected: list[str]) -> float:
-    """nDCG@10 with a gain of 1 for the first result from each expected note (a note found
-    twice counts once), against the ideal of every expected note at the top."""
-    seen: set[str] = set()
-    gain = 0.0
-    for position, source in enumerate(sources[:RANKING_DEPTH], start=1):
-        if source in expected and source not in seen:
-            seen.add(source)
-            gain += 1 / math.log2(position + 1)
-    ideal = sum(1 / math.log2(position + 1)
-                for position in range(1, min(len(set(expected)), RANKING_DEPTH) + 1))
-    return gain / ideal if ideal else 0.0
 
 
 def _row(*, questions: list[Question], config: Config, embedder: Any,

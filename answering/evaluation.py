@@ -184,7 +184,7 @@ def ndcg_at_10(*, sources: list[str], expected: list[str]) -> float:
     """nDCG@10 of a ranked list of result sources, binary relevance: a result is relevant when
     its source is one of `expected`. A source counts once, at its best rank (a note split into
     many chunks would otherwise score above 1); the ideal DCG puts every expected source at
-    the top, at most ten of them. The same measure as `rag eval --ablation`."""
+    the top, at most ten of them. `rag eval --ablation` scores its rows with it too."""
     seen: set[str] = set()
     gain = 0.0
     for position, source in enumerate(sources[:NDCG_DEPTH], start=1):

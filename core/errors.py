@@ -79,7 +79,7 @@ class LocalRagError(Exception):
 
     @property
     def http_status(self) -> int:
-        return ERROR_TABLE[self.code][0]
+        return http_status_of(self.code)
 
     @property
     def exit_code(self) -> int:
@@ -88,6 +88,12 @@ class LocalRagError(Exception):
     def as_body(self) -> dict[str, Any]:
         """The unified error body: {"error": {"code", "message", "details"}}."""
         return error_body(self.code, self.message, self.details)
+
+
+def http_status_of(code: str) -> int:
+    """The HTTP status of an error code, for an error known only by its body (an `error`
+    event of a stream); a code outside the table is an internal error."""
+    return ERROR_TABLE.get(code, ERROR_TABLE["internal_error"])[0]
 
 
 def first_line(exc: BaseException) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 
@@ -30,17 +29,12 @@ def _renderer() -> MarkdownIt:
 def _link_open(self, tokens, idx, options, env):
     # Links leave the page without our referrer or a handle on this window.
     token = tokens[idx]
-    if not token.attrGet("href", "").startswith("/"):
+    if not str(token.attrGet("href") or "").startswith("/"):
         token.attrSet("rel", "noopener noreferrer nofollow")
     return self.renderToken(tokens, idx, options, env)
 
 
 _MD = _renderer()
-
-
-def markdown_safe(text: str) -> SafeString:
-    """`text` (Markdown) as HTML that can be put on a page as is."""
-    return mark_safe(_MD.render(text or ""))
 
 
 def answer_html(text: str, *, citation_count: int) -> SafeString:
@@ -55,8 +49,3 @@ def answer_html(text: str, *, citation_count: int) -> SafeString:
         return f'<a class="cite" href="#source-{number}">[{number}]</a>'
 
     return mark_safe(_CITATION_MARK.sub(link, html))
-
-
-def text_html(text: str) -> SafeString:
-    """Plain text (a chunk, a page) escaped, line breaks kept by the stylesheet."""
-    return mark_safe(escape(text or ""))

@@ -74,18 +74,23 @@ def traces_page(*, caller: Caller, filters: Mapping[str, str], page: str | None)
     """The most recent visible traces, PAGE_SIZE a page, narrowed by operation, channel and
     status."""
     visible = traces_visible(caller=caller)
+    values = {name: sorted(visible.order_by().values_list(name, flat=True).distinct())
+              for name in FILTERS}
     chosen = {name: (filters.get(name) or "").strip() for name in FILTERS}
     traces = visible.defer("question", "answer", "citations", "parameters")
     for name, value in chosen.items():
-        if value:
+        if value in values[name]:
             traces = traces.filter(**{name: value})
+        elif value:
+            # Matches nothing; not sent to the database, which refuses a NUL byte in text.
+            traces = traces.none()
     current = Paginator(traces.order_by("-created_at", "-id"), PAGE_SIZE).get_page(page)
     slugs = _slugs(base for trace in current for base in trace.knowledge_base_ids)
     rows = [TraceRow(trace=trace, knowledge_bases=_named(trace.knowledge_base_ids, slugs),
                      total_ms=trace.timings_ms.get("total"), tokens=_tokens(trace))
             for trace in current]
-    options = [TraceFilter(name=name, chosen=chosen[name], values=sorted(
-        visible.order_by().values_list(name, flat=True).distinct())) for name in FILTERS]
+    options = [TraceFilter(name=name, chosen=chosen[name], values=values[name])
+               for name in FILTERS]
     return TracesPage(page=current, rows=rows, filters=options)
 
 

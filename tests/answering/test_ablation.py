@@ -8,7 +8,8 @@ import json
 import pytest
 from django.core.management import call_command
 
-from answering.ablation import ablation_rows, config_hash, ndcg_at_10
+from answering.ablation import ablation_rows, config_hash
+from answering.evaluation import ndcg_at_10
 from core.config import get_config
 from tests.harness import ROOT
 

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-from django import template
+from collections.abc import Iterable
+from typing import Any
 
-from workbench.rendering import markdown_safe
+from django import template
 
 register = template.Library()
 
 
 @register.filter
-def markdown(text: str):
-    """Untrusted Markdown, rendered safely (workbench/rendering.py)."""
-    return markdown_safe(text)
-
-
-@register.filter
-def page_span(item) -> str:
+def page_span(item: Any) -> str:
     """"p. 3" / "pp. 3–4" from a dict or object with page_start/page_end; "" without pages."""
     start = _field(item, "page_start")
     end = _field(item, "page_end")
@@ -28,18 +23,11 @@ def page_span(item) -> str:
 
 
 @register.filter
-def heading_trail(headings) -> str:
+def heading_trail(headings: Iterable[str] | None) -> str:
     return " › ".join(headings or [])
 
 
-@register.filter
-def percent(value) -> str:
-    if value is None:
-        return "–"
-    return f"{value * 100:.1f}%"
-
-
-def _field(item, name):
+def _field(item: Any, name: str) -> Any:
     if isinstance(item, dict):
         return item.get(name)
     return getattr(item, name, None)

@@ -4,16 +4,17 @@ its source cards. Without JavaScript the form posts and the whole answer comes b
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from contextlib import closing
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_http_methods, require_POST
 
-from answering.services import ask_stream_open
+from answering.services import AskEventStream, ask_stream_open
 from core.config import get_config
-from core.errors import LocalRagError
+from core.errors import LocalRagError, http_status_of
 from knowledge.bases_view import kb_list_visible
 from knowledge.traces import trace_current
 from workbench.answers import AnswerView, answer_error, answer_events, answer_fragment
@@ -33,12 +34,17 @@ def ask_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         view = AnswerView()
         try:
-            for _ in answer_events(_open(request, form), view):
-                pass
+            # closing(): the LLM slot goes back even when the page fails halfway.
+            with closing(_open(request, form)) as stream:
+                for name, data in answer_events(stream, view):
+                    if name == "result":
+                        answer_html = data["html"]
         except LocalRagError as exc:
             view = _failed(exc)
-            status = exc.http_status
-        answer_html = answer_fragment(view)
+            answer_html = answer_fragment(view)
+        if view.error is not None:
+            # A failed generation is known only by its error event, which names the code.
+            status = http_status_of(view.error["code"])
     elif request.method == "POST":
         status = 422
     return render(request, "workbench/ask.html",
@@ -81,7 +87,7 @@ def feedback(request: HttpRequest) -> HttpResponse:
                                                               "choices": Feedback.ERROR_TYPES})
 
 
-def _open(request: HttpRequest, form: AskForm):
+def _open(request: HttpRequest, form: AskForm) -> AskEventStream:
     data = form.cleaned_data
     slugs = [data["knowledge_base"]] if data["knowledge_base"] else None
     return ask_stream_open(question=data["question"], top_k=data["top_k"],
@@ -100,7 +106,7 @@ def _frame(name: str, data: dict) -> str:
     return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def _events_response(events, *, status: int) -> HttpResponse:
+def _events_response(events: Iterable[tuple[str, dict]], *, status: int) -> HttpResponse:
     response = HttpResponse("".join(_frame(name, data) for name, data in events),
                             content_type="text/event-stream; charset=utf-8", status=status)
     response["Cache-Control"] = "no-cache"
@@ -111,7 +117,7 @@ class _Frames:
     """The page's events as SSE frames; closing it (the client went away) closes the answer's
     stream and releases its LLM slot."""
 
-    def __init__(self, stream) -> None:
+    def __init__(self, stream: AskEventStream) -> None:
         self._stream = stream
 
     def __iter__(self) -> Iterator[str]:

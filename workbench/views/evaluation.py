@@ -135,11 +135,11 @@ def run_history_row(request: HttpRequest, run_id: int) -> HttpResponse:
 @person_view
 @_not_found_is_404
 def compare(request: HttpRequest) -> HttpResponse:
-    ids = request.GET.getlist("run")
-    if len(ids) != 2 or not all(value.isdigit() for value in ids) or ids[0] == ids[1]:
+    ids = [_id_param(value) for value in request.GET.getlist("run")]
+    if len(ids) != 2 or None in ids or ids[0] == ids[1]:
         return render(request, "workbench/eval_compare.html",
                       {"error": "Select exactly two different runs to compare."}, status=400)
-    runs = sorted((run_visible(caller=request.caller, run_id=int(value)) for value in ids),
+    runs = sorted((run_visible(caller=request.caller, run_id=run_id) for run_id in ids),
                   key=lambda run: (run.created_at, run.pk))
     return render(request, "workbench/eval_compare.html",
                   {"comparison": runs_compare(first=runs[0], second=runs[1])})
@@ -151,8 +151,9 @@ def _panel(request: HttpRequest, *, import_form: QuestionSetImportForm | None = 
     bases = kb_list_visible(caller=caller)
     sets = list(question_sets_visible(caller=caller))
     chosen = None
-    if request.GET.get("set", "").isdigit():
-        chosen = question_set_visible(caller=caller, set_id=int(request.GET["set"]))
+    set_id = _id_param(request.GET.get("set", ""))
+    if set_id is not None:
+        chosen = question_set_visible(caller=caller, set_id=set_id)
     runs = runs_visible(caller=caller, set_id=chosen.pk if chosen else None)
     chart_set = chosen or next((run.question_set for run in runs if run.status == "done"), None)
     charts = []
@@ -171,6 +172,12 @@ def _panel(request: HttpRequest, *, import_form: QuestionSetImportForm | None = 
             sets=sets, configured_retrieval=configured,
             initial={"question_set": chosen.pk if chosen else None}),
     }, status=status)
+
+
+def _id_param(value: str) -> int | None:
+    """A query parameter that names a row by id; None for anything else. ASCII digits only:
+    str.isdigit() also accepts "²", which int() refuses."""
+    return int(value) if value.isascii() and value.isdigit() else None
 
 
 urlpatterns = [

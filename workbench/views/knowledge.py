@@ -101,8 +101,8 @@ def _base_page(request: HttpRequest, slug: str, *, outcome: Outcome | None) -> H
 
 urlpatterns = [
     path("knowledge/", knowledge, name="knowledge"),
-    path("knowledge/<str:slug>/", knowledge_base, name="knowledge-base"),
-    path("knowledge/<str:slug>/upload/", knowledge_upload, name="knowledge-upload"),
+    path("knowledge/<slug:slug>/", knowledge_base, name="knowledge-base"),
+    path("knowledge/<slug:slug>/upload/", knowledge_upload, name="knowledge-upload"),
     path("documents/<int:document_id>/reindex/", document_reindex, name="document-reindex"),
     path("documents/<int:document_id>/delete/", document_delete, name="document-delete"),
     path("jobs/<int:job_id>/", job, name="job"),
