@@ -13,11 +13,19 @@ import math
 import re
 from collections.abc import Iterator
 from contextlib import closing
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
 
+from answering.llm_usage import (
+    STREAM_USAGE_OPTIONS,
+    USAGE_REFUSAL_STATUSES,
+    TokenUsage,
+    stream_usage_refused,
+    stream_usage_wanted,
+    usage_parse,
+    usage_refusal_named,
+)
 from answering.prompts import QUESTION_HEADER, SOURCES_HEADER
 from core.config import Config
 from core.errors import LocalRagError
@@ -54,14 +62,6 @@ class LLMRateLimited(LocalRagError):
 
 class LLMUpstreamError(LocalRagError):
     code = "llm_upstream_error"
-
-
-@dataclass(frozen=True)
-class TokenUsage:
-    """Token counts as the LLM server reported them in a response's `usage`."""
-
-    prompt_tokens: int
-    completion_tokens: int
 
 
 class LLMClient(Protocol):
@@ -166,16 +166,9 @@ def _fake_first_sentence(content: str) -> str:
 # A dropped or refused connection may well work the second time; a malformed request will not.
 _RETRYABLE_ERRORS = (httpx.NetworkError, httpx.RemoteProtocolError)
 
-# Streams ask for the usage chunk (`stream_options.include_usage`, OpenAI's way, which vLLM,
-# Ollama and llama.cpp follow; servers that do not know it mostly ignore it). A strict server
-# answers 400/422 naming the option instead: that request is sent again without it at once,
-# and the endpoint is remembered here (for this process), so its later streams do not pay a
-# refused request each. Such a stream simply has no usage, and its tokens are counted.
-_STREAM_USAGE_REFUSED: set[tuple[str, str]] = set()
-
 
 class _StreamUsageRefused(Exception):
-    """The server refused `stream_options` (HTTP 400 or 422 with the option named)."""
+    """The server refused `stream_options` (answering/llm_usage.py)."""
 
 
 class OpenAICompatibleClient:
@@ -237,7 +230,7 @@ class OpenAICompatibleClient:
                 return
             except _StreamUsageRefused:
                 # Refused before any delta: the same request without the option, not a retry.
-                _STREAM_USAGE_REFUSED.add((self.url, self.model))
+                stream_usage_refused(url=self.url, model=self.model)
                 logger.info("LLM server refused stream_options; streaming without usage")
                 body = self._body(messages=messages, stream=True)
             except RetryableFailure as failure:
@@ -294,17 +287,14 @@ class OpenAICompatibleClient:
 
     def _body(self, *, messages: Messages, stream: bool) -> dict[str, Any]:
         body = {"model": self.model, "messages": messages, "temperature": 0, "stream": stream}
-        if stream and (self.url, self.model) not in _STREAM_USAGE_REFUSED:
-            body["stream_options"] = {"include_usage": True}
+        if stream and stream_usage_wanted(url=self.url, model=self.model):
+            body["stream_options"] = dict(STREAM_USAGE_OPTIONS)
         return body
 
     def _usage_refused(self, response: httpx.Response, deadline: Deadline) -> bool:
-        """Whether this error answer refuses `stream_options` by name. Any other 400 is the
-        request's own fault and fails as before: sending it again would not help."""
-        if response.status_code not in (400, 422):
+        if response.status_code not in USAGE_REFUSAL_STATUSES:
             return False
-        raw = b"".join(self._body_chunks(response, deadline=deadline))
-        return b"stream_options" in raw or b"include_usage" in raw
+        return usage_refusal_named(b"".join(self._body_chunks(response, deadline=deadline)))
 
     def _body_chunks(self, response: httpx.Response, *, deadline: Deadline) -> Iterator[bytes]:
         limit = self.max_response_bytes
@@ -367,7 +357,6 @@ class OpenAICompatibleClient:
         return f"the LLM stream sent no text for LLM_TIMEOUT_SECONDS ({self.timeout_seconds}s)"
 
 
-
 def _too_large(limit: int) -> LLMUpstreamError:
     logger.warning("LLM response cut off: larger than %s bytes", limit)
     return LLMUpstreamError(f"the LLM answer is larger than LLM_MAX_RESPONSE_BYTES ({limit})",
@@ -398,20 +387,7 @@ def _completion_parse(raw: bytes) -> tuple[str, TokenUsage | None]:
                          "(choices[0].message.content missing or not JSON)") from None
     if not isinstance(content, str):
         raise _malformed("the LLM response has no text in choices[0].message.content")
-    return content, _usage(completion)
-
-
-def _usage(payload: Any) -> TokenUsage | None:
-    """`usage` with both counts as non-negative integers; None for anything less (servers send
-    `null`, `{}` or only `total_tokens`), which is not worth failing an answer over."""
-    usage = payload.get("usage") if isinstance(payload, dict) else None
-    if not isinstance(usage, dict):
-        return None
-    counts = (usage.get("prompt_tokens"), usage.get("completion_tokens"))
-    if all(isinstance(count, int) and not isinstance(count, bool) and count >= 0
-           for count in counts):
-        return TokenUsage(prompt_tokens=counts[0], completion_tokens=counts[1])
-    return None
+    return content, usage_parse(completion)
 
 
 def _sse_data(line: str) -> str | None:
@@ -431,12 +407,12 @@ def _chunk_parse(payload: str) -> tuple[str | None, TokenUsage | None]:
         choices = chunk["choices"]
         if choices == []:
             # The trailing usage-only chunk has no choices.
-            return None, _usage(chunk)
+            return None, usage_parse(chunk)
         content = (choices[0].get("delta") or {}).get("content")
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         raise _malformed("the LLM stream sent a data line that is not a chat completion chunk"
                          ) from None
-    return (content if isinstance(content, str) else None), _usage(chunk)
+    return (content if isinstance(content, str) else None), usage_parse(chunk)
 
 
 def _malformed(message: str) -> LLMUpstreamError:

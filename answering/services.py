@@ -18,7 +18,8 @@ from typing import Any
 
 from answering.citations import CitationStreamFilter, citations_strip
 from answering.context import context_build
-from answering.llm import LLMClient, TokenUsage, get_llm_client
+from answering.llm import LLMClient, get_llm_client
+from answering.llm_usage import TokenUsage
 from answering.modes import (
     FALLBACK_NOTICE,
     MODE_FALLBACK,

@@ -19,6 +19,7 @@ import hmac
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.db import connection, transaction
 
@@ -27,6 +28,9 @@ from core.db import db_errors_translated
 from core.errors import Forbidden, NotFound
 from knowledge import sql
 from knowledge.bases import kb_ids_all
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractUser
 
 TOKEN_PREFIX = "lr_"
 # last_used_at is written at most this often per token: not one write per request.
@@ -103,14 +107,10 @@ def caller_for_secret(secret: str, *, config: Config) -> Caller | None:
             return None
         token_id, _, user_id, username, superuser, read_only, narrowed, bases = row
         cursor.execute(sql.TOKEN_TOUCH, [token_id, LAST_USED_RESOLUTION_SECONDS])
-        cursor.execute(sql.USER_GRANTS, [user_id])
-        grants = cursor.fetchall()
+        readable, writable = _grants(cursor, user_id)
     if superuser:
         readable = set(kb_ids_all())
         writable = set(readable)
-    else:
-        readable = {base for base, _ in grants}
-        writable = {base for base, role in grants if role == "maintainer"}
     if narrowed:
         readable &= set(bases)
         writable &= set(bases)
@@ -120,22 +120,27 @@ def caller_for_secret(secret: str, *, config: Config) -> Caller | None:
                   writable=frozenset(writable), user_id=user_id, token_id=token_id)
 
 
-def caller_for_user(user) -> Caller:
+def caller_for_user(user: AbstractUser) -> Caller:
     """The caller a signed-in person of the workbench stands for: a superuser reads and
     maintains everything; anyone else exactly their grants (none: nothing)."""
+    label = f"user {user.get_username()}"
     if not user.is_active:
-        return Caller(label=f"user {user.get_username()}", readable=frozenset(),
-                      writable=frozenset(), user_id=user.pk)
+        return Caller(label=label, readable=frozenset(), writable=frozenset(), user_id=user.pk)
     if user.is_superuser:
-        return Caller(label=f"user {user.get_username()}", readable=frozenset(),
-                      writable=frozenset(), everything=True, user_id=user.pk)
+        return Caller(label=label, readable=frozenset(), writable=frozenset(), everything=True,
+                      user_id=user.pk)
     with db_errors_translated(), connection.cursor() as cursor:
-        cursor.execute(sql.USER_GRANTS, [user.pk])
-        grants = cursor.fetchall()
-    return Caller(label=f"user {user.get_username()}",
-                  readable=frozenset(base for base, _ in grants),
-                  writable=frozenset(base for base, role in grants if role == "maintainer"),
+        readable, writable = _grants(cursor, user.pk)
+    return Caller(label=label, readable=frozenset(readable), writable=frozenset(writable),
                   user_id=user.pk)
+
+
+def _grants(cursor, user_id: int) -> tuple[set[int], set[int]]:
+    """(readable, writable) knowledge base ids of a user's grants: a maintainer also writes."""
+    cursor.execute(sql.USER_GRANTS, [user_id])
+    grants = cursor.fetchall()
+    return ({base for base, _ in grants},
+            {base for base, role in grants if role == "maintainer"})
 
 
 def access_control_on(*, config: Config) -> bool:

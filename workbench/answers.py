@@ -13,7 +13,9 @@ from answering.modes import MODE_NO_ANSWER
 from answering.services import AskEventStream
 from core.errors import LocalRagError
 from knowledge.models import Chunk
+from workbench.models import Feedback
 from workbench.rendering import answer_html
+from workbench.sources import document_title
 
 EXCERPT_CHARS = 320
 
@@ -46,13 +48,15 @@ def source_cards(stream: AskEventStream) -> list[dict[str, Any]]:
     plan = stream.plan
     ids = [chunk_id for chunk_id in plan.chunk_ids if chunk_id is not None]
     rows = {row["id"]: row for row in Chunk.objects.filter(id__in=ids).values(
-        "id", "content", "document__title", "document__original_name")}
+        "id", "content", "document__title", "document__original_name",
+        "document__relative_path")}
     cards = []
     for number, (citation, chunk_id) in enumerate(zip(plan.citations, plan.chunk_ids), 1):
-        row = rows.get(chunk_id, {})
-        content = " ".join((row.get("content") or "").split())
-        title = (row.get("document__title") or row.get("document__original_name")
-                 or citation["source"])
+        row = rows.get(chunk_id)
+        content = " ".join(row["content"].split()) if row else ""
+        title = (document_title({name.removeprefix("document__"): value
+                                 for name, value in row.items()})
+                 if row else citation["source"])
         cards.append({**citation, "number": number, "chunk_id": chunk_id, "title": title,
                       "excerpt": content[:EXCERPT_CHARS]
                       + ("…" if len(content) > EXCERPT_CHARS else "")})
@@ -89,11 +93,5 @@ def answer_fragment(view: AnswerView) -> str:
     return render_to_string("workbench/_answer.html", {
         "answer": view,
         "answer_html": answer_html(view.text, citation_count=len(view.citations)),
-        "error_types": _error_types(),
+        "error_types": Feedback.ERROR_TYPES,
     })
-
-
-def _error_types():
-    from workbench.models import Feedback
-
-    return Feedback.ERROR_TYPES

@@ -10,7 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 
-from knowledge.access import Caller, caller_for_user
+from knowledge.access import caller_for_user
 
 
 def person_view(view):
@@ -37,7 +37,3 @@ def admin_view(view):
         return view(request, *args, **kwargs)
 
     return wrapped
-
-
-def caller_of(request: HttpRequest) -> Caller:
-    return request.caller

@@ -10,7 +10,6 @@ source with its page image, a lab run, an evaluation set with two runs, and the 
 
 from __future__ import annotations
 
-
 import pytest
 
 from knowledge.access import caller_for_user

@@ -38,3 +38,17 @@ def person(db):
 def reader(person):
     """A signed-in reader of the `default` knowledge base."""
     return person("reader", grants={"default": Grant.READER})
+
+
+@pytest.fixture
+def stub_llm(config_override):
+    """The stub OpenAI-compatible server (tests/answering/stub_openai.py) as the LLM, one
+    answer at a time."""
+    from tests.answering.stub_openai import StubOpenAI
+
+    with StubOpenAI() as stub:
+        config_override(llm_provider="openai-compatible", llm_base_url=stub.base_url,
+                        llm_model="stub-model", llm_api_key="sk-stub", llm_max_concurrency=1,
+                        llm_queue_wait_seconds=0)
+        stub.behaviour = "sse"
+        yield stub

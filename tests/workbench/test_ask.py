@@ -47,7 +47,9 @@ def test_a_reader_gets_an_answer_with_source_cards(reader, sample_index):
     assert cards and cards[0] == "1"
     chunk_links = re.findall(r'href="/workbench/chunks/(\d+)/"', html)
     assert len(chunk_links) == len(cards)
-    assert "Support Escalation Policy" in html or "escalation" in html.lower()
+    start = html.index('id="source-1"')
+    first_card = html[start:html.index("</li>", start)]
+    assert ">policies/Support Escalation Policy.md</a>" in first_card
 
 
 def test_a_question_the_base_does_not_know_has_its_own_look(reader, sample_index):
@@ -140,3 +142,52 @@ def test_forms_need_the_csrf_token(person, sample_index):
     client.force_login(get_user_model().objects.get(username="csrf"))
     assert client.post("/workbench/ask/", {"question": QUESTION}).status_code == 403
     assert client.post("/workbench/ask/stream", {"question": QUESTION}).status_code == 403
+
+
+def test_an_answer_with_links_shows_them_safely(reader, sample_index, stub_llm):
+    stub_llm.deltas = ["See [the runbook](https://wiki.example/p1) ",
+                       "and [this](javascript:alert(1)) [1]."]
+    response = reader.post("/workbench/ask/", {"question": QUESTION})
+    html = response.content.decode()
+    assert response.status_code == 200 and 'data-look="answer"' in html
+    assert ('<a href="https://wiki.example/p1" rel="noopener noreferrer nofollow">the runbook</a>'
+            in html)
+    assert 'href="javascript:' not in html and "[this](javascript:alert(1))" in html
+
+
+def test_a_streamed_answer_with_a_link_ends_with_its_result(reader, sample_index, stub_llm):
+    stub_llm.deltas = ["See [the runbook](https://wiki.example/p1) [1]."]
+    events = sse_events(reader.post("/workbench/ask/stream", {"question": QUESTION}))
+    name, result = events[-1]
+    assert name == "result" and result["look"] == "answer"
+    assert 'href="https://wiki.example/p1"' in result["html"]
+
+
+def test_a_generation_that_fails_gives_the_page_its_errors_status(reader, sample_index,
+                                                                  stub_llm):
+    stub_llm.behaviour = "status:401"
+    response = reader.post("/workbench/ask/", {"question": QUESTION})
+    html = response.content.decode()
+    assert response.status_code == 502
+    assert 'data-look="error"' in html and "<code>llm_auth_failed</code>" in html
+    trace = Trace.objects.get(id=response["X-Request-ID"])
+    assert (trace.status, trace.error_code) == ("error", "llm_auth_failed")
+
+
+def test_a_page_that_fails_after_taking_the_llm_slot_gives_it_back(reader, sample_index,
+                                                                   stub_llm, monkeypatch):
+    from core.db import DatabaseUnavailable
+    from workbench import answers
+
+    cards = answers.source_cards
+
+    def unavailable(stream):
+        raise DatabaseUnavailable("the database went away")
+
+    monkeypatch.setattr(answers, "source_cards", unavailable)
+    failed = reader.post("/workbench/ask/", {"question": QUESTION})
+    assert failed.status_code == 503 and "database_unavailable" in failed.content.decode()
+    monkeypatch.setattr(answers, "source_cards", cards)
+    # One slot in all (LLM_MAX_CONCURRENCY=1, no waiting): free again, not llm_busy.
+    response = reader.post("/workbench/ask/", {"question": QUESTION})
+    assert response.status_code == 200 and 'data-look="answer"' in response.content.decode()

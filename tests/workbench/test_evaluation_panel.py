@@ -162,7 +162,8 @@ def test_a_run_follows_its_job_while_queued_and_stops_polling_when_done(reader, 
     row_url, status_url = f"{PANEL}runs/{run.pk}/row", f"{PANEL}runs/{run.pk}/status"
     queued = reader.get(row_url).content.decode()
     assert 'hx-trigger="every 2s"' in queued and f'hx-get="{row_url}"' in queued
-    assert "waiting for a worker" in queued or "<progress" in queued
+    assert '<progress value="0.000" max="1"></progress>' in queued
+    assert "waiting for a worker" in queued
     panel = reader.get(PANEL).content.decode()
     assert f'<tr id="run-{run.pk}" data-status="queued" hx-get="{row_url}"' in panel
     assert 'hx-trigger="every 2s"' in reader.get(status_url).content.decode()
@@ -332,3 +333,20 @@ def test_a_person_with_a_grant_on_the_other_base_sees_it(person, sample_index):
 def test_the_panel_needs_a_sign_in(client, db):
     response = client.get(PANEL)
     assert response.status_code == 302 and response["Location"].startswith("/workbench/login/")
+
+
+@pytest.mark.parametrize("query", ["set=%C2%B2", "set=abc", "set=-1", "set="])
+def test_a_set_parameter_that_is_no_id_is_ignored(reader, query):
+    response = reader.get(f"/workbench/evaluation/?{query}")
+    assert response.status_code == 200 and "<h1>Evaluation</h1>" in response.content.decode()
+
+
+def test_a_set_id_beyond_any_row_is_not_found(reader):
+    assert reader.get("/workbench/evaluation/?set=99999999999999999999").status_code == 404
+
+
+@pytest.mark.parametrize("query", ["run=%C2%B2&run=1", "run=1&run=x", "run=1", "run=1&run=1"])
+def test_comparing_without_two_run_ids_is_a_bad_request(reader, query):
+    response = reader.get(f"/workbench/evaluation/compare/?{query}")
+    assert response.status_code == 400
+    assert "Select exactly two different runs" in response.content.decode()

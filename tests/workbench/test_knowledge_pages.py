@@ -213,3 +213,30 @@ def test_a_reader_may_not_change_documents_and_others_see_none(reader, person, s
     stranger = person("sol")
     assert stranger.post(f"/workbench/documents/{document.id}/reindex/").status_code == 404
     assert stranger.post("/workbench/documents/999999/reindex/").status_code == 404
+
+
+@pytest.mark.parametrize("slug", ["%00", "a%00b", "no%20such", "%C3%A9t%C3%A9"])
+def test_a_path_that_is_no_slug_is_404(reader, sample_index, slug):
+    assert reader.get(f"/workbench/knowledge/{slug}/").status_code == 404
+    assert reader.post(f"/workbench/knowledge/{slug}/upload/").status_code == 404
+
+
+@pytest.mark.parametrize("page", ["abc", "-1", "99999999999999999999"])
+def test_a_page_that_is_not_a_page_number_shows_a_page_of_documents(reader, sample_index, page):
+    response = reader.get("/workbench/knowledge/default/", {"page": page})
+    assert response.status_code == 200 and '<tr id="document-' in response.content.decode()
+
+
+def test_an_answers_source_card_names_an_upload_by_the_name_it_was_uploaded_under(maintainer,
+                                                                                   project):
+    response = upload(maintainer, "Ridge 9 survey.pdf", pdf_bytes([MARKER * 3]))
+    assert response.status_code == 202
+    work()
+    stored = Document.objects.get()
+    # Without a title of its own the document is titled after the file the server named.
+    assert stored.title == stored.relative_path.removesuffix(".pdf") != "Ridge 9 survey"
+    html = maintainer.post("/workbench/ask/", {"question": "Which grades do the Ridge 9 "
+                                                            "wolframite veins carry?",
+                                               "knowledge_base": "field"}).content.decode()
+    title = re.search(r'id="source-1">.*?class="card-title"[^>]*>([^<]*)<', html, re.DOTALL)
+    assert title is not None and title.group(1) == "Ridge 9 survey.pdf"

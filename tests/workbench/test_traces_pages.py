@@ -173,3 +173,20 @@ def test_a_lab_run_shows_up_in_the_list(person, bases, sample_index):
     trace_id = response["X-Request-ID"]
     assert listed(root.get("/workbench/traces/?channel=workbench")) == [trace_id]
     assert Trace.objects.get(id=trace_id).operation == "search"
+
+
+@pytest.mark.parametrize("query", ["operation=%00", "status=x%00y", "channel=nowhere"])
+def test_a_filter_value_no_trace_has_matches_nothing(person, bases, query):
+    root = person("root", superuser=True)
+    record(bases=[bases["alpha"]])
+    response = root.get(f"/workbench/traces/?{query}")
+    assert response.status_code == 200 and listed(response) == []
+    assert "No trace matches." in response.content.decode()
+
+
+@pytest.mark.parametrize("page", ["abc", "0", "-3", "99999999999999999999"])
+def test_a_page_that_is_not_a_page_number_shows_a_page_of_traces(person, bases, page):
+    root = person("root", superuser=True)
+    trace_id = record(bases=[bases["alpha"]])
+    response = root.get("/workbench/traces/", {"page": page})
+    assert response.status_code == 200 and listed(response) == [trace_id]

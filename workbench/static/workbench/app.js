@@ -52,9 +52,16 @@
         headers: {"X-CSRFToken": body.get("csrfmiddlewaretoken"), "Accept": "text/event-stream"},
       });
       if (response.redirected || !response.body) { window.location.reload(); return; }
+      const type = response.headers.get("Content-Type") || "";
+      if (!type.startsWith("text/event-stream")) {
+        // Refused before the view ran (an expired CSRF token, a server error): no events.
+        status.textContent = "The request failed (HTTP " + response.status + "); reload the page and try again.";
+        return;
+      }
       const reader = response.body.getReader();
       const decoder = new TextDecoder();
       let buffer = "";
+      let finished = false;
       const onEvent = function (name, data) {
         if (name === "status") {
           status.textContent = data.mode === "no_answer" ? "No source is close enough."
@@ -64,9 +71,11 @@
           if (!textBox) textBox = streamingBox(target);
           textBox.appendChild(document.createTextNode(data.text));
         } else if (name === "result") {
+          finished = true;
           showResult(target, data.html);
           status.textContent = "";
         } else if (name === "invalid") {
+          finished = true;
           status.textContent = "Please write a question.";
         }
       };
@@ -76,6 +85,9 @@
         buffer = parseFrames(buffer + decoder.decode(chunk.value, {stream: true}), onEvent);
       }
       parseFrames(buffer + decoder.decode() + "\n\n", onEvent);
+      if (!finished) {
+        status.textContent = "The answer was cut off before it was complete.";
+      }
     } catch (error) {
       status.textContent = "The connection failed: " + error.message;
     } finally {
