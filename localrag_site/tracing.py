@@ -38,7 +38,7 @@ class TraceMiddleware:
             trace.caller_set(getattr(request, "auth", None))
             trace_finish(trace, error=exc)
             raise
-        if channel == "workbench" and response.status_code in (302, 403):
+        if channel == "workbench" and response.status_code in (302, 401, 403):
             # Not signed in, or a refused form: nothing was searched or answered.
             trace_detach(trace)
             return response

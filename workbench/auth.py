@@ -6,20 +6,33 @@ from __future__ import annotations
 
 from functools import wraps
 
-from django.contrib.auth.decorators import login_required
+from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import resolve_url
 
 from knowledge.access import caller_for_user
 
 
 def person_view(view):
     """Sign-in required; `request.caller` is the person's Caller (also `request.auth`, which
-    the trace middleware records as the trace's caller)."""
+    the trace middleware records as the trace's caller).
 
-    @login_required
+    Signed out, a page is redirected to the sign-in page; an htmx request (a poll, a fragment)
+    is answered 401 with `HX-Redirect`, so the whole page goes to the sign-in page instead of
+    the sign-in form being swapped into a fragment."""
+
     @wraps(view)
     def wrapped(request: HttpRequest, *args, **kwargs):
+        if not request.user.is_authenticated:
+            if getattr(request, "htmx", False):
+                response = HttpResponse(status=401)
+                response["HX-Redirect"] = redirect_to_login(
+                    request.htmx.current_url_abs_path or request.get_full_path(),
+                    resolve_url(settings.LOGIN_URL))["Location"]
+                return response
+            return redirect_to_login(request.get_full_path(), resolve_url(settings.LOGIN_URL))
         request.caller = request.auth = caller_for_user(request.user)
         return view(request, *args, **kwargs)
 

@@ -56,7 +56,7 @@ def test_screenshots_of_every_page(live_server, account, clean_tables):
         driver.base_url = live_server.url
         try:
             def shot(name: str) -> None:
-                _save(driver, folder / f"{name}-{label}.png", width=size[0])
+                _save(driver, folder / f"{name}-{label}.png", size=size)
 
             driver.get(f"{live_server.url}/workbench/login/")
             shot("login")
@@ -97,10 +97,13 @@ def test_screenshots_of_every_page(live_server, account, clean_tables):
             driver.quit()
 
 
-def _save(driver, path, *, width: int) -> None:
+def _save(driver, path, *, size: tuple[int, int]) -> None:
     """The whole page (up to MAX_HEIGHT), as a palette PNG to keep the repository small."""
     from PIL import Image
 
+    width = size[0]
+    # Back to the base size first: a page is never shorter than the window it is measured in.
+    driver.set_window_size(*size)
     height = driver.execute_script("return document.documentElement.scrollHeight;")
     chrome_extra = driver.execute_script("return window.outerHeight - window.innerHeight;")
     driver.set_window_size(width, min(MAX_HEIGHT, height) + chrome_extra)

@@ -20,6 +20,15 @@ def test_the_ask_page_needs_a_sign_in(client, db):
     assert response["Location"].startswith("/workbench/login/")
 
 
+def test_a_signed_out_htmx_request_sends_the_whole_page_to_sign_in(client, db):
+    # A poll of a job after the session ended: not the sign-in form inside the fragment.
+    response = client.get("/workbench/jobs/1/", HTTP_HX_REQUEST="true",
+                          HTTP_HX_CURRENT_URL="http://testserver/workbench/knowledge/default/")
+    assert response.status_code == 401 and response.content == b""
+    assert response["HX-Redirect"] == (
+        "/workbench/login/?next=/workbench/knowledge/default/")
+
+
 def test_signing_in_with_the_form_leads_to_ask(client, person):
     person("sam")
     page = client.get("/workbench/login/")
