@@ -9,15 +9,19 @@ from functools import wraps
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import resolve_url
 
+from core.errors import Forbidden, NotFound
 from knowledge.access import caller_for_user
 
 
 def person_view(view):
     """Sign-in required; `request.caller` is the person's Caller (also `request.auth`, which
     the trace middleware records as the trace's caller).
+
+    A service's NotFound (missing, or hidden from this person: answered alike) becomes the
+    page's 404 and its Forbidden the page's 403.
 
     Signed out, a page is redirected to the sign-in page; an htmx request (a poll, a fragment)
     is answered 401 with `HX-Redirect`, so the whole page goes to the sign-in page instead of
@@ -34,7 +38,12 @@ def person_view(view):
                 return response
             return redirect_to_login(request.get_full_path(), resolve_url(settings.LOGIN_URL))
         request.caller = request.auth = caller_for_user(request.user)
-        return view(request, *args, **kwargs)
+        try:
+            return view(request, *args, **kwargs)
+        except NotFound as exc:
+            raise Http404(exc.message) from None
+        except Forbidden as exc:
+            raise PermissionDenied(exc.message) from None
 
     return wrapped
 

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.evaluations import RunProgress, run_progress
+from workbench.evaluations import RunProgress
 from workbench.models import EvalRun
 
 
@@ -56,9 +56,9 @@ class RunRow:
 
 
 def run_row(run: EvalRun) -> RunRow:
-    """A history row of a (settled) run."""
+    """A history row of a run as `runs_visible`/`run_visible` settled it."""
     return RunRow(run=run, cells=[metric_text(metric, run.summary.get(metric.key))
-                                  for metric in METRICS], progress=run_progress(run))
+                                  for metric in METRICS], progress=run.progress)
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,14 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, QuerySet
+from django.db.models import Count, F, Func, IntegerField, QuerySet
 from django.utils import timezone
 
 from answering.evaluation import Question, evaluate, questions_parse
 from core.config import RETRIEVAL_MODES, get_config
 from core.errors import Conflict, InvalidRequest, LocalRagError, NotFound
 from knowledge.access import Caller, Scope, caller_for_user
-from knowledge.jobs.queue import job_enqueue, job_get
+from knowledge.jobs.queue import JobRecord, job_enqueue, job_get
 from knowledge.jobs.worker import JobContext, JobPermanentError, LeaseLost, job_handler_register
 from retrieval.services import top_k_validate
 from workbench.models import EvalRun, QuestionSet
@@ -70,9 +70,13 @@ def question_set_import(*, caller: Caller, slug: str, name: str, text: str,
 
 
 def question_sets_visible(*, caller: Caller) -> QuerySet[QuestionSet]:
-    """The sets of the bases the caller may read, with their number of runs."""
+    """The sets of the bases the caller may read, with their numbers of questions and runs
+    (counted in the query: the questions themselves are not loaded)."""
     return (QuestionSet.objects.filter(knowledge_base_id__in=_readable(caller))
-            .select_related("knowledge_base").annotate(run_count=Count("runs"))
+            .select_related("knowledge_base").defer("questions")
+            .annotate(run_count=Count("runs"),
+                      question_count=Func(F("questions"), function="jsonb_array_length",
+                                          output_field=IntegerField()))
             .order_by("knowledge_base__slug", "name"))
 
 
@@ -111,8 +115,10 @@ def runs_visible(*, caller: Caller, set_id: int | None = None,
     runs = EvalRun.objects.filter(knowledge_base_id__in=_readable(caller))
     if set_id is not None:
         runs = runs.filter(question_set_id=set_id)
-    runs = list(runs.select_related("question_set", "created_by").order_by("-created_at", "-pk")
-                [:limit])
+    # Not the reports nor the sets' questions: the history reads the summaries only.
+    runs = list(runs.select_related("question_set", "created_by")
+                .defer("report", "question_set__questions")
+                .order_by("-created_at", "-pk")[:limit])
     for run in runs:
         run_settle(run)
     return runs
@@ -128,8 +134,10 @@ def run_visible(*, caller: Caller, run_id: int) -> EvalRun:
 
 
 def run_settle(run: EvalRun) -> None:
-    """Mark an unfinished run failed when its job ended without it: cancelled, or failed
-    where the handler could not say so (a worker killed on the last attempt)."""
+    """Read an unfinished run's job once: mark the run failed when the job ended without it
+    (cancelled, or failed where the handler could not say so: a worker killed on the last
+    attempt), and keep the job's progress as `run.progress` (None for a finished run)."""
+    run.progress = None
     if run.status not in (EvalRun.QUEUED, EvalRun.RUNNING) or run.job_id is None:
         return
     try:
@@ -137,20 +145,14 @@ def run_settle(run: EvalRun) -> None:
     except NotFound:
         job = None
     if job is not None and job.status not in JOB_ENDED:
+        run.progress = _progress(job)
         return
     error = (f"the job was {job.status}: {job.last_error or 'no reason recorded'}"
              if job is not None else "the job of this run no longer exists")
     _run_fail(run, error)
 
 
-def run_progress(run: EvalRun) -> RunProgress | None:
-    """The stage and progress of an unfinished run's job; None for a finished run."""
-    if run.status not in (EvalRun.QUEUED, EvalRun.RUNNING) or run.job_id is None:
-        return None
-    try:
-        job = job_get(run.job_id)
-    except NotFound:
-        return None
+def _progress(job: JobRecord) -> RunProgress:
     if job.status == "queued":
         waiting = "waiting to try again" if job.attempt else "waiting for a worker"
         return RunProgress(stage=waiting, fraction=0.0)

@@ -5,19 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import connection
-from django.test import Client
 
 from knowledge.models import Chunk, Document, Embedding, IngestRun
-
-
-@pytest.fixture
-def admin_client(db) -> Client:
-    user = get_user_model().objects.create_superuser(username="root", email="", password="pw")
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.mark.parametrize("model", ["document", "chunk", "embedding", "ingestrun"])

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.test import Client
 
 from core.config import get_config
 from knowledge.access import caller_for_secret, token_create
@@ -16,14 +15,6 @@ from knowledge.ingest import vault_ingest
 from knowledge.models import ApiToken, Chunk, Document, Grant, KnowledgeBase, KnowledgeBaseSource
 
 ADMIN = "/admin/knowledge"
-
-
-@pytest.fixture
-def admin_client(db) -> Client:
-    user = get_user_model().objects.create_superuser(username="root", email="", password="pw")
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

@@ -5,15 +5,13 @@ A set or run of a base the person may not read answers 404, exactly like a missi
 
 from __future__ import annotations
 
-from functools import wraps
-
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from core.config import get_config
-from core.errors import LocalRagError, NotFound
+from core.errors import LocalRagError
 from knowledge.bases_view import kb_list_visible
 from workbench.auth import person_view
 from workbench.evaluation_forms import QuestionSetImportForm, RunLaunchForm
@@ -35,29 +33,14 @@ from workbench.evaluations import (
 )
 
 
-def _not_found_is_404(view):
-    """A domain NotFound (missing, or hidden from this person) becomes the page's 404."""
-
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args, **kwargs):
-        try:
-            return view(request, *args, **kwargs)
-        except NotFound as exc:
-            raise Http404(exc.message) from None
-
-    return wrapped
-
-
 @require_GET
 @person_view
-@_not_found_is_404
 def panel(request: HttpRequest) -> HttpResponse:
     return _panel(request)
 
 
 @require_POST
 @person_view
-@_not_found_is_404
 def set_import(request: HttpRequest) -> HttpResponse:
     form = QuestionSetImportForm(request.POST, request.FILES,
                                  bases=kb_list_visible(caller=request.caller))
@@ -77,7 +60,6 @@ def set_import(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @person_view
-@_not_found_is_404
 def run_start(request: HttpRequest) -> HttpResponse:
     sets = list(question_sets_visible(caller=request.caller))
     form = RunLaunchForm(request.POST, sets=sets, configured_retrieval=get_config().rag_retrieval)
@@ -95,7 +77,6 @@ def run_start(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @person_view
-@_not_found_is_404
 def set_detail(request: HttpRequest, set_id: int) -> HttpResponse:
     question_set = question_set_visible(caller=request.caller, set_id=set_id)
     return render(request, "workbench/eval_set.html", {"question_set": question_set})
@@ -103,7 +84,6 @@ def set_detail(request: HttpRequest, set_id: int) -> HttpResponse:
 
 @require_GET
 @person_view
-@_not_found_is_404
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = run_visible(caller=request.caller, run_id=run_id)
     return render(request, "workbench/eval_run.html", {"row": run_row(run), "metrics": METRICS})
@@ -111,7 +91,6 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @require_GET
 @person_view
-@_not_found_is_404
 def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
     """The run page's status card (polled while the run is unfinished). Once the run has
     finished, htmx is told to reload the page, which then shows the scores."""
@@ -124,7 +103,6 @@ def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @require_GET
 @person_view
-@_not_found_is_404
 def run_history_row(request: HttpRequest, run_id: int) -> HttpResponse:
     """One row of the history table (polled while the run is unfinished)."""
     run = run_visible(caller=request.caller, run_id=run_id)
@@ -133,7 +111,6 @@ def run_history_row(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @require_GET
 @person_view
-@_not_found_is_404
 def compare(request: HttpRequest) -> HttpResponse:
     ids = [_id_param(value) for value in request.GET.getlist("run")]
     if len(ids) != 2 or None in ids or ids[0] == ids[1]:
@@ -158,7 +135,9 @@ def _panel(request: HttpRequest, *, import_form: QuestionSetImportForm | None = 
     chart_set = chosen or next((run.question_set for run in runs if run.status == "done"), None)
     charts = []
     if chart_set is not None:
-        history = list(reversed(runs_visible(caller=caller, set_id=chart_set.pk)))
+        # The history above is already this set's when the set was chosen.
+        history = list(reversed(runs if chart_set is chosen else
+                                runs_visible(caller=caller, set_id=chart_set.pk)))
         charts = [chart for chart in (
             chart_build(runs=history, metrics=RATIO_METRICS, title="Quality"),
             chart_build(runs=history, metrics=LATENCY_METRICS, title="Latency"))

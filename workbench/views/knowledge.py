@@ -5,10 +5,7 @@ reader's change is 403."""
 
 from __future__ import annotations
 
-from functools import wraps
-
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
@@ -21,21 +18,6 @@ from workbench.auth import person_view
 from workbench.knowledge_pages import Outcome
 
 
-def _refusals_as_http(view):
-    """NotFound → Django's 404 page, Forbidden → its 403 page."""
-
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args, **kwargs):
-        try:
-            return view(request, *args, **kwargs)
-        except NotFound as exc:
-            raise Http404(exc.message) from None
-        except Forbidden as exc:
-            raise PermissionDenied(exc.message) from None
-
-    return wrapped
-
-
 @require_GET
 @person_view
 def knowledge(request: HttpRequest) -> HttpResponse:
@@ -45,14 +27,12 @@ def knowledge(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @person_view
-@_refusals_as_http
 def knowledge_base(request: HttpRequest, slug: str) -> HttpResponse:
     return _base_page(request, slug, outcome=None)
 
 
 @require_POST
 @person_view
-@_refusals_as_http
 def knowledge_upload(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         outcome = knowledge_pages.kb_upload(caller=request.caller, slug=slug,
@@ -66,25 +46,15 @@ def knowledge_upload(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @person_view
-@_refusals_as_http
-def document_reindex(request: HttpRequest, document_id: int) -> HttpResponse:
+def document_change(request: HttpRequest, document_id: int, action: str) -> HttpResponse:
+    """Reindex or delete (`action`, from the route) one document."""
     slug, outcome = knowledge_pages.document_change(caller=request.caller,
-                                                    document_id=document_id, action="reindex")
-    return _base_page(request, slug, outcome=outcome)
-
-
-@require_POST
-@person_view
-@_refusals_as_http
-def document_delete(request: HttpRequest, document_id: int) -> HttpResponse:
-    slug, outcome = knowledge_pages.document_change(caller=request.caller,
-                                                    document_id=document_id, action="delete")
+                                                    document_id=document_id, action=action)
     return _base_page(request, slug, outcome=outcome)
 
 
 @require_GET
 @person_view
-@_refusals_as_http
 def job(request: HttpRequest, job_id: int) -> HttpResponse:
     view = knowledge_pages.job_view(caller=request.caller, job_id=job_id)
     # htmx polls for the fragment alone; a browser without JavaScript gets the whole page.
@@ -103,7 +73,9 @@ urlpatterns = [
     path("knowledge/", knowledge, name="knowledge"),
     path("knowledge/<slug:slug>/", knowledge_base, name="knowledge-base"),
     path("knowledge/<slug:slug>/upload/", knowledge_upload, name="knowledge-upload"),
-    path("documents/<int:document_id>/reindex/", document_reindex, name="document-reindex"),
-    path("documents/<int:document_id>/delete/", document_delete, name="document-delete"),
+    path("documents/<int:document_id>/reindex/", document_change, {"action": "reindex"},
+         name="document-reindex"),
+    path("documents/<int:document_id>/delete/", document_change, {"action": "delete"},
+         name="document-delete"),
     path("jobs/<int:job_id>/", job, name="job"),
 ]

@@ -3,12 +3,11 @@ the page it comes from. A chunk or page the person may not read is answered like
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from core.errors import NotFound
 from workbench.auth import person_view
 from workbench.sources import page_image_png, source_get
 
@@ -16,21 +15,14 @@ from workbench.sources import page_image_png, source_get
 @require_GET
 @person_view
 def source(request: HttpRequest, chunk_id: int) -> HttpResponse:
-    try:
-        view = source_get(caller=request.caller, chunk_id=chunk_id,
-                          page=request.GET.get("page"))
-    except NotFound as exc:
-        raise Http404(exc.message) from None
+    view = source_get(caller=request.caller, chunk_id=chunk_id, page=request.GET.get("page"))
     return render(request, "workbench/source.html", {"source": view})
 
 
 @require_GET
 @person_view
 def page_image(request: HttpRequest, document_id: int, page: int) -> HttpResponse:
-    try:
-        png = page_image_png(caller=request.caller, document_id=document_id, page=page)
-    except NotFound as exc:
-        raise Http404(exc.message) from None
+    png = page_image_png(caller=request.caller, document_id=document_id, page=page)
     response = HttpResponse(png, content_type="image/png")
     # Only this person's browser may keep it: another person may not read the document.
     response["Cache-Control"] = "private, max-age=300"

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import uuid
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from core.errors import NotFound
 from workbench.auth import admin_view
 from workbench.traces_pages import trace_detail, traces_page
 
@@ -25,10 +24,7 @@ def traces_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 @admin_view
 def trace_view(request: HttpRequest, trace_id: uuid.UUID) -> HttpResponse:
-    try:
-        detail = trace_detail(caller=request.caller, trace_id=trace_id)
-    except NotFound as exc:
-        raise Http404(exc.message) from None
+    detail = trace_detail(caller=request.caller, trace_id=trace_id)
     return render(request, "workbench/traces_detail.html", {"detail": detail})
 
 

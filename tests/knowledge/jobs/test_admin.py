@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
 from django.contrib import admin
-from django.contrib.auth import get_user_model
-from django.test import Client
 
 from knowledge.jobs.queue import job_claim, job_enqueue, job_fail, job_heartbeat
 from knowledge.models import BackgroundJob
-
-
-@pytest.fixture
-def admin_client(db) -> Client:
-    user = get_user_model().objects.create_superuser(username="root", email="", password="pw")
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_background_jobs_are_registered_in_the_admin():
