@@ -259,6 +259,14 @@ def config_load(
     return _validate(raw, sources, project_root=project_root, env_file=env_file)
 
 
+def config_with(config: Config, **variables: str) -> Config:
+    """`config` with some variables (by name, e.g. RAG_CANDIDATES="30") set otherwise, checked
+    by the same validation as at start-up; reads no file. ConfigError names the one at fault."""
+    return _validate({**config.raw, **variables},
+                     {**config.sources, **{name: "override" for name in variables}},
+                     project_root=config.project_root, env_file=config.env_file)
+
+
 def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Path | None,
               env_file: Path | None) -> Config:
     providers = embedding_providers()

@@ -75,10 +75,13 @@ def kb_source_add(*, slug: str, path: str | Path, kind: str = "vault") -> str:
     """Register a folder as a source of the base; returns its canonical path. A folder that
     is already a source of this base is fine; of another base, a conflict."""
     canonical = str(vault_resolve(path)) if kind == "vault" else str(path)
-    base = kb_get(slug)
-    with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
-        _source_insert(cursor, knowledge_base_id=base.id, kind=kind, path=canonical)
+    _source_add(knowledge_base_id=kb_get(slug).id, kind=kind, path=canonical)
     return canonical
+
+
+def _source_add(*, knowledge_base_id: int, kind: str, path: str) -> None:
+    with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
+        _source_insert(cursor, knowledge_base_id=knowledge_base_id, kind=kind, path=path)
 
 
 def _source_insert(cursor, *, knowledge_base_id: int, kind: str, path: str) -> None:
@@ -144,13 +147,12 @@ def source_base(*, path: str) -> int:
         return cursor.fetchone()[0]
 
 
-def uploads_folder(*, config: Config, slug: str) -> Path:
+def uploads_folder(*, config: Config, base: KnowledgeBaseInfo) -> Path:
     """A base's upload area: created on first use (mode 700) and registered as its source."""
-    base = kb_get(slug)
     root = (config.project_root or Path.cwd()) / UPLOADS_FOLDER
     folder = root / f"kb-{base.id}"
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     canonical = str(folder.resolve())
     if not any(source.path == canonical for source in base.sources):
-        kb_source_add(slug=slug, path=canonical, kind="uploads")
+        _source_add(knowledge_base_id=base.id, kind="uploads", path=canonical)
     return folder.resolve()

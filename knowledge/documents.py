@@ -69,7 +69,7 @@ def document_upload(*, caller: Caller, slug: str, filename: str, chunks: Iterabl
             f"{name or 'the file'}: only .md, .pdf, .docx and .txt files can be uploaded",
             details={"filename": name})
     limit = upload_limit(name, config=config)
-    folder = uploads_folder(config=config, slug=slug)
+    folder = uploads_folder(config=config, base=base)
     partial = folder / f".upload-{uuid.uuid4().hex}"
     digest = hashlib.sha256()
     size = 0

@@ -14,7 +14,7 @@ from answering.services import AskEventStream
 from core.errors import LocalRagError
 from knowledge.models import Chunk
 from workbench.models import Feedback
-from workbench.rendering import answer_html
+from workbench.rendering import answer_html, excerpt
 from workbench.sources import document_title
 
 EXCERPT_CHARS = 320
@@ -53,13 +53,12 @@ def source_cards(stream: AskEventStream) -> list[dict[str, Any]]:
     cards = []
     for number, (citation, chunk_id) in enumerate(zip(plan.citations, plan.chunk_ids), 1):
         row = rows.get(chunk_id)
-        content = " ".join(row["content"].split()) if row else ""
         title = (document_title({name.removeprefix("document__"): value
                                  for name, value in row.items()})
                  if row else citation["source"])
         cards.append({**citation, "number": number, "chunk_id": chunk_id, "title": title,
-                      "excerpt": content[:EXCERPT_CHARS]
-                      + ("…" if len(content) > EXCERPT_CHARS else "")})
+                      "excerpt": excerpt(row["content"] if row else "",
+                                         limit=EXCERPT_CHARS)})
     return cards
 
 

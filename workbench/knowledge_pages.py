@@ -13,7 +13,7 @@ from django.core.paginator import Page, Paginator
 from core.config import Config
 from core.errors import Conflict, InvalidRequest, NotFound
 from knowledge.access import Caller
-from knowledge.bases_view import kb_list_visible
+from knowledge.bases_view import kb_entry
 from knowledge.documents import (
     JOB_DELETE,
     JOB_INGEST,
@@ -60,7 +60,7 @@ class Outcome:
 
 @dataclass(frozen=True)
 class BasePage:
-    base: dict[str, Any]  # kb_list_visible's entry: slug, name, description, counts, role
+    base: dict[str, Any]  # kb_entry: slug, name, description, counts, role
     documents: Page  # rows of _DOCUMENT_FIELDS (less vault_path) with `uploaded` and `error`
     maintainer: bool
     upload_max_mb: float
@@ -71,7 +71,7 @@ def kb_page(*, caller: Caller, slug: str, page: str | int | None,
     """A base the caller may read and one page of its documents, newest change first;
     NotFound alike for a missing base and a hidden one."""
     base = kb_get_visible(caller, slug)
-    entry = next(item for item in kb_list_visible(caller=caller) if item["slug"] == slug)
+    entry = kb_entry(base, caller=caller)
     # Only uploads can be deleted here: a vault document leaves with its file.
     uploads = {source.path for source in base.sources if source.kind == "uploads"}
     query = (Document.objects.filter(knowledge_base_id=base.id)

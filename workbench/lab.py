@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from django import forms
@@ -19,13 +18,14 @@ from core.config import (
     TOP_K_RANGE,
     Config,
     ConfigError,
-    config_load,
+    config_with,
 )
 from core.errors import InvalidRequest
 from knowledge.access import Caller
 from retrieval.rerank import RERANKERS, reranker_status
 from retrieval.services import search
 from retrieval.types import SearchHit
+from workbench.rendering import excerpt
 
 EXCERPT_CHARS = 200
 # The form's fields for the settings whose ranges and names the configuration decides.
@@ -111,17 +111,15 @@ def lab_config(*, config: Config, candidates: int, rerank: str) -> Config:
     """`config` with this run's candidates and reranker, checked by the configuration's own
     validation (the bounds of RAG_CANDIDATES, the names of RAG_RERANK) and the reranker's
     status; raises InvalidRequest naming the field at fault."""
-    env_file = config.env_file if config.env_file and config.env_file.is_file() else None
     try:
-        checked = config_load(
-            environ={**config.raw, "RAG_CANDIDATES": str(candidates), "RAG_RERANK": rerank},
-            start_dir=config.project_root or Path.cwd(), env_file=env_file)
+        checked = config_with(config, RAG_CANDIDATES=str(candidates), RAG_RERANK=rerank)
     except ConfigError as exc:
         name = _FIELD_OF_VARIABLE.get(exc.variable, exc.variable)
         raise InvalidRequest(f"{name} is not valid: {exc.message}",
                              details={"field": name}) from None
-    if rerank not in lab_rerankers(config=config):
-        status = reranker_status(config=dataclasses.replace(config, rag_rerank=rerank))
+    # The name is valid by now: only whether it can run here is left to check.
+    status = reranker_status(config=dataclasses.replace(config, rag_rerank=rerank))
+    if status != "ok":
         raise InvalidRequest(f"the rerank provider {rerank} cannot run with this "
                              f"configuration ({status})", details={"field": "rerank"})
     return dataclasses.replace(config, rag_candidates=checked.rag_candidates,
@@ -180,11 +178,10 @@ def _columns(explain: dict[str, Any], pairs: list[tuple[SearchHit, dict[str, Any
 
 
 def _entry(hit: SearchHit, *, rank: int, score: float | None, extra: str) -> LabEntry:
-    content = " ".join(hit.content.split())
-    excerpt = content[:EXCERPT_CHARS] + ("…" if len(content) > EXCERPT_CHARS else "")
     return LabEntry(rank=rank, score=score, chunk_id=hit.chunk_id, source=hit.source,
                     heading_path=list(hit.heading_path), page_start=hit.page_start,
-                    page_end=hit.page_end, knowledge_base=hit.knowledge_base, excerpt=excerpt,
+                    page_end=hit.page_end, knowledge_base=hit.knowledge_base,
+                    excerpt=excerpt(hit.content, limit=EXCERPT_CHARS),
                     extra=extra)
 
 

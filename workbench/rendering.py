@@ -49,3 +49,9 @@ def answer_html(text: str, *, citation_count: int) -> SafeString:
         return f'<a class="cite" href="#source-{number}">[{number}]</a>'
 
     return mark_safe(_CITATION_MARK.sub(link, html))
+
+
+def excerpt(text: str, *, limit: int) -> str:
+    """`text` on one line (whitespace runs as one space), cut at `limit` characters with "…"."""
+    flat = " ".join((text or "").split())
+    return flat[:limit] + ("…" if len(flat) > limit else "")

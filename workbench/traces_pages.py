@@ -74,8 +74,10 @@ def traces_page(*, caller: Caller, filters: Mapping[str, str], page: str | None)
     """The most recent visible traces, PAGE_SIZE a page, narrowed by operation, channel and
     status."""
     visible = traces_visible(caller=caller)
-    values = {name: sorted(visible.order_by().values_list(name, flat=True).distinct())
-              for name in FILTERS}
+    # The values each filter offers, from one pass over the visible traces.
+    combinations = set(visible.order_by().values_list(*FILTERS).distinct())
+    values = {name: sorted({row[index] for row in combinations})
+              for index, name in enumerate(FILTERS)}
     chosen = {name: (filters.get(name) or "").strip() for name in FILTERS}
     traces = visible.defer("question", "answer", "citations", "parameters")
     for name, value in chosen.items():

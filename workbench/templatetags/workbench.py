@@ -7,19 +7,17 @@ from typing import Any
 
 from django import template
 
+from core.output import page_span_label
+
 register = template.Library()
 
 
 @register.filter
 def page_span(item: Any) -> str:
-    """"p. 3" / "pp. 3–4" from a dict or object with page_start/page_end; "" without pages."""
-    start = _field(item, "page_start")
-    end = _field(item, "page_end")
-    if start is None:
-        return ""
-    if end is None or end == start:
-        return f"p. {start}"
-    return f"pp. {start}–{end}"
+    """The label the CLI and the LLM context use ("p. 3", "p. 3–4") of a dict or object with
+    page_start/page_end; "" without pages."""
+    return page_span_label(page_start=_field(item, "page_start"),
+                           page_end=_field(item, "page_end"))
 
 
 @register.filter
