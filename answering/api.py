@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-
-from django.http import StreamingHttpResponse
 from ninja import Router
 
 from answering.schemas import AskRequest, AskResponse
-from answering.services import AskEventStream, ask, ask_stream_open
+from answering.services import ask, ask_stream_open
+from answering.sse import SSEFrames, sse_response
 from core.config import get_config
 from core.schemas import ErrorBody
 
@@ -33,23 +30,4 @@ def ask_stream_view(request, payload: AskRequest):
     events = ask_stream_open(question=payload.question, top_k=payload.top_k,
                              fallback=payload.fallback, config=get_config(),
                              scope=request.auth.scope(slugs=payload.knowledge_bases))
-    response = StreamingHttpResponse(SSEFrames(events),
-                                     content_type="text/event-stream; charset=utf-8")
-    response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"
-    return response
-
-
-class SSEFrames:
-    """The events as SSE frames. Django calls `close()` when the response ends (done, or the
-    client went away), which closes the events and releases their LLM slot."""
-
-    def __init__(self, events: AskEventStream) -> None:
-        self._events = events
-
-    def __iter__(self) -> Iterator[str]:
-        for name, data in self._events:
-            yield f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
-
-    def close(self) -> None:
-        self._events.close()
+    return sse_response(SSEFrames(events, closes=events))

@@ -27,14 +27,14 @@ from pydantic import Field, ValidationError
 from answering.schemas import AskRequest, AskResponse
 from answering.services import ask
 from core.config import Config, get_config
-from core.errors import InvalidRequest, LocalRagError, Unauthorized, error_body
+from core.errors import LocalRagError, Unauthorized, error_body, invalid_request_of
 from core.output import body_json
 from knowledge.access import OPERATOR, Caller, caller_for_secret
 from knowledge.bases_view import kb_list_visible
 from knowledge.chunks_view import chunk_get
 from knowledge.documents import document_get
 from knowledge.schemas import DocumentOut, KnowledgeBaseOut
-from knowledge.traces import trace_begin, trace_finish
+from knowledge.traces import traced
 from retrieval.schemas import SearchRequest, SearchResponse
 from retrieval.services import search, search_body
 
@@ -101,15 +101,14 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
             request = _request(SearchRequest, query=query, top_k=top_k,
                                knowledge_bases=knowledge_bases, explain=explain)
             current = caller()
-
-            def run() -> dict[str, Any]:
+            # Under a trace of channel `mcp`: its id is in the body.
+            with traced(operation="search", channel="mcp", caller=current):
                 outcome = search(query=request.query, top_k=request.top_k, config=get_config(),
                                  scope=current.scope(slugs=request.knowledge_bases),
                                  explain=request.explain)
                 # exclude_unset, as the endpoint: `explain` only when it was asked for.
                 return SearchResponse.model_validate(search_body(outcome)).model_dump(
                     exclude_unset=True)
-            return _traced("search", current, run)
         return _tool_result(body)
 
     @server.tool(name="ask", annotations=READ_ONLY)
@@ -122,13 +121,11 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
             request = _request(AskRequest, question=question, top_k=top_k,
                                knowledge_bases=knowledge_bases, fallback=fallback)
             current = caller()
-
-            def run() -> dict[str, Any]:
+            with traced(operation="ask", channel="mcp", caller=current):
                 answer = ask(question=request.question, top_k=request.top_k,
                              fallback=request.fallback, config=get_config(),
                              scope=current.scope(slugs=request.knowledge_bases))
                 return AskResponse.model_validate(answer).model_dump()
-            return _traced("ask", current, run)
         return _tool_result(body)
 
     @server.tool(name="list_knowledge_bases", annotations=READ_ONLY)
@@ -155,29 +152,15 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
     return server
 
 
-def _traced(operation: str, caller: Caller, run: Callable[[], dict[str, Any]]
-            ) -> dict[str, Any]:
-    """Run a search or an answer under a trace of channel `mcp` (its id is in the body)."""
-    trace = trace_begin(operation=operation, channel="mcp", caller=caller)
-    try:
-        body = run()
-    except BaseException as exc:
-        trace_finish(trace, error=exc)
-        raise
-    trace_finish(trace)
-    return body
-
-
 def _request(schema: type[Schema], **values: Any) -> Any:
     """The arguments checked by the endpoint's request schema, so that a tool accepts exactly
     what the API accepts; a refusal is the API's invalid_request body."""
     try:
         return schema.model_validate(values)
     except ValidationError as exc:
-        problems = [{"field": ".".join(str(part) for part in error["loc"]) or "body",
-                     "msg": error["msg"], "type": error["type"]} for error in exc.errors()]
-        summary = "; ".join(f"{p['field']}: {p['msg']}" for p in problems)
-        raise InvalidRequest(f"invalid request: {summary}", details={"errors": problems}) from None
+        raise invalid_request_of(
+            exc.errors(), field_name=lambda loc: ".".join(str(part) for part in loc) or "body"
+        ) from None
 
 
 def _tool_result(body: Callable[[], Any]) -> CallToolResult:

@@ -35,7 +35,7 @@ from core.db import connection_released
 from core.errors import LocalRagError, error_body
 from core.tokens import tokens_count
 from knowledge.access import Scope
-from knowledge.traces import trace_current
+from knowledge.traces import trace_current, trace_fail
 from retrieval.services import search
 
 logger = logging.getLogger("localrag.answering")
@@ -121,12 +121,6 @@ def _trace_answer(answer: str, *, started: float | None = None, first: float | N
             trace.stage("llm_first_token", (first - started) * 1000)
 
 
-def _trace_failed(code: str) -> None:
-    """A stream that failed after its 200 was sent: its trace says so."""
-    trace = trace_current()
-    if trace is not None:
-        trace.status, trace.error_code = "error", code
-
 
 def ask(*, question: str, top_k: int | None, fallback: bool, config: Config,
         scope: Scope) -> dict[str, Any]:
@@ -184,12 +178,12 @@ def ask_events(plan: AskPlan) -> Iterator[tuple[str, dict[str, Any]]]:
             if tail:
                 yield "delta", {"text": tail}
         except LocalRagError as exc:
-            _trace_failed(exc.code)
+            trace_fail(exc.code)  # its 200 is sent: the trace says so
             yield "error", exc.as_body()
             return
         except Exception:
             logger.exception("streaming generation failed")
-            _trace_failed("internal_error")
+            trace_fail("internal_error")
             yield "error", error_body("internal_error", "generation failed; see the server log")
             return
         _trace_answer("".join(generated), started=started, first=first, client=plan.client)

@@ -8,6 +8,7 @@ management commands' base class read the table — nowhere else decides a status
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 # CLI exit codes shared by every command.
@@ -108,6 +109,17 @@ def error_body(code: str, message: str, details: dict[str, Any] | None = None) -
 
 class InvalidRequest(LocalRagError):
     code = "invalid_request"
+
+
+def invalid_request_of(errors: list[dict], *,
+                       field_name: Callable[[tuple], str]) -> InvalidRequest:
+    """The one invalid_request of a request schema's validation errors (pydantic's dicts with
+    `loc`, `msg`, `type`): every problem in details["errors"], summed up in the message."""
+    problems = [{"field": field_name(tuple(error.get("loc", ()))),
+                 "msg": error.get("msg", "invalid"), "type": error.get("type", "invalid")}
+                for error in errors]
+    summary = "; ".join(f"{p['field']}: {p['msg']}" for p in problems)
+    return InvalidRequest(f"invalid request: {summary}", details={"errors": problems})
 
 
 class NotFound(LocalRagError):

@@ -10,12 +10,14 @@ services work the same without one. The entry point finishes it, which writes th
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import logging
 import random
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +87,28 @@ def trace_begin(*, operation: str, channel: str, caller: Any = None) -> Trace:
 
 def trace_current() -> Trace | None:
     return _current.get()
+
+
+@contextlib.contextmanager
+def traced(*, operation: str, channel: str, caller: Any = None) -> Iterator[Trace]:
+    """A call of a command or an MCP tool under its own trace, recorded when the block ends
+    (as an error when it raises)."""
+    trace = trace_begin(operation=operation, channel=channel, caller=caller)
+    try:
+        yield trace
+    except BaseException as exc:
+        trace_finish(trace, error=exc)
+        raise
+    trace_finish(trace)
+
+
+def trace_fail(code: str) -> Trace | None:
+    """Mark the current trace (if any) as failed with error `code`, for a failure that is
+    answered rather than raised (a stream's error event, an error page); returns it."""
+    trace = trace_current()
+    if trace is not None:
+        trace.status, trace.error_code = "error", code
+    return trace
 
 
 def trace_attach(trace: Trace) -> None:

@@ -11,7 +11,7 @@ from ninja.errors import ValidationError as NinjaValidationError
 from ninja.renderers import JSONRenderer
 
 from answering.api import router as answering_router
-from core.errors import LocalRagError, error_body
+from core.errors import LocalRagError, error_body, invalid_request_of
 from knowledge.api import router as knowledge_router
 from knowledge.auth import caller_auth
 from knowledge.documents_api import router as documents_router
@@ -52,15 +52,8 @@ def on_domain_error(request, exc: LocalRagError):
 
 @api.exception_handler(NinjaValidationError)
 def on_validation_error(request, exc: NinjaValidationError):
-    problems = [
-        {"field": _field_name(error.get("loc", ())), "msg": error.get("msg", "invalid"),
-         "type": error.get("type", "invalid")}
-        for error in exc.errors
-    ]
-    summary = "; ".join(f"{p['field']}: {p['msg']}" for p in problems)
-    return api.create_response(
-        request, error_body("invalid_request", f"invalid request: {summary}", {"errors": problems}),
-        status=422)
+    refusal = invalid_request_of(exc.errors, field_name=_field_name)
+    return api.create_response(request, refusal.as_body(), status=refusal.http_status)
 
 
 def _field_name(loc) -> str:

@@ -72,7 +72,6 @@ class _TracedStream:
         try:
             return next(self._content)
         except StopIteration:
-            trace_detach(self._trace)
             self.close()
             raise
         finally:

@@ -47,6 +47,7 @@ def test_screenshots_of_every_page(live_server, account, clean_tables):
     for top_k, retrieval in ((5, "vector"), (5, "hybrid")):
         run_launch(caller=caller, set_id=question_set.pk, top_k=top_k, retrieval=retrieval)
     Worker(poll_seconds=0.1).run(until_idle=True)
+    assert set(question_set.runs.values_list("status", flat=True)) == {"done"}
     pdf_chunk = (Chunk.objects.filter(document__format="pdf", page_start__isnull=False,
                                       knowledge_base__slug="geo")
                  .order_by("document_id", "chunk_index")[2])
@@ -56,6 +57,9 @@ def test_screenshots_of_every_page(live_server, account, clean_tables):
         driver.base_url = live_server.url
         try:
             def shot(name: str) -> None:
+                # A screenshot of an error page would document nothing.
+                heading = driver.find_element(*css("main h1")).text
+                assert "Not Found" not in heading and "Server Error" not in heading, heading
                 _save(driver, folder / f"{name}-{label}.png", size=size)
 
             driver.get(f"{live_server.url}/workbench/login/")

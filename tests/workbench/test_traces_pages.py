@@ -61,7 +61,7 @@ def test_a_superuser_sees_every_trace_with_its_columns(person, bases):
     row = html[html.index(f'data-trace-id="{both}"'):]
     row = row[:row.index("</tr>")]
     assert "alpha, beta" in row and "user ana" in row and ">rag<" in row
-    assert "120" in row and "(provider)" in row
+    assert '<td class="num">120 <span class="muted">(provider)</span></td>' in row
     assert f'href="/workbench/traces/{both}/"' in row
     assert "<code>invalid_request</code>" in html
 

@@ -3,20 +3,20 @@ its source cards. Without JavaScript the form posts and the whole answer comes b
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from contextlib import closing
 
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_http_methods, require_POST
 
 from answering.services import AskEventStream, ask_stream_open
+from answering.sse import SSE_CONTENT_TYPE, SSEFrames, sse_frame, sse_response
 from core.config import get_config
 from core.errors import LocalRagError, http_status_of
 from knowledge.bases_view import kb_list_visible
-from knowledge.traces import trace_current
+from knowledge.traces import trace_fail
 from workbench.answers import AnswerView, answer_error, answer_events, answer_fragment
 from workbench.auth import person_view
 from workbench.feedback import feedback_record
@@ -65,11 +65,7 @@ def ask_stream(request: HttpRequest) -> HttpResponse:
         view = _failed(exc)
         return _events_response([("result", {"html": answer_fragment(view), "look": "error"})],
                                 status=exc.http_status)
-    response = StreamingHttpResponse(_Frames(stream), content_type="text/event-stream; "
-                                                                   "charset=utf-8")
-    response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"
-    return response
+    return sse_response(SSEFrames(answer_events(stream, AnswerView()), closes=stream))
 
 
 @require_POST
@@ -96,36 +92,15 @@ def _open(request: HttpRequest, form: AskForm) -> AskEventStream:
 
 
 def _failed(exc: LocalRagError) -> AnswerView:
-    trace = trace_current()
-    if trace is not None:
-        trace.status, trace.error_code = "error", exc.code
+    trace = trace_fail(exc.code)
     return answer_error(exc, trace_id=trace.id if trace is not None else None)
 
 
-def _frame(name: str, data: dict) -> str:
-    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
-
-
 def _events_response(events: Iterable[tuple[str, dict]], *, status: int) -> HttpResponse:
-    response = HttpResponse("".join(_frame(name, data) for name, data in events),
-                            content_type="text/event-stream; charset=utf-8", status=status)
+    response = HttpResponse("".join(sse_frame(name, data) for name, data in events),
+                            content_type=SSE_CONTENT_TYPE, status=status)
     response["Cache-Control"] = "no-cache"
     return response
-
-
-class _Frames:
-    """The page's events as SSE frames; closing it (the client went away) closes the answer's
-    stream and releases its LLM slot."""
-
-    def __init__(self, stream: AskEventStream) -> None:
-        self._stream = stream
-
-    def __iter__(self) -> Iterator[str]:
-        for name, data in answer_events(self._stream, AnswerView()):
-            yield _frame(name, data)
-
-    def close(self) -> None:
-        self._stream.close()
 
 
 urlpatterns = [

@@ -7,7 +7,7 @@ from core.commands import RagCommand
 from core.config import get_config
 from core.output import body_json, citation_line
 from knowledge.access import OPERATOR
-from knowledge.traces import trace_begin, trace_finish
+from knowledge.traces import traced
 
 
 class Command(RagCommand):
@@ -24,14 +24,9 @@ class Command(RagCommand):
                             help="only these knowledge bases (repeatable; default: all)")
 
     def handle(self, *args, question: str, top_k: int | None, fallback: bool, **options) -> None:
-        trace = trace_begin(operation="ask", channel="cli", caller=OPERATOR)
-        try:
+        with traced(operation="ask", channel="cli", caller=OPERATOR):
             body = ask(question=question, top_k=top_k, fallback=fallback, config=get_config(),
                        scope=OPERATOR.scope(slugs=options["kb"]))
-        except BaseException as exc:
-            trace_finish(trace, error=exc)
-            raise
-        trace_finish(trace)
         if options["json"]:
             self.stdout.write(body_json(body))
             return

@@ -6,7 +6,7 @@ from core.commands import RagCommand
 from core.config import get_config
 from core.output import body_json, citation_line
 from knowledge.access import OPERATOR
-from knowledge.traces import trace_begin, trace_finish
+from knowledge.traces import traced
 from retrieval.schemas import SearchResponse
 from retrieval.services import search, search_body
 
@@ -24,16 +24,11 @@ class Command(RagCommand):
                             help="only these knowledge bases (repeatable; default: all)")
 
     def handle(self, *args, query: str, top_k: int | None, **options) -> None:
-        trace = trace_begin(operation="search", channel="cli", caller=OPERATOR)
-        try:
+        with traced(operation="search", channel="cli", caller=OPERATOR):
             outcome = search(query=query, top_k=top_k, config=get_config(),
                              scope=OPERATOR.scope(slugs=options["kb"]),
                              explain=options["explain"])
             body = search_body(outcome)
-        except BaseException as exc:
-            trace_finish(trace, error=exc)
-            raise
-        trace_finish(trace)
         body = SearchResponse.model_validate(body).model_dump(exclude_unset=True)
         if options["json"]:
             self.stdout.write(body_json(body))
