@@ -113,7 +113,8 @@ def ocr_seconds_per_page(data: bytes | None) -> dict | None:
     pages = len(extracted.ocr_confidence)
     return {"measurement": "ocr", "pages": pages, "model_load_seconds": round(load, 3),
             "seconds_per_page": round(elapsed / max(1, pages), 3),
-            "mean_confidence": round(sum(extracted.ocr_confidence.values()) / max(1, pages), 4)}
+            "mean_confidence": (ocr.confidence_mean(extracted.ocr_confidence.values())
+                                if pages else 0.0)}
 
 
 def main() -> None:
@@ -123,9 +124,6 @@ def main() -> None:
     parser.add_argument("--big-pages", type=int, default=1000)
     args = parser.parse_args()
     django_setup()
-    import sys
-
-    sys.path.insert(0, str(ROOT))
     for pages in (100, args.big_pages):
         print(json.dumps(parse(digital_pdf(pages), pages)), flush=True)
     sample = ROOT / "samples" / "geo-kb"

@@ -14,12 +14,10 @@ import argparse
 import json
 import os
 import shutil
-import tempfile
 import time
 import uuid
-from pathlib import Path
 
-from _setup import ROOT, django_setup, server_start
+from _setup import django_setup, server_start
 
 PAGES = 20
 
@@ -29,17 +27,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     django_setup()
-    import sys
-
     import httpx
 
-    sys.path.insert(0, str(ROOT))
     from bench.documents import digital_pdf
     from knowledge.bases import kb_create
 
     slug = f"bench-{uuid.uuid4().hex[:8]}"
     kb_create(slug=slug, name="upload benchmark")
-    data_root = Path(tempfile.mkdtemp(prefix="local-rag-bench-upload-"))
     process, url = server_start(env={**os.environ})
     try:
         with httpx.Client(base_url=url, timeout=60) as client:
@@ -71,7 +65,6 @@ def main() -> None:
         process.terminate()
         process.wait(timeout=30)
         _remove(slug)
-        shutil.rmtree(data_root, ignore_errors=True)
 
 
 def _remove(slug: str) -> None:

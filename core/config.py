@@ -205,6 +205,11 @@ class Config:
             return "explicit"
         return f"{self.embedding_provider} default"
 
+    @property
+    def rag_document_max_bytes(self) -> int:
+        """RAG_DOCUMENT_MAX_MB in bytes: the largest document (other than a note) read."""
+        return int(self.rag_document_max_mb * 1024 * 1024)
+
     def display_items(self) -> list[tuple[str, str, str]]:
         """(name, shown value, source) for every key; secrets and DB passwords masked."""
         items = []

@@ -28,6 +28,7 @@ from core.db import db_errors_translated
 from core.errors import Forbidden, NotFound
 from knowledge import sql
 from knowledge.bases import kb_ids_all
+from knowledge.models import Grant
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractUser
@@ -76,11 +77,14 @@ class Caller:
         return knowledge_base_id is not None and (
             self.everything or knowledge_base_id in self.readable)
 
+    def may_maintain(self, knowledge_base_id: int) -> bool:
+        return self.everything or knowledge_base_id in self.writable
+
     def maintain_check(self, knowledge_base_id: int, *, what: str) -> None:
         """Raise NotFound for a base the caller cannot see, Forbidden for one it only reads."""
         if not self.may_read(knowledge_base_id):
             raise NotFound(f"{what} not found")
-        if not (self.everything or knowledge_base_id in self.writable):
+        if not self.may_maintain(knowledge_base_id):
             raise Forbidden(f"this caller may read but not change {what}: it needs the "
                             "maintainer role on its knowledge base (and a token that is not "
                             "read-only)")
@@ -140,7 +144,7 @@ def _grants(cursor, user_id: int) -> tuple[set[int], set[int]]:
     cursor.execute(sql.USER_GRANTS, [user_id])
     grants = cursor.fetchall()
     return ({base for base, _ in grants},
-            {base for base, role in grants if role == "maintainer"})
+            {base for base, role in grants if role == Grant.MAINTAINER})
 
 
 def access_control_on(*, config: Config) -> bool:
@@ -200,6 +204,13 @@ def token_revoke(*, token_id: int) -> None:
         cursor.execute(sql.TOKEN_REVOKE, [token_id])
         if cursor.fetchone() is None:
             raise NotFound(f"no active token with id {token_id}", details={"id": token_id})
+
+
+def tokens_revoke(*, token_ids: Iterable[int]) -> int:
+    """Revoke many tokens in one statement; returns how many were active until now."""
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.TOKENS_REVOKE, [list(token_ids)])
+        return len(cursor.fetchall())
 
 
 def _ids_by_slug(slugs: list[str]) -> dict[str, int]:

@@ -8,20 +8,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 import knowledge.jobs.admin  # noqa: F401 — registers the background jobs' admin
+from knowledge.admin_base import ReadOnlyAdminMixin
 from knowledge.models import Chunk, Document, Embedding, IngestRun, Trace
-
-
-class ReadOnlyAdminMixin:
-    """The index is written by `rag ingest` only; the admin looks, it never edits."""
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 def _link(model_name: str, pk: int, label: str) -> str:

@@ -18,10 +18,12 @@ from django.db.models.functions import Coalesce
 from django.http import HttpRequest
 
 from core.errors import LocalRagError
-from knowledge.access import token_revoke
-from knowledge.bases import DEFAULT_SLUG, slug_check
+from knowledge.access import tokens_revoke
+from knowledge.admin_base import ReadOnlyAdminMixin
+from knowledge.bases import DEFAULT_SLUG, kb_source_documents_move, slug_check
 from knowledge.models import ApiToken, Chunk, Document, Grant, KnowledgeBase, KnowledgeBaseSource
 from knowledge.vault import vault_resolve
+from knowledge.vault_index import vault_overlap_check
 
 NO_HASH_FIELDS = ("prefix", "name", "user", "read_only", "knowledge_bases", "created_at",
                   "last_used_at", "revoked_at")
@@ -36,15 +38,6 @@ def _count(queryset: QuerySet, by: str) -> Coalesce:
 
 def _documents_from(path: str) -> int:
     return Document.objects.filter(vault_path=path).count()
-
-
-def _documents_follow(source: KnowledgeBaseSource) -> None:
-    """A folder's documents belong to the base of its source: after a source is added or moved
-    to another base they go along (their chunks follow by the schema's trigger, in this
-    transaction), so retrieval's filter on chunks.knowledge_base_id stays true."""
-    Document.objects.filter(vault_path=source.path).exclude(
-        knowledge_base_id=source.knowledge_base_id).update(
-        knowledge_base_id=source.knowledge_base_id)
 
 
 def _still_indexed(path: str, count: int) -> str:
@@ -79,6 +72,9 @@ class SourceForm(forms.ModelForm):
             return path  # unchanged: kept as indexed, even if the folder is gone from disk now
         try:
             path = str(vault_resolve(path))
+            # As `rag kb add-source`: a folder inside or around another source would put the
+            # same files in two bases.
+            vault_overlap_check(vault_path=path)
         except LocalRagError as exc:
             raise ValidationError(exc.message) from None
         owner = (KnowledgeBaseSource.objects.select_related("knowledge_base")
@@ -157,8 +153,10 @@ class KnowledgeBaseAdmin(admin.ModelAdmin):
     def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
         super().save_formset(request, form, formset, change)
         if formset.model is KnowledgeBaseSource:
+            # A folder's documents belong to the base of its source: they go along.
             for source in formset.new_objects + [obj for obj, _ in formset.changed_objects]:
-                _documents_follow(source)
+                kb_source_documents_move(knowledge_base_id=source.knowledge_base_id,
+                                         path=source.path)
 
     def get_deleted_objects(self, objs, request: HttpRequest):
         # Sources are PROTECTed by their foreign key, so Django lists them already; documents
@@ -195,7 +193,7 @@ class KnowledgeBaseSourceAdmin(admin.ModelAdmin):
                    change: bool) -> None:
         # The admin's change view runs in one transaction: the move is all or nothing.
         super().save_model(request, obj, form, change)
-        _documents_follow(obj)
+        kb_source_documents_move(knowledge_base_id=obj.knowledge_base_id, path=obj.path)
 
     def get_deleted_objects(self, objs, request: HttpRequest):
         to_delete, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
@@ -215,8 +213,9 @@ class GrantAdmin(admin.ModelAdmin):
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
-    """Read-only, without the hash; the one change is revoking, through the service."""
+class ApiTokenAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Read-only, without the hash; the one change is revoking, through the service. None is
+    added here: the secret must be shown exactly once, so tokens come from `rag token create`."""
 
     list_display = ("id", "prefix", "name", "user", "bases", "read_only", "created_at",
                     "last_used_at", "revoked_at")
@@ -236,21 +235,9 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke selected tokens", permissions=("revoke",))
     def revoke_tokens(self, request: HttpRequest, queryset: QuerySet) -> None:
-        active = list(queryset.filter(revoked_at__isnull=True).values_list("pk", flat=True))
-        for token_id in active:
-            token_revoke(token_id=token_id)
-        self.message_user(request, f"{len(active)} tokens revoked: they are refused from now on",
+        revoked = tokens_revoke(token_ids=queryset.values_list("pk", flat=True))
+        self.message_user(request, f"{revoked} tokens revoked: they are refused from now on",
                           messages.SUCCESS)
 
     def has_revoke_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("knowledge.change_apitoken")
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        # The secret must be shown exactly once, so tokens come from `rag token create`.
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: ApiToken | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: ApiToken | None = None) -> bool:
-        return False

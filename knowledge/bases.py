@@ -96,13 +96,21 @@ def _source_insert(cursor, *, knowledge_base_id: int, kind: str, path: str) -> N
         claimed = cursor.fetchone() is not None
     if claimed:
         # Documents of that folder indexed earlier (under `default`) follow it into its base.
-        cursor.execute(sql.KB_DOCUMENTS_MOVE, [knowledge_base_id, path, knowledge_base_id])
+        kb_source_documents_move(knowledge_base_id=knowledge_base_id, path=path)
         return
     cursor.execute(sql.KB_SOURCE_OWNER, [path])
     owner, owner_slug = cursor.fetchone()
     if owner != knowledge_base_id:
         raise Conflict(f"{path} is a source of the knowledge base {owner_slug!r} already",
                        details={"path": path, "knowledge_base": owner_slug})
+
+
+def kb_source_documents_move(*, knowledge_base_id: int, path: str) -> None:
+    """Move a source folder's documents into the base the source belongs to now (after it was
+    added or moved there); their chunks follow by the schema's trigger, in the caller's
+    transaction, so retrieval's filter on chunks.knowledge_base_id stays true."""
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.KB_DOCUMENTS_MOVE, [knowledge_base_id, path, knowledge_base_id])
 
 
 def kb_get(slug: str) -> KnowledgeBaseInfo:

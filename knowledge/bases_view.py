@@ -19,5 +19,4 @@ def kb_entry(base: KnowledgeBaseInfo, *, caller: Caller) -> dict[str, Any]:
     """One base as the caller sees it: its counts and the caller's role."""
     # Without `sources`: those are folders on the server, not the caller's business.
     return {**{key: value for key, value in base.as_dict().items() if key != "sources"},
-            "role": "maintainer" if caller.everything or base.id in caller.writable
-            else "reader"}
+            "role": "maintainer" if caller.may_maintain(base.id) else "reader"}

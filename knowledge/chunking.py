@@ -19,6 +19,7 @@ from typing import Any
 
 from core.tokens import decode, encode, tokens_count
 from knowledge.formats.base import Block
+from knowledge.formats.ocr import confidence_mean
 from knowledge.markdown import ParsedNote, Section, wikilinks_extract
 
 TARGET_TOKENS = 800
@@ -145,7 +146,7 @@ def _ocr_facts(confidence: Mapping[int, float], first: int, last: int) -> dict[s
     scores = [confidence[page] for page in range(first, last + 1) if page in confidence]
     if not scores:
         return None
-    return {"ocr": True, "ocr_confidence": round(sum(scores) / len(scores), 4)}
+    return {"ocr": True, "ocr_confidence": confidence_mean(scores)}
 
 
 def _section_spans(section: Section) -> list[tuple[int, int, int]]:

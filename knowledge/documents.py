@@ -24,7 +24,7 @@ from django.db import connection, transaction
 
 from core.config import Config, get_config
 from core.db import db_errors_translated
-from core.errors import Conflict, LocalRagError, NotFound, PayloadTooLarge, UnsupportedMediaType
+from core.errors import Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType
 from knowledge import sql
 from knowledge.access import Caller
 from knowledge.bases import kb_get, uploads_folder
@@ -32,7 +32,7 @@ from knowledge.formats import NOTE_SUFFIX, format_name, suffix_of
 from knowledge.formats.base import FormatRejected
 from knowledge.formats.plain_text import text_decode
 from knowledge.ingest import vault_ingest
-from knowledge.jobs.queue import job_enqueue
+from knowledge.jobs.queue import job_enqueue, job_get
 from knowledge.jobs.worker import JobContext, JobPermanentError, job_handler_register
 from knowledge.vault import DEFAULT_MAX_FILE_BYTES
 
@@ -53,7 +53,7 @@ def upload_limit(name: str, *, config: Config) -> int:
     """The largest upload of this kind of file, in bytes (as for files in a vault)."""
     if suffix_of(name) == NOTE_SUFFIX:
         return DEFAULT_MAX_FILE_BYTES
-    return int(config.rag_document_max_mb * 1024 * 1024)
+    return config.rag_document_max_bytes
 
 
 def document_upload(*, caller: Caller, slug: str, filename: str, chunks: Iterable[bytes],
@@ -234,11 +234,9 @@ def job_visible(*, caller: Caller, job_id: int) -> dict[str, Any]:
     """A job's state for the API: visible when its document's base is readable — the base is
     kept in the job, so a delete job stays visible after its document is gone — and jobs of no
     document only to callers who see everything."""
-    from knowledge.jobs.queue import job_get
-
     try:
         job = job_get(job_id)
-    except LocalRagError:
+    except NotFound:
         raise NotFound(f"job not found: {job_id}", details={"id": job_id}) from None
     base_id = None
     if job.resource.startswith("document:"):  # the document's base now, while it exists

@@ -140,7 +140,7 @@ def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress |
     schema_ensure()
     embedder = get_embedder(config=config)
     reading = _Reading(max_file_bytes=max_file_bytes,
-                       max_document_bytes=int(config.rag_document_max_mb * 1024 * 1024),
+                       max_document_bytes=config.rag_document_max_bytes,
                        options=ExtractOptions(pdf_max_pages=config.rag_pdf_max_pages,
                                               ocr=config.rag_ocr == "auto"),
                        ocr_pages=config.rag_ocr_max_pages,

@@ -96,15 +96,11 @@ def document_prepare(payload: str | bytes, relative_path: str,
     except Exception as exc:
         return PrepareFailed(reason=f"could not read {module.FORMAT.upper()}: "
                                     f"{type(exc).__name__}: {exc}")
-    facts = dict(extracted.facts)
-    if extracted.ocr_confidence:
-        scores = extracted.ocr_confidence.values()
-        facts["ocr_confidence"] = round(sum(scores) / len(scores), 4)
     return PreparedNote(frontmatter={}, tags=[], warnings=extracted.warnings, chunks=chunks,
                         vectors=_vectors(chunks, relative_path, [], embedder),
                         format=extracted.format, title=extracted.title,
                         page_count=extracted.page_count,
-                        ocr_page_count=len(extracted.ocr_confidence), facts=facts)
+                        ocr_page_count=len(extracted.ocr_confidence), facts=extracted.facts)
 
 
 def _vectors(chunks: list[ChunkDraft], relative_path: str, tags: Sequence[str],

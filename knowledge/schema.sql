@@ -256,7 +256,8 @@ BEGIN
 END
 $$;
 CREATE OR REPLACE TRIGGER documents_knowledge_base_fill BEFORE INSERT ON documents
-  FOR EACH ROW EXECUTE FUNCTION documents_knowledge_base_fill();
+  FOR EACH ROW WHEN (NEW.knowledge_base_id IS NULL)
+  EXECUTE FUNCTION documents_knowledge_base_fill();
 
 CREATE OR REPLACE FUNCTION chunks_knowledge_base_fill() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -267,7 +268,8 @@ BEGIN
 END
 $$;
 CREATE OR REPLACE TRIGGER chunks_knowledge_base_fill BEFORE INSERT ON chunks
-  FOR EACH ROW EXECUTE FUNCTION chunks_knowledge_base_fill();
+  FOR EACH ROW WHEN (NEW.knowledge_base_id IS NULL)
+  EXECUTE FUNCTION chunks_knowledge_base_fill();
 
 -- A document moved to another base takes its chunks along, in the same statement's transaction.
 CREATE OR REPLACE FUNCTION documents_knowledge_base_follow() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -319,8 +319,8 @@ RETURNING id
 # Document versions (knowledge/store.py): in the transaction that wrote a batch of documents,
 # what was built per document, checked against what the chunker made, then made active.
 VERSIONS_BUILT = """
-SELECT d.id, d.relative_path, d.content_hash, count(c.id) AS chunks, count(e.id) AS vectors,
-       coalesce(bool_and(e.id IS NULL OR vector_dims(e.embedding) = %s), true) AS dims_ok
+SELECT d.id, d.relative_path, d.content_hash, count(c.id) AS chunks,
+       count(e.chunk_id) AS vectors  -- the unique index holds it: no vector is read
 FROM documents d
 LEFT JOIN chunks c ON c.document_id = d.id
 LEFT JOIN embeddings e ON e.chunk_id = c.id
@@ -468,4 +468,10 @@ SELECT date_trunc('day', created_at)::date, count(*), coalesce(sum(prompt_tokens
 FROM traces
 WHERE created_at >= now() - make_interval(days => %s)
 GROUP BY 1 ORDER BY 1
+"""
+
+# Many tokens at once (the admin's action); the ids of those revoked now, not before.
+TOKENS_REVOKE = """
+UPDATE knowledge_apitoken SET revoked_at = now() WHERE id = ANY(%s) AND revoked_at IS NULL
+RETURNING id
 """

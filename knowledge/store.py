@@ -146,20 +146,21 @@ def build_config_hash(config: dict[str, Any]) -> str:
 
 def _versions_activate(cursor: psycopg.Cursor, *, vault_path: str,
                        versions: Sequence[DocumentVersion], embedder: EmbeddingProvider) -> None:
-    """Check each document as built in this transaction — its chunk count, a vector of the
-    right dimensions for every chunk — and make it the active version; raise VersionInvalid
-    otherwise, which rolls the whole batch back so the previous versions stay."""
+    """Check each document as built in this transaction — its chunk count, one vector of this
+    embedder for every chunk (the column's type fixes the dimensions) — and make it the active
+    version; raise VersionInvalid otherwise, which rolls the whole batch back so the previous
+    versions stay."""
     expected = {version.relative_path: len(version.chunks) for version in versions}
-    cursor.execute(sql.VERSIONS_BUILT, [embedder.dim, embedder.provider, embedder.model,
-                                        embedder.dim, vault_path, list(expected)])
+    cursor.execute(sql.VERSIONS_BUILT, [embedder.provider, embedder.model, embedder.dim,
+                                        vault_path, list(expected)])
     built = cursor.fetchall()
     if len(built) != len(expected):
         raise VersionInvalid(f"{len(expected) - len(built)} of {len(expected)} documents were "
                              "not written")
-    for _, path, _, chunks, vectors, dims_ok in built:
-        if chunks != expected[path] or vectors != chunks or not dims_ok:
+    for _, path, _, chunks, vectors in built:
+        if chunks != expected[path] or vectors != chunks:
             raise VersionInvalid(f"{path}: built {chunks} chunks and {vectors} vectors, expected "
-                                 f"{expected[path]} of each (dimensions ok: {dims_ok})")
+                                 f"{expected[path]} of each")
     config = build_config(embedder)
     cursor.execute(sql.VERSIONS_ACTIVATE, [
         [row[0] for row in built], [row[2] for row in built], [row[3] for row in built],

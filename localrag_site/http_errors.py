@@ -122,7 +122,7 @@ def _content_length(request: HttpRequest) -> int:
 
 def _upload_body_limit() -> int:
     """The largest upload body: the file limit plus room for the multipart framing."""
-    return int(get_config().rag_document_max_mb * 1024 * 1024) + 64 * 1024
+    return get_config().rag_document_max_bytes + 64 * 1024
 
 
 def _cross_site(request: HttpRequest) -> bool:

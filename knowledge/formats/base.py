@@ -77,3 +77,13 @@ def paragraph_breaks(text: str, *, lines: bool = False) -> tuple[int, ...]:
     starts: the places a chunk may be cut."""
     pattern = _LINE_START if lines else _PARAGRAPH_START
     return tuple(match.end() for match in pattern.finditer(text) if match.end() < len(text))
+
+
+def heading_push(stack: list[tuple[int, str]], level: int, title: str) -> tuple[str, ...]:
+    """Enter a heading of `level` (a deeper heading has a higher level) on `stack` of
+    (level, title) and return the heading path it starts. A level skipped in between leaves no
+    empty name in the path."""
+    while stack and stack[-1][0] >= level:
+        stack.pop()
+    stack.append((level, title))
+    return tuple(name for _, name in stack)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Collection
 from functools import lru_cache
 from typing import Any
 
@@ -74,7 +75,13 @@ def image_recognise(image: Any) -> tuple[str, float | None]:
     scores = [float(score) for score in (result.scores or ())]
     if not lines:
         return "", None
-    return "\n".join(lines), round(sum(scores) / len(scores), 4) if scores else None
+    return "\n".join(lines), confidence_mean(scores) if scores else None
+
+
+def confidence_mean(scores: Collection[float]) -> float:
+    """The mean of (at least one) recogniser confidences, to four places: of a page's lines,
+    a chunk's pages or a document's pages."""
+    return round(sum(scores) / len(scores), 4)
 
 
 def budget_use(budget: Any) -> None:

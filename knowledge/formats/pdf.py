@@ -23,11 +23,14 @@ from knowledge.formats.base import (
     Extracted,
     ExtractOptions,
     FormatRejected,
+    heading_push,
     paragraph_breaks,
     title_from_name,
 )
 
 FORMAT = "pdf"
+ENCRYPTED = ("PDF is encrypted with a password; not indexed (save an unprotected copy to index "
+             "it)")
 # A page with fewer visible characters than this has no usable text layer.
 SCANNED_MAX_CHARS = 20
 # ... and is a scan when images cover at least this share of it.
@@ -43,6 +46,7 @@ _NEWLINE = re.compile(r"\r\n?")
 # PDFium marks soft hyphens and unknown glyphs with control characters; none is text.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _SPACE = re.compile(r"\s+")
+_DIGITS = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -61,8 +65,7 @@ def extract(data: bytes, *, name: str, options: ExtractOptions) -> Extracted:
         document = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
         if "password" in str(exc).lower():
-            raise FormatRejected("PDF is encrypted with a password; not indexed (save an "
-                                 "unprotected copy to index it)") from None
+            raise FormatRejected(ENCRYPTED) from None
         return _pypdf_extract(data, name=name, options=options, cause=str(exc))
     try:
         return _pdfium_extract(document, name=name, options=options)
@@ -155,6 +158,7 @@ def _scans_report(skipped: list[int], extracted: Extracted, options: ExtractOpti
     """One warning per file naming the scanned pages left out, and why."""
     if extracted.ocr_confidence:
         extracted.facts["ocr_pages"] = sorted(extracted.ocr_confidence)
+        extracted.facts["ocr_confidence"] = ocr.confidence_mean(extracted.ocr_confidence.values())
     if not skipped:
         return
     pages = pages_display(skipped)
@@ -195,11 +199,10 @@ def _pypdf_extract(data: bytes, *, name: str, options: ExtractOptions,
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
-            raise FormatRejected("PDF is encrypted with a password; not indexed (save an "
-                                 "unprotected copy to index it)")
+            raise FormatRejected(ENCRYPTED)
         total = len(reader.pages)
     except FileNotDecryptedError:
-        raise FormatRejected("PDF is encrypted with a password; not indexed") from None
+        raise FormatRejected(ENCRYPTED) from None
     except FormatRejected:
         raise
     except Exception as exc:  # pypdf raises many types for damaged files
@@ -278,19 +281,20 @@ def running_lines_strip(texts: list[str], *, headings: frozenset[str] = frozense
     RUNNING_LINE_DEPTH lines of a page that recurs there on most pages, the page's own number
     (if any) aside. Repeated on every page, such a line would be in every chunk. A line that
     is a bookmark's title is a heading and always kept."""
-    edges = [_edge_lines(text) for text in texts]
+    edges = [[(index, line, _running_key(line, number)) for index, line in _edge_lines(text)]
+             for number, text in enumerate(texts, start=1)]
     pages = sum(bool(lines) for lines in edges)
     counts: dict[str, int] = {}
-    for number, lines in enumerate(edges, start=1):
-        for key in {_running_key(line, number) for _, line in lines}:
+    for lines in edges:
+        for key in {key for _, _, key in lines}:
             counts[key] = counts.get(key, 0) + 1
     needed = max(3, math.ceil(pages * RUNNING_LINE_SHARE))
     running = {key for key, count in counts.items() if count >= needed}
     if not running:
         return texts
     stripped = []
-    for number, (text, lines) in enumerate(zip(texts, edges), start=1):
-        drop = {index for index, line in lines if _running_key(line, number) in running
+    for text, lines in zip(texts, edges):
+        drop = {index for index, line, key in lines if key in running
                 and _SPACE.sub(" ", line).strip() not in headings}
         kept = [line for index, line in enumerate(text.split("\n")) if index not in drop]
         stripped.append("\n".join(kept).strip("\n"))
@@ -311,32 +315,32 @@ def _edge_lines(text: str) -> list[tuple[int, str]]:
 
 def _running_key(line: str, page: int) -> str:
     """The line with the page's own number (its first occurrence) made neutral."""
-    return re.sub(rf"(?<!\d){page}(?!\d)", "#", _SPACE.sub(" ", line).strip(), count=1)
+    line = _SPACE.sub(" ", line).strip()
+    number = str(page)
+    for match in _DIGITS.finditer(line):
+        if match.group() == number:
+            return line[:match.start()] + "#" + line[match.end():]
+    return line
 
 
 def _blocks(texts: list[str], bookmarks: list[_Bookmark]) -> list[Block]:
     """Cut the pages' text into heading sections at the bookmarks, each block knowing where
     every page it covers begins."""
-    full_parts = []
     page_starts = []
     position = 0
     for text in texts:
         page_starts.append(position)
-        full_parts.append(text)
         position += len(text) + len(PAGE_SEPARATOR)
-    full = PAGE_SEPARATOR.join(full_parts)
+    full = PAGE_SEPARATOR.join(texts)
     cuts: list[tuple[int, tuple[str, ...]]] = [(0, ())]
-    path: list[str] = []
+    headings: list[tuple[int, str]] = []
     for mark in bookmarks:
-        del path[mark.level:]
-        path.extend([""] * (mark.level - len(path)))  # a level skipped in the outline
-        path.append(mark.title)
+        heading = heading_push(headings, mark.level, mark.title)
         page_start = page_starts[mark.page]
         page_end = page_start + len(texts[mark.page])
         floor = max(page_start, cuts[-1][0])
         found = _title_find(full, mark.title, floor, page_end)
-        cut = found if found is not None else max(floor, page_start)
-        heading = tuple(part for part in path if part)
+        cut = found if found is not None else floor
         between = _SPACE.sub(" ", full[cuts[-1][0]:cut]).strip()
         if cut == cuts[-1][0] or (len(cuts) > 1 and between == cuts[-1][1][-1]):
             # Nothing but the previous heading's own title since it began: the deeper heading

@@ -19,6 +19,7 @@ from knowledge.formats.base import (
     Extracted,
     ExtractOptions,
     FormatRejected,
+    heading_push,
     paragraph_breaks,
     title_from_name,
 )
@@ -40,7 +41,8 @@ def extract(data: bytes, *, name: str, options: ExtractOptions) -> Extracted:
     from docx.table import Table
 
     title = (document.core_properties.title or "").strip()
-    path: list[str] = []
+    headings: list[tuple[int, str]] = []
+    heading: tuple[str, ...] = ()
     blocks: list[Block] = []
     paragraphs: list[str] = []
     lead = 0  # length of the heading line at the start of `paragraphs`' text
@@ -51,7 +53,7 @@ def extract(data: bytes, *, name: str, options: ExtractOptions) -> Extracted:
         nonlocal paragraphs, lead
         text = "\n\n".join(paragraphs)
         if text[lead:].strip():
-            blocks.append(Block(text=text, heading_path=_heading(path), lead=lead,
+            blocks.append(Block(text=text, heading_path=heading, lead=lead,
                                 breaks=paragraph_breaks(text)))
         paragraphs, lead = [], 0
 
@@ -62,7 +64,7 @@ def extract(data: bytes, *, name: str, options: ExtractOptions) -> Extracted:
             if caption is not None and paragraphs and paragraphs[-1] == caption:
                 paragraphs.pop()  # the caption travels with the table instead
             flush()
-            blocks.extend(Block(text=piece, heading_path=_heading(path), table=True)
+            blocks.extend(Block(text=piece, heading_path=heading, table=True)
                           for piece in table_pieces(rows, caption=caption))
             caption = None
             continue
@@ -71,9 +73,7 @@ def extract(data: bytes, *, name: str, options: ExtractOptions) -> Extracted:
         level = _heading_level(style)
         if level is not None and text:
             flush()
-            del path[level - 1:]
-            path.extend([""] * (level - 1 - len(path)))
-            path.append(text)
+            heading = heading_push(headings, level, text)
             paragraphs, lead = [text], len(text)
             caption = None
             continue
@@ -103,11 +103,6 @@ def _open(data: bytes):
         return Document(io.BytesIO(data))
     except Exception as exc:  # python-docx raises KeyError, ValueError, lxml errors, ...
         raise FormatRejected(f"not a valid DOCX file ({type(exc).__name__}: {exc})") from None
-
-
-def _heading(path: list[str]) -> tuple[str, ...]:
-    """The heading path without the empty names a skipped heading level leaves."""
-    return tuple(part for part in path if part)
 
 
 def _heading_level(style: str) -> int | None:

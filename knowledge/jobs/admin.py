@@ -6,26 +6,13 @@ Registered when knowledge/admin.py imports this module. Jobs change only through
 from __future__ import annotations
 
 from django.contrib import admin
-from django.http import HttpRequest
 
+from knowledge.admin_base import ReadOnlyAdminMixin
 from knowledge.models import BackgroundJob
 
 
-class _ReadOnlyAdminMixin:
-    # Its own copy of knowledge.admin's mixin: knowledge/admin.py imports this module, so
-    # importing back from it would be a cycle.
-    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-
 @admin.register(BackgroundJob)
-class BackgroundJobAdmin(_ReadOnlyAdminMixin, admin.ModelAdmin):
+class BackgroundJobAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ("id", "type", "resource", "status", "stage", "progress_percent", "attempts",
                     "run_after", "updated_at")
     list_filter = ("status", "type")

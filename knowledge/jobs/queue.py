@@ -147,10 +147,7 @@ def job_backoff_seconds(*, attempt: int, rng: random.Random | None = None) -> fl
 def job_cancel(job_id: int) -> JobRecord:
     """Cancel a queued or running job (a running handler stops at its next progress report);
     cancelling a cancelled job changes nothing. Conflict for a finished job."""
-    with db_errors_translated(), connection.cursor() as cursor:
-        cursor.execute(sql.JOB_CANCEL, [job_id])
-        cancelled = cursor.fetchone() is not None
-    job = job_get(job_id)
+    job, cancelled = _job_transition(sql.JOB_CANCEL, job_id)
     if not cancelled and job.status != "cancelled":
         raise Conflict(f"job {job_id} already {job.status}; only a queued or running job can be "
                        "cancelled", details={"id": job_id, "status": job.status})
@@ -159,14 +156,22 @@ def job_cancel(job_id: int) -> JobRecord:
 
 def job_retry(job_id: int) -> JobRecord:
     """Queue a failed or cancelled job again, due now, with its whole attempt budget."""
-    with db_errors_translated(), connection.cursor() as cursor:
-        cursor.execute(sql.JOB_RETRY, [job_id])
-        retried = cursor.fetchone() is not None
-    job = job_get(job_id)
+    job, retried = _job_transition(sql.JOB_RETRY, job_id)
     if not retried:
         raise Conflict(f"job {job_id} is {job.status}; only a failed or cancelled job can be "
                        "retried", details={"id": job_id, "status": job.status})
     return job
+
+
+def _job_transition(statement: str, job_id: int) -> tuple[JobRecord, bool]:
+    """Run a status change that returns the job's columns: (the job, True) when it changed;
+    else (the job as it is, False), read only then, to tell NotFound from a Conflict."""
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(statement, [job_id])
+        row = cursor.fetchone()
+    if row is None:
+        return job_get(job_id), False
+    return _record(row), True
 
 
 def job_get(job_id: int) -> JobRecord:

@@ -99,25 +99,26 @@ WHERE id = %(id)s AND lease_owner = %(owner)s AND lease_token = %(token)s AND st
 RETURNING status
 """
 
+# Cancel and retry return the job as JOB_GET reads it, so a change needs one round trip.
 # Clearing the token ends a running job's lease: its worker's next heartbeat fails to match, so
 # the handler stops at its next progress report, and its result is never written.
-JOB_CANCEL = """
+JOB_CANCEL = f"""
 UPDATE background_jobs
 SET status = 'cancelled', finished_at = now(), lease_token = NULL, lease_until = NULL,
     updated_at = now()
 WHERE id = %s AND status IN ('queued', 'running')
-RETURNING id
+RETURNING {JOB_COLUMNS}
 """
 
 # A retried job starts over with its whole attempt budget; last_error keeps the reason of the
 # failure until the next attempt replaces it.
-JOB_RETRY = """
+JOB_RETRY = f"""
 UPDATE background_jobs
 SET status = 'queued', attempt = 0, run_after = now(), stage = '', progress = 0,
-    result = '{}'::jsonb, lease_owner = NULL, lease_token = NULL, lease_until = NULL,
+    result = '{{}}'::jsonb, lease_owner = NULL, lease_token = NULL, lease_until = NULL,
     started_at = NULL, finished_at = NULL, updated_at = now()
 WHERE id = %s AND status IN ('failed', 'cancelled')
-RETURNING id
+RETURNING {JOB_COLUMNS}
 """
 
 JOB_GET = f"SELECT {JOB_COLUMNS} FROM background_jobs WHERE id = %s"

@@ -3,11 +3,14 @@ delete → gone; the same content twice is one document; bad uploads are refused
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test import Client
+from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 
 from knowledge.access import token_create
 from knowledge.bases import kb_create
@@ -120,6 +123,41 @@ def test_an_upload_over_the_limit_is_413(client, clean_tables, project, config_o
     response = upload(client, "big.txt", b"x" * 5000)
     assert response.status_code == 413
     assert error_of(response)["code"] == "payload_too_large"
+
+
+class ReadCounting(io.BytesIO):
+    """A request body that records how much of it was read."""
+
+    bytes_read = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = super().read(size)
+        self.bytes_read += len(data)
+        return data
+
+    def readline(self, size: int | None = -1) -> bytes:
+        data = super().readline(size)
+        self.bytes_read += len(data)
+        return data
+
+
+def test_an_upload_declared_past_the_limit_is_413_before_its_body_is_read(client, clean_tables,
+                                                                           project,
+                                                                           config_override):
+    config = config_override(project_root=project.project_root, rag_document_max_mb=0.001)
+    limit = config.rag_document_max_bytes + 64 * 1024
+    body = encode_multipart(BOUNDARY, {"file": SimpleUploadedFile("big.txt", b"x" * limit)})
+    assert len(body) > limit
+    stream = ReadCounting(body)
+    response = client.post("/knowledge-bases/field/documents", content_type=MULTIPART_CONTENT,
+                           CONTENT_LENGTH=str(len(body)), **{"wsgi.input": stream})
+    assert response.status_code == 413
+    error = error_of(response)
+    assert error["code"] == "payload_too_large"
+    assert f"larger than the {limit:,}-byte limit (RAG_DOCUMENT_MAX_MB)" in error["message"]
+    assert stream.bytes_read == 0
+    # Refused before the upload service ran: not even the base's upload area was made.
+    assert not (project.project_root / ".local" / "uploads").exists()
 
 
 def test_a_cross_site_upload_is_refused(client, clean_tables, project):

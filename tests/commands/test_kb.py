@@ -3,28 +3,21 @@ command line and exit codes."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
 
 from knowledge.bases import kb_get
+from tests.commands.support import rag_ok, rag_refused
 
 
 def kb(*args: str) -> tuple[str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    call_command("kb", *args, stdout=out, stderr=err)
-    return out.getvalue(), err.getvalue()
+    return rag_ok("kb", *args)
 
 
 def kb_refused(*args: str) -> str:
-    err = io.StringIO()
-    with pytest.raises(SystemExit) as exited:
-        call_command("kb", *args, stdout=io.StringIO(), stderr=err)
-    assert exited.value.code == 2
-    return err.getvalue()
+    return rag_refused("kb", *args)
 
 
 @pytest.mark.django_db

@@ -2,31 +2,24 @@
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
 
 from core.config import get_config
 from knowledge.access import caller_for_secret
 from knowledge.bases import kb_create
 from knowledge.models import ApiToken, Grant
+from tests.commands.support import rag_ok, rag_refused
 
 
 def token(*args: str) -> tuple[str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    call_command("token", *args, stdout=out, stderr=err)
-    return out.getvalue(), err.getvalue()
+    return rag_ok("token", *args)
 
 
 def token_refused(*args: str) -> str:
-    err = io.StringIO()
-    with pytest.raises(SystemExit) as exited:
-        call_command("token", *args, stdout=io.StringIO(), stderr=err)
-    assert exited.value.code == 2
-    return err.getvalue()
+    return rag_refused("token", *args)
 
 
 @pytest.fixture

@@ -204,3 +204,16 @@ def test_a_folder_of_another_base_cannot_be_added_again(admin_client, handbook):
     assert "source of the knowledge base &#x27;handbook&#x27; already" in (
         response.content.decode())
     assert KnowledgeBaseSource.objects.filter(path=source.path).count() == 1
+
+
+def test_a_folder_inside_another_source_is_a_form_error(admin_client, handbook):
+    # As `rag kb add-source` refuses it: its files would be in two bases.
+    source = handbook.sources.get()
+    nested = Path(source.path) / "travel-notes"
+    nested.mkdir()
+    default = KnowledgeBase.objects.get(slug=DEFAULT_SLUG)
+    response = admin_client.post(f"{ADMIN}/knowledgebasesource/add/", {
+        "knowledge_base": str(default.pk), "kind": "vault", "path": str(nested)})
+    assert response.status_code == 200
+    assert f"{nested} is inside the indexed vault {source.path}" in response.content.decode()
+    assert not KnowledgeBaseSource.objects.filter(path=str(nested)).exists()

@@ -29,11 +29,6 @@ def test_each_encoding_gives_the_same_text(data: bytes, encoding: str):
     assert chunk.page_start is None and chunk.heading_path == []
 
 
-def test_gb18030_bytes_are_not_utf8():
-    with pytest.raises(UnicodeDecodeError):
-        TEXT.encode("gb18030").decode("utf-8")
-
-
 def test_long_text_is_cut_at_paragraphs():
     paragraphs = [f"Paragraph {index}: " + "ore grade sampling " * 60 for index in range(12)]
     (block,) = extract("\n\n".join(paragraphs).encode()).blocks

@@ -7,25 +7,13 @@ import signal
 import subprocess
 import sys
 import time
-from io import StringIO
 
 import pytest
-from django.core.management import call_command
 
 from knowledge.jobs.queue import job_cancel, job_claim, job_enqueue, job_fail, job_get
+from tests.commands.support import rag
 from tests.conftest import cli_env
 from tests.harness import ROOT
-
-
-def rag(*args: str) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of a command run in this process."""
-    stdout, stderr = StringIO(), StringIO()
-    try:
-        call_command(*args, stdout=stdout, stderr=stderr)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    return code, stdout.getvalue(), stderr.getvalue()
 
 
 def failed_job(**fields) -> int:
