@@ -27,6 +27,7 @@ EMBEDDING_DIM = 1024  # the schema stores vector(1024)
 LLM_PROVIDERS = ("fake", "openai-compatible")
 RETRIEVAL_MODES = ("vector", "lexical", "hybrid")
 RERANK_PROVIDERS = ("none", "features", "cross-encoder", "openai-compatible")
+FUSIONS = ("convex", "rrf")
 VECTOR_INDEXES = ("exact", "hnsw", "auto")
 OCR_MODES = ("auto", "off")
 TOP_K_RANGE = (1, 20)
@@ -60,6 +61,8 @@ DEFAULTS: dict[str, str] = {
     "RAG_RETRIEVAL": "hybrid",
     "RAG_CANDIDATES": "50",
     "RAG_RERANK": "features",
+    "RAG_FUSION": "convex",
+    "RAG_FUSION_VECTOR_WEIGHT": "",  # unset: the embedding provider's fitted weight
     "RERANK_MODEL": "",
     "RERANK_BASE_URL": "",
     "RERANK_API_KEY": "",
@@ -107,6 +110,7 @@ class EmbeddingProviderSpec(Protocol):
     name: str
     fixed_model: str | None  # None: the provider takes a model folder or package instead
     default_threshold: float  # RAG_MIN_SIMILARITY when that is unset
+    fusion_vector_weight: float  # RAG_FUSION_VECTOR_WEIGHT when that is unset
     loads_model: bool  # runs a model inside each serving process
 
     def native_dim(self, *, config: Config) -> int | None: ...
@@ -159,6 +163,8 @@ class Config:
     rag_retrieval: str
     rag_candidates: int
     rag_rerank: str
+    rag_fusion: str
+    rag_fusion_vector_weight: float | None
     rerank_model: str
     rerank_base_url: str
     rerank_api_key: str = field(repr=False)
@@ -198,6 +204,14 @@ class Config:
         if self.rag_min_similarity is not None:
             return self.rag_min_similarity
         return self.embedding_spec.default_threshold
+
+    @property
+    def fusion_vector_weight(self) -> float:
+        """The vector channel's weight in convex fusion: RAG_FUSION_VECTOR_WEIGHT when set,
+        else the provider's fitted default (the lexical channel gets the rest)."""
+        if self.rag_fusion_vector_weight is not None:
+            return self.rag_fusion_vector_weight
+        return self.embedding_spec.fusion_vector_weight
 
     @property
     def threshold_origin(self) -> str:
@@ -319,6 +333,13 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
     retrieval = _choice(raw, "RAG_RETRIEVAL", RETRIEVAL_MODES)
     candidates = _bounded_integer(raw, "RAG_CANDIDATES", 1, 500)
     rerank = _choice(raw, "RAG_RERANK", RERANK_PROVIDERS)
+    fusion = _choice(raw, "RAG_FUSION", FUSIONS)
+    fusion_vector_weight = None
+    if raw["RAG_FUSION_VECTOR_WEIGHT"].strip():
+        fusion_vector_weight = _number(raw, "RAG_FUSION_VECTOR_WEIGHT")
+        if not 0 <= fusion_vector_weight <= 1:
+            raise ConfigError("RAG_FUSION_VECTOR_WEIGHT must be between 0 and 1",
+                              variable="RAG_FUSION_VECTOR_WEIGHT")
     rerank_timeout = _positive_number(raw, "RERANK_TIMEOUT_SECONDS")
     vector_index = _choice(raw, "RAG_VECTOR_INDEX", VECTOR_INDEXES)
     hnsw_min_chunks = _bounded_integer(raw, "RAG_HNSW_MIN_CHUNKS", 0, 10**9)
@@ -376,6 +397,8 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         rag_retrieval=retrieval,
         rag_candidates=candidates,
         rag_rerank=rerank,
+        rag_fusion=fusion,
+        rag_fusion_vector_weight=fusion_vector_weight,
         rerank_model=raw["RERANK_MODEL"],
         rerank_base_url=raw["RERANK_BASE_URL"],
         rerank_api_key=raw["RERANK_API_KEY"],

@@ -113,6 +113,21 @@ def kb_source_documents_move(*, knowledge_base_id: int, path: str) -> None:
         cursor.execute(sql.KB_DOCUMENTS_MOVE, [knowledge_base_id, path, knowledge_base_id])
 
 
+def kb_delete(*, slug: str) -> None:
+    """Remove an empty knowledge base (its documents forgotten first) with its sources, grants
+    and token links; `default` and a base that still holds documents are refused."""
+    from knowledge.models import ApiToken, Grant
+
+    base = kb_get(slug)
+    with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
+        Grant.objects.filter(knowledge_base_id=base.id).delete()
+        ApiToken.knowledge_bases.through.objects.filter(knowledgebase_id=base.id).delete()
+        cursor.execute(sql.KB_DELETE_EMPTY, [slug])
+        if cursor.fetchone() is None:
+            raise Conflict(f"knowledge base {slug!r} cannot be removed: it is `default` or still "
+                           "holds documents", details={"knowledge_base": slug})
+
+
 def kb_get(slug: str) -> KnowledgeBaseInfo:
     for base in kb_list(slugs=[slug]):
         return base

@@ -3,8 +3,8 @@ documents, chunks and embeddings, incrementally.
 
 Unchanged notes are skipped; notes whose text is unchanged but which lack vectors for the
 current embedding provider get only the missing vectors; changed notes are rebuilt; notes gone
-from the vault are deleted; chunks stored before the lexical channel existed get their lexical
-terms (never new vectors). Bad files are skipped with a warning and never abort the run; a
+from the vault are deleted; chunks stored before the lexical channel existed, or analysed by an
+older lexical analyzer, get new lexical terms (never new vectors). Bad files are skipped with a warning and never abort the run; a
 folder the scan cannot read deletes nothing, and a scan that finds no note at all deletes
 nothing unless the operator says `prune`.
 """
@@ -48,8 +48,9 @@ NOTE_REFUSED = (psycopg.DataError, psycopg.errors.ProgramLimitExceeded, ValueErr
 # Notes are parsed ahead, embedded together (a real model wants full batches) and written in one
 # transaction per batch of whole notes (a few round trips per batch instead of per row).
 EMBED_BATCH_CHUNKS = 256
-# Chunks indexed before the lexical columns existed get their terms in transactions of this
-# many chunks: an interrupted run keeps what it filled, and the next run goes on from there.
+# Chunks indexed before the lexical columns existed, or by an older analyzer, get their terms in
+# transactions of this many chunks: an interrupted run keeps what it filled, and the next run
+# goes on from there.
 LEXICAL_FILL_BATCH = 500
 
 Progress = Callable[[int, int], None]
@@ -78,7 +79,7 @@ class IngestResult:
     documents_skipped: int = 0
     chunks_written: int = 0
     embeddings_written: int = 0
-    chunks_lexical_filled: int = 0  # older chunks given their lexical terms, without re-embedding
+    chunks_lexical_filled: int = 0  # older chunks given (new) lexical terms, without re-embedding
     files_seen: int = 0
     files_rejected: int = 0
     ocr_pages: int = 0  # scanned PDF pages recognised in this run
@@ -362,13 +363,8 @@ def _fill_missing_vectors(document_ids: list[int], *, embedder: EmbeddingProvide
 
 
 def _fill_missing_lexical(*, vault: str, result: IngestResult, timer: _Timer) -> None:
-    """Chunks stored before the lexical channel existed: add their terms, keep their vectors."""
+    """Chunks whose terms an older analyzer made (or none): new terms, their vectors kept."""
     mark = time.perf_counter()
-    after_id = 0
-    while rows := store.chunks_missing_lexical(vault_path=vault, after_id=after_id,
-                                               limit=LEXICAL_FILL_BATCH):
-        result.chunks_lexical_filled += store.chunks_lexical_fill(
-            chunk_ids=[chunk_id for chunk_id, _ in rows],
-            contents=[content for _, content in rows])
-        after_id = rows[-1][0]
+    result.chunks_lexical_filled += store.chunks_lexical_refresh(vault_path=vault,
+                                                                 batch=LEXICAL_FILL_BATCH)
     timer.add("lexical_fill", mark)

@@ -1,4 +1,4 @@
-"""The lexical tokenizer: one set of rules for indexing chunks and for reading queries.
+"""The lexical analyzer: one set of rules for indexing chunks and for reading queries.
 
 PostgreSQL's text-search parsers cannot split Chinese, and pg_trgm cannot match two-character
 words, so the terms are made here and handed to PostgreSQL as a ready tsvector literal (never
@@ -21,14 +21,33 @@ Rules, applied to the NFKC-normalised, case-folded text:
 - Positions count tokens from 1 in text order. tsvector stores positions up to 16383 and at most
   256 per lexeme; the literal applies both limits itself, so a chunk's term count is exactly the
   number of positions PostgreSQL keeps.
+
+`text_tokenize` gives those raw tokens. `text_analyze` turns them into the stored and queried
+terms (analyzer version ANALYZER_VERSION):
+
+- An English word (ASCII letters only) becomes its Snowball stem (`studies` → `studi`), so a
+  query finds the other forms of its words; a word in an English stop-word list (`the`, `of`)
+  gives no term but keeps its position, so words it separated never count as adjacent.
+- A compound token keeps its whole exactly as written (`err-1042`, `read_cache_enabled`): an
+  identifier is matched as itself. Its parts are stemmed like words (`enabled` → `enabl`) and
+  never dropped.
+- Everything else (numbers, words with digits or accents, other scripts, CJK bigrams) is kept
+  as the tokenizer made it.
+
+A chunk's headings (the note title first) are indexed after its content, one position apart and
+marked with weight B: they count as occurrences of their terms, and BM25 weighs an occurrence
+in a heading above one in the body (retrieval/sql.py).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+
+import Stemmer
 
 # Characters written without spaces between words; a run of them is cut into bigrams.
 _CJK = ("\u3005\u3007\u3040-\u30ff\u3131-\u318e\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
@@ -42,6 +61,21 @@ _CONNECTORS = "-_./:#"
 _LETTERS = rf"(?:[^\W_]|[{_MARKS}])+"
 _WORD = re.compile(rf"{_LETTERS}(?:[{re.escape(_CONNECTORS)}]+{_LETTERS})*")
 _CONNECTOR_RUN = re.compile(f"[{re.escape(_CONNECTORS)}]+")
+
+# 2: English stems and stop words, headings indexed with weight B. Chunks stored by an older
+# analyzer (1: the raw tokens; NULL: before the version was recorded) are re-analysed by
+# `rag ingest` and `rag db init` (knowledge/store.py), their vectors untouched.
+ANALYZER_VERSION = 2
+
+# Lucene's English stop set plus the question words and pronouns that carry no topic.
+ENGLISH_STOPWORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
+    "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
+    "these", "they", "this", "to", "was", "will", "with", "do", "does", "did", "what", "which",
+    "who", "whom", "how", "why", "when", "where", "i", "me", "my", "we", "our", "you", "your",
+    "its", "were", "been", "has", "have", "had", "from", "than", "can", "so"))
+_ENGLISH_WORD = re.compile(r"[a-z]+")
+_stemmer = Stemmer.Stemmer("english")
 
 TERM_MAX_CHARS = 128  # 4 bytes a character at most: far below tsvector's 2 KB per lexeme
 POSITION_MAX = 16383  # tsvector's largest position; later tokens share it
@@ -70,6 +104,25 @@ def text_tokenize(*, text: str) -> list[tuple[str, ...]]:
         for match in _WORD.finditer(segment):
             tokens.append(_word_terms(match.group()))
     return tokens
+
+
+def text_analyze(*, text: str) -> list[tuple[str, ...]]:
+    """The analysed terms of `text`, one entry per token position (empty for a stop word)."""
+    return [_analysed(token) for token in text_tokenize(text=text)]
+
+
+@lru_cache(maxsize=65536)
+def _analysed(token: tuple[str, ...]) -> tuple[str, ...]:
+    whole = token[0]
+    if len(token) == 1:
+        if whole in ENGLISH_STOPWORDS:
+            return ()
+        return (_stem(whole),)
+    return tuple(dict.fromkeys((whole, *(_stem(part) for part in token[1:]))))
+
+
+def _stem(term: str) -> str:
+    return _stemmer.stemWord(term) if _ENGLISH_WORD.fullmatch(term) else term
 
 
 def _word_terms(word: str) -> tuple[str, ...]:
@@ -105,25 +158,45 @@ def tsvector_literal_build(*, positions: Mapping[str, Iterable[int]]) -> ChunkLe
                      for term, found in positions.items()})
 
 
-def chunk_lexical_build(*, content: str) -> ChunkLexical:
-    """The lexical terms of a chunk's content, with positions, as a tsvector literal."""
+def chunk_lexical_build(*, content: str, heading_path: Sequence[str] = ()) -> ChunkLexical:
+    """The analysed terms of a chunk's content and then its headings (weight B), with
+    positions, as a tsvector literal."""
     # Positions arrive in increasing order, so tsvector's limits are kept on the way (this runs
     # for every chunk written: no sorting or sets per term).
     positions: dict[str, list[int]] = {}
-    for position, terms in enumerate(text_tokenize(text=content), start=1):
-        position = min(position, POSITION_MAX)
-        for term in terms:
-            found = positions.get(term)
-            if found is None:
-                positions[term] = [position]
-            elif found[-1] != position and len(found) < POSITIONS_PER_TERM_MAX:
-                found.append(position)
-    return _literal(positions)
+    position = 0
+    for position, terms in enumerate(text_analyze(text=content), start=1):
+        _positions_add(positions, terms, position)
+    heading_positions: dict[str, list[int]] = {}
+    # One position left empty, so the last content word and the first heading word are never
+    # adjacent; headings are separated the same way.
+    for heading in heading_path:
+        position += 1
+        for position, terms in enumerate(text_analyze(text=heading), start=position + 1):
+            _positions_add(positions, terms, position)
+            _positions_add(heading_positions, terms, position)
+    return _literal(positions, weighted=heading_positions)
 
 
-def _literal(positions: Mapping[str, list[int]]) -> ChunkLexical:
-    """`positions` holds, per term, its sorted distinct positions within tsvector's limits."""
-    entries = [f"{lexeme_quote(term)}:{','.join(map(str, positions[term]))}"
-               for term in sorted(positions)]
+def _positions_add(positions: dict[str, list[int]], terms: tuple[str, ...], position: int) -> None:
+    position = min(position, POSITION_MAX)
+    for term in terms:
+        found = positions.get(term)
+        if found is None:
+            positions[term] = [position]
+        elif found[-1] != position and len(found) < POSITIONS_PER_TERM_MAX:
+            found.append(position)
+
+
+def _literal(positions: Mapping[str, list[int]],
+             weighted: Mapping[str, list[int]] | None = None) -> ChunkLexical:
+    """`positions` holds, per term, its sorted distinct positions within tsvector's limits;
+    `weighted`, the subset of them marked with weight B (the headings)."""
+    weighted = weighted or {}
+    entries = []
+    for term in sorted(positions):
+        marked = set(weighted.get(term, ()))
+        entries.append(f"{lexeme_quote(term)}:" + ",".join(
+            f"{found}B" if found in marked else str(found) for found in positions[term]))
     return ChunkLexical(terms=" ".join(entries),
                         length=sum(len(found) for found in positions.values()))

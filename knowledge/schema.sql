@@ -89,6 +89,13 @@ CREATE INDEX IF NOT EXISTS idx_chunks_lexical_terms ON chunks USING gin (lexical
 CREATE INDEX IF NOT EXISTS idx_chunks_content_trgm ON chunks USING gin (content gin_trgm_ops);
 -- Finds the chunks still to fill without reading the table; empty once every chunk is filled.
 CREATE INDEX IF NOT EXISTS idx_chunks_lexical_missing ON chunks (id) WHERE lexical_terms IS NULL;
+-- The analyzer that made a chunk's terms (knowledge/lexical.py ANALYZER_VERSION; NULL: before
+-- versions were recorded). Chunks of an older analyzer are re-analysed, vectors untouched, by
+-- `rag ingest` and `rag db init`; the partial index finds them without reading the table (its
+-- literal is the current version: knowledge/sql.py CHUNKS_LEXICAL_STALE uses the same).
+ALTER TABLE chunks ADD COLUMN IF NOT EXISTS lexical_version SMALLINT;
+CREATE INDEX IF NOT EXISTS idx_chunks_lexical_stale_v2 ON chunks (id)
+  WHERE lexical_version IS DISTINCT FROM 2;
 
 -- The whole index's lexical statistics: one row, kept current by the triggers below in the
 -- same transaction as the chunks. (Search computes BM25's statistics over the caller's

@@ -97,17 +97,19 @@ INSERT_CHUNKS_WITH_EMBEDDINGS = """
 WITH inserted AS (
   INSERT INTO chunks (document_id, chunk_index, content, file_path, relative_path, heading_path,
                       frontmatter, tags, wikilinks, metadata, content_hash, token_count,
-                      lexical_terms, lexical_length, page_start, page_end, knowledge_base_id)
+                      lexical_terms, lexical_length, lexical_version, page_start, page_end,
+                      knowledge_base_id)
   SELECT d.id, c.chunk_index, c.content, d.file_path, d.relative_path,
          ARRAY(SELECT jsonb_array_elements_text(c.heading_path)), d.frontmatter,
          ARRAY(SELECT jsonb_array_elements_text(c.tags)),
          ARRAY(SELECT jsonb_array_elements_text(c.wikilinks)), c.metadata, c.content_hash,
-         c.token_count, c.lexical_terms::tsvector, c.lexical_length, c.page_start, c.page_end,
-         d.knowledge_base_id
+         c.token_count, c.lexical_terms::tsvector, c.lexical_length, c.lexical_version,
+         c.page_start, c.page_end, d.knowledge_base_id
   FROM jsonb_to_recordset(%s::jsonb)
          AS c(relative_path text, chunk_index int, content text, heading_path jsonb, tags jsonb,
               wikilinks jsonb, metadata jsonb, content_hash text, token_count int,
-              lexical_terms text, lexical_length int, page_start int, page_end int)
+              lexical_terms text, lexical_length int, lexical_version int2, page_start int,
+              page_end int)
   JOIN documents d ON d.vault_path = %s AND d.relative_path = c.relative_path
   RETURNING id, relative_path, chunk_index
 )
@@ -137,22 +139,27 @@ ORDER BY c.document_id, c.chunk_index
 
 DELETE_DOCUMENTS = "DELETE FROM documents WHERE vault_path = %s AND relative_path = ANY(%s)"
 
-# Chunks of a vault written before the lexical columns existed (found through the partial index
-# idx_chunks_lexical_missing), a batch at a time after the last id seen.
-CHUNKS_MISSING_LEXICAL = """
-SELECT c.id, c.content
+# Chunks of a vault whose terms an older analyzer made, or none (written before the lexical
+# columns existed), a batch at a time after the last id seen. The version is the literal of the
+# partial index idx_chunks_lexical_stale_v2 (knowledge/schema.sql), so that index and
+# idx_chunks_lexical_missing find them without reading the table; tests/knowledge/test_lexical.py checks the two agree with
+# knowledge/lexical.py ANALYZER_VERSION. A NULL vault path means every vault.
+CHUNKS_LEXICAL_STALE = """
+SELECT c.id, c.content, c.heading_path
 FROM chunks c
-WHERE c.lexical_terms IS NULL AND c.id > %s
-  AND c.document_id IN (SELECT id FROM documents WHERE vault_path = %s)
+WHERE (c.lexical_version IS DISTINCT FROM 2 OR c.lexical_terms IS NULL) AND c.id > %(after_id)s
+  AND (%(vault_path)s::text IS NULL
+       OR c.document_id IN (SELECT id FROM documents WHERE vault_path = %(vault_path)s))
 ORDER BY c.id
-LIMIT %s
+LIMIT %(limit)s
 """
 
-# Only chunks still without terms: a concurrent rewrite of the note keeps its own fresh terms.
+# Only chunks still of an older analyzer: a concurrent rewrite of the note keeps its own terms.
 FILL_CHUNKS_LEXICAL = """
-UPDATE chunks c SET lexical_terms = v.terms::tsvector, lexical_length = v.length
+UPDATE chunks c SET lexical_terms = v.terms::tsvector, lexical_length = v.length,
+                    lexical_version = %s
 FROM unnest(%s::int8[], %s::text[], %s::int4[]) AS v(id, terms, length)
-WHERE c.id = v.id AND c.lexical_terms IS NULL
+WHERE c.id = v.id AND (c.lexical_version IS DISTINCT FROM 2 OR c.lexical_terms IS NULL)
 """
 
 INSERT_RUN = """
@@ -216,6 +223,20 @@ KB_INSERT = """
 INSERT INTO knowledge_bases (slug, name, description) VALUES (%s, %s, %s)
 ON CONFLICT (slug) DO NOTHING
 RETURNING id
+"""
+
+# An empty base (no documents left) with its sources; `default` is never removed. Grants and
+# token links are Django's rows (knowledge/bases.py kb_delete removes them first).
+KB_DELETE_EMPTY = """
+WITH base AS (
+  SELECT b.id FROM knowledge_bases b
+  WHERE b.slug = %s AND b.slug <> 'default'
+    AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.knowledge_base_id = b.id)
+), sources AS (
+  DELETE FROM knowledge_base_sources s USING base WHERE s.knowledge_base_id = base.id
+)
+DELETE FROM knowledge_bases b USING base WHERE b.id = base.id
+RETURNING b.id
 """
 
 KB_SOURCE_INSERT = """

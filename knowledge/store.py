@@ -17,7 +17,7 @@ from psycopg.types.json import Jsonb
 from knowledge import sql
 from knowledge.chunking import MAX_TOKENS, OVERLAP_TOKENS, TARGET_TOKENS, ChunkDraft
 from knowledge.embeddings import EmbeddingProvider
-from knowledge.lexical import chunk_lexical_build
+from knowledge.lexical import ANALYZER_VERSION, chunk_lexical_build
 from knowledge.schema import index_connection
 
 
@@ -78,7 +78,7 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
     for version in versions:
         rows = []
         for chunk in version.chunks:
-            lexical = chunk_lexical_build(content=chunk.content)
+            lexical = chunk_lexical_build(content=chunk.content, heading_path=chunk.heading_path)
             rows.append({"relative_path": version.relative_path, "chunk_index": chunk.chunk_index,
                          "content": chunk.content, "heading_path": chunk.heading_path,
                          "tags": version.tags, "wikilinks": chunk.wikilinks,
@@ -86,6 +86,7 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
                                       **(chunk.facts or {})},
                          "content_hash": chunk.content_hash, "token_count": chunk.token_count,
                          "lexical_terms": lexical.terms, "lexical_length": lexical.length,
+                         "lexical_version": ANALYZER_VERSION,
                          "page_start": chunk.page_start, "page_end": chunk.page_end})
         built.append((version, rows, vectors[position:position + len(rows)]))
         position += len(rows)
@@ -200,22 +201,27 @@ def embeddings_add(*, chunk_ids: Sequence[int], vectors: Sequence[Sequence[float
                             list(vector)])
 
 
-def chunks_missing_lexical(*, vault_path: str, after_id: int,
-                           limit: int) -> list[tuple[int, str]]:
-    """(chunk id, content) of the vault's chunks without lexical terms, by id after `after_id`."""
-    with connection.cursor() as cursor:
-        cursor.execute(sql.CHUNKS_MISSING_LEXICAL, [after_id, vault_path, limit])
-        return cursor.fetchall()
-
-
-def chunks_lexical_fill(*, chunk_ids: Sequence[int], contents: Sequence[str]) -> int:
-    """Store the lexical terms of existing chunks that have none yet (their vectors are left
-    alone); returns how many chunks were filled."""
-    built = [chunk_lexical_build(content=content) for content in contents]
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(sql.FILL_CHUNKS_LEXICAL, [list(chunk_ids), [item.terms for item in built],
-                                                 [item.length for item in built]])
-        return cursor.rowcount
+def chunks_lexical_refresh(*, vault_path: str | None, batch: int) -> int:
+    """Re-analyse the chunks of a vault (None: of every vault) whose lexical terms an older
+    analyzer made, or none, in transactions of `batch` chunks; their vectors are left alone.
+    Returns how many chunks were given new terms. An interrupted run keeps what it stored."""
+    refreshed = 0
+    after_id = 0
+    while True:
+        with connection.cursor() as cursor:
+            cursor.execute(sql.CHUNKS_LEXICAL_STALE,
+                           {"after_id": after_id, "vault_path": vault_path, "limit": batch})
+            rows = cursor.fetchall()
+        if not rows:
+            return refreshed
+        built = [chunk_lexical_build(content=content, heading_path=heading_path or ())
+                 for _, content, heading_path in rows]
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(sql.FILL_CHUNKS_LEXICAL, [
+                ANALYZER_VERSION, [chunk_id for chunk_id, _, _ in rows],
+                [item.terms for item in built], [item.length for item in built]])
+            refreshed += cursor.rowcount
+        after_id = rows[-1][0]
 
 
 def documents_delete(*, vault_path: str, relative_paths: Sequence[str]) -> int:

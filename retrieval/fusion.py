@@ -1,4 +1,12 @@
-"""Reciprocal rank fusion: one ranking from several channels' rankings, keeping each rank."""
+"""Fusion: one ranking from several channels' rankings, keeping each rank.
+
+`convex_fuse` (the default) adds each channel's scores, min-max normalised over the candidates
+it returned, times that channel's weight. Unlike reciprocal rank fusion (`rrf_fuse`), it keeps
+how far apart the channel's scores are, and a weight lets a channel that is rarely right (the
+fake embedder's vectors) move the order only where the other is undecided: with the weight at
+0 the order is exactly the other channel's, which is what makes fusion never worse than its
+better channel when the weights fit the channels.
+"""
 
 from __future__ import annotations
 
@@ -34,3 +42,32 @@ def rrf_fuse(*, rankings: Mapping[str, Sequence[int]], k: int = RRF_K) -> list[F
     return [Fused(chunk_id=chunk_id, score=scores[chunk_id], rank=position,
                   channel_ranks=dict(ranks[chunk_id]))
             for position, chunk_id in enumerate(ordered, start=1)]
+
+
+def convex_fuse(*, scores: Mapping[str, Mapping[int, float]],
+                weights: Mapping[str, float]) -> list[Fused]:
+    """Fuse channel scores (chunk id -> raw score, higher is better) by the weighted sum of
+    their min-max normalised values; a chunk a channel did not score gets 0 from it.
+
+    Ranks per channel follow its scores (ties by chunk id). Ties of the fused score go to the
+    better best rank in any channel, then to the smaller chunk id."""
+    fused: dict[int, float] = {}
+    ranks: dict[int, dict[str, int]] = {}
+    for channel, channel_scores in scores.items():
+        if not channel_scores:
+            continue
+        weight = weights.get(channel, 0.0)
+        low, high = min(channel_scores.values()), max(channel_scores.values())
+        spread = high - low
+        ordered = sorted(channel_scores, key=lambda chunk_id: (-channel_scores[chunk_id],
+                                                               chunk_id))
+        for rank, chunk_id in enumerate(ordered, start=1):
+            # One candidate, or all equal: each is as good as the best.
+            normalised = (channel_scores[chunk_id] - low) / spread if spread > 0 else 1.0
+            fused[chunk_id] = fused.get(chunk_id, 0.0) + weight * normalised
+            ranks.setdefault(chunk_id, {})[channel] = rank
+    ordered_ids = sorted(fused, key=lambda chunk_id: (-fused[chunk_id],
+                                                      min(ranks[chunk_id].values()), chunk_id))
+    return [Fused(chunk_id=chunk_id, score=fused[chunk_id], rank=position,
+                  channel_ranks=dict(ranks[chunk_id]))
+            for position, chunk_id in enumerate(ordered_ids, start=1)]

@@ -1,6 +1,7 @@
 """The lexical channel: BM25 over the chunks' stored terms, computed inside PostgreSQL.
 
-The query goes through the same tokenizer as the chunks (knowledge/lexical.py). Its distinct
+The query goes through the same analyzer as the chunks (knowledge/lexical.py: stems, stop
+words, identifiers whole). Its distinct
 terms select candidates through the GIN index on chunks.lexical_terms; identifiers also select,
 through the trigram index, chunks whose text splits them differently. The ranking itself is
 retrieval/sql.py LEXICAL_SEARCH (formula there).
@@ -16,7 +17,7 @@ import psycopg
 
 from core.db import db_errors_translated
 from core.errors import InvalidRequest
-from knowledge.lexical import text_tokenize
+from knowledge.lexical import text_analyze
 from knowledge.schema import index_connection
 from retrieval import sql
 
@@ -57,7 +58,7 @@ class _LexicalQuery:
 
 
 def lexical_query_terms(query: str) -> list[str]:
-    """The distinct tokenizer terms of `query`, in order of first appearance."""
+    """The distinct analysed terms of `query`, in order of first appearance."""
     return _query_parse(query).terms
 
 
@@ -73,7 +74,8 @@ def lexical_search(*, query: str, limit: int,
     params = {"terms": parsed.terms, "identifier_parts": parsed.identifier_parts,
               "pair_left": parsed.pair_left, "pair_right": parsed.pair_right,
               "k1": sql.BM25_K1, "b": sql.BM25_B, "max_df_share": sql.LEXICAL_MAX_DF_SHARE,
-              "phrase_weight": sql.LEXICAL_PHRASE_WEIGHT, "limit": limit,
+              "phrase_weight": sql.LEXICAL_PHRASE_WEIGHT,
+              "heading_weight": sql.LEXICAL_HEADING_WEIGHT, "limit": limit,
               "kb_ids": list(knowledge_base_ids)}
     with db_errors_translated():
         conn = index_connection()
@@ -93,8 +95,8 @@ def lexical_search(*, query: str, limit: int,
 def _query_parse(query: str) -> _LexicalQuery:
     """Distinct terms (the first MAX_QUERY_TERMS), the parts of those that are identifiers, and
     the adjacent pairs of whole tokens in query order (a compound's parts share its position,
-    so only the wholes pair up)."""
-    tokens = text_tokenize(text=query)
+    so only the wholes pair up; a stop word between two words keeps them apart)."""
+    tokens = text_analyze(text=query)
     terms = list(dict.fromkeys(term for position_terms in tokens
                                for term in position_terms))[:MAX_QUERY_TERMS]
     identifier_parts = {position_terms[0]: " ".join(position_terms[1:])
@@ -102,6 +104,8 @@ def _query_parse(query: str) -> _LexicalQuery:
     kept = set(terms)
     pairs: list[tuple[str, str]] = []
     for before, after in pairwise(tokens):
+        if not before or not after:
+            continue
         pair = (before[0], after[0])
         if pair not in pairs and pair[0] in kept and pair[1] in kept:
             pairs.append(pair)

@@ -3,7 +3,8 @@ with every stage's ranks, scores and time kept for the explain output.
 
 `vector` is the first release's contract, unchanged: the exact (or HNSW) cosine top_k, its
 scores and its confidence. `lexical` ranks by BM25 and `hybrid` fuses both channels' top
-RAG_CANDIDATES by reciprocal rank. In every mode a result's `score` is the chunk's clamped cosine
+RAG_CANDIDATES (RAG_FUSION: a convex combination of normalised scores weighted per embedding
+provider, or reciprocal rank). In every mode a result's `score` is the chunk's clamped cosine
 with the query, and the answer mode rests on a calibrated `confidence`, never on a fused or
 rerank score (see `hybrid_confidence`).
 """
@@ -24,16 +25,20 @@ from core.db import db_errors_translated
 from knowledge.embeddings import EmbeddingProvider
 from knowledge.schema import index_connection
 from retrieval import sql
-from retrieval.fusion import RRF_K, rrf_fuse
+from retrieval.fusion import RRF_K, Fused, convex_fuse, rrf_fuse
 from retrieval.lexical import LexicalHit, lexical_search
 from retrieval.rerank import RerankCandidate, rerank_safely
-from retrieval.rerank.features import identifiers_found_share
+from retrieval.rerank.features import identifiers_found_share, query_identifiers
 from retrieval.types import SearchHit
 from retrieval.vector import VectorHit, vector_path_choose, vector_search
 
 # Weight of lexical evidence in the hybrid confidence (see hybrid_confidence), tuned with
 # `rag eval --ablation` on eval/questions.yaml.
 LEXICAL_CONFIDENCE_WEIGHT = 0.5
+# A query naming an identifier (`ERR-1042`, `v2.3.1`) leans on exact terms: the vector channel's
+# weight in convex fusion is multiplied by this. Embeddings place `ERR-1042` near `ERR-1043`;
+# the lexical channel never does.
+IDENTIFIER_VECTOR_WEIGHT_FACTOR = 0.5
 
 
 @dataclass
@@ -48,7 +53,7 @@ class Candidate:
     lexical_rank: int | None = None
     matched_share: float | None = None
     fused_rank: int | None = None
-    fused_score: float | None = None  # the RRF score behind fused_rank
+    fused_score: float | None = None  # the fusion's score behind fused_rank (RAG_FUSION)
     rerank_rank: int | None = None
     rerank_score: float | None = None
 
@@ -77,6 +82,30 @@ class PipelineRun:
                 "rerank": self.rerank, "results": [item.explain() for item in self.results]}
 
 
+@dataclass
+class ChannelHits:
+    """Both channels' hits for one query, fetched once `width` deep, for a caller that ranks
+    the same query several ways (`rag eval --beir`): a channel's first n hits at this width are
+    exactly its hits at width n (both order ties by chunk id), so every narrower run sees what
+    it would have fetched itself. `cosines` caches the cosines of lexical-only chunks."""
+
+    width: int
+    vector: list[VectorHit]
+    lexical: list[LexicalHit]
+    cosines: dict[int, float] = field(default_factory=dict)
+
+
+def channels_fetch(*, query: str, vector: Sequence[float], width: int, config: Config,
+                   embedder: EmbeddingProvider,
+                   knowledge_base_ids: Sequence[int]) -> ChannelHits:
+    """Both channels' `width` best hits for `query`, for `pipeline_run(channels=...)`."""
+    return ChannelHits(
+        width=width,
+        vector=vector_search(vector=vector, limit=width, config=config, embedder=embedder,
+                             knowledge_base_ids=knowledge_base_ids),
+        lexical=lexical_search(query=query, limit=width, knowledge_base_ids=knowledge_base_ids))
+
+
 class _Clock:
     def __init__(self) -> None:
         self.timings: dict[str, float] = {}
@@ -92,28 +121,35 @@ def pipeline_clock() -> _Clock:
 
 def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, config: Config,
                  embedder: EmbeddingProvider, knowledge_base_ids: Sequence[int],
-                 clock: _Clock | None = None, explain: bool = False) -> PipelineRun:
+                 clock: _Clock | None = None, explain: bool = False,
+                 channels: ChannelHits | None = None) -> PipelineRun:
     """Candidates for `query` (already embedded as `vector`) through the stages of `mode`,
-    from the chunks of `knowledge_base_ids` only (each channel filters in its SQL)."""
+    from the chunks of `knowledge_base_ids` only (each channel filters in its SQL); with
+    `channels`, from those prefetched hits instead of new channel queries."""
     clock = clock or _Clock()
     reranking = mode != "vector" and config.rag_rerank != "none"
     # Every channel feeds RAG_CANDIDATES into fusion or rerank; a lone channel without rerank
     # needs only top_k.
     width = config.rag_candidates if (mode == "hybrid" or reranking) else top_k
     width = max(width, top_k)
+    if channels is not None and channels.width < width:
+        raise ValueError(f"prefetched channels are {channels.width} deep; this run needs {width}")
     candidates: dict[int, Candidate] = {}
     rankings: dict[str, list[int]] = {}
     if mode in ("vector", "hybrid"):
         started = time.perf_counter()
-        hits = vector_search(vector=vector, limit=width, config=config, embedder=embedder,
-                             knowledge_base_ids=knowledge_base_ids)
+        hits = (channels.vector[:width] if channels is not None else
+                vector_search(vector=vector, limit=width, config=config, embedder=embedder,
+                              knowledge_base_ids=knowledge_base_ids))
         clock.stage("vector", started)
         rankings["vector"] = [hit.chunk_id for hit in hits]
         for hit in hits:
             _from_vector(candidates, hit)
     if mode in ("lexical", "hybrid"):
         started = time.perf_counter()
-        lexical = lexical_search(query=query, limit=width, knowledge_base_ids=knowledge_base_ids)
+        lexical = (channels.lexical[:width] if channels is not None else
+                   lexical_search(query=query, limit=width,
+                                  knowledge_base_ids=knowledge_base_ids))
         clock.stage("lexical", started)
         rankings["lexical"] = [hit.chunk_id for hit in lexical]
         for hit in lexical:
@@ -122,12 +158,15 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
         ordered = [candidates[chunk_id] for chunk_id in rankings["vector"]]
     else:
         started = time.perf_counter()
-        for fused in rrf_fuse(rankings=rankings):
+        _cosines_fill([item for item in candidates.values() if item.cosine is None],
+                      vector=vector, embedder=embedder,
+                      cache=channels.cosines if channels is not None else None)
+        weights = fusion_weights(query=query, mode=mode, config=config)
+        for fused in _fused(candidates=candidates, rankings=rankings, weights=weights,
+                            config=config):
             candidates[fused.chunk_id].fused_rank = fused.rank
             candidates[fused.chunk_id].fused_score = fused.score
         ordered = sorted(candidates.values(), key=lambda item: item.fused_rank)
-        _cosines_fill([item for item in ordered if item.cosine is None], vector=vector,
-                      embedder=embedder)
         clock.stage("fuse", started)
     rerank_explain = None
     if reranking and ordered:
@@ -145,9 +184,39 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
                       "rerank": config.rag_rerank if reranking else "none",
                       "vector_index": (_vector_path(config=config, embedder=embedder)
                                        if mode != "lexical" else None),
-                      "hnsw_ef_search": config.hnsw_ef_search, "rrf_k": RRF_K}
+                      "hnsw_ef_search": config.hnsw_ef_search, "rrf_k": RRF_K,
+                      "fusion": config.rag_fusion if mode != "vector" else None,
+                      "fusion_weights": (fusion_weights(query=query, mode=mode, config=config)
+                                         if mode == "hybrid" and config.rag_fusion == "convex"
+                                         else None)}
     return PipelineRun(results=results, confidence=confidence, mode=mode, parameters=parameters,
                        timings_ms=clock.timings, rerank=rerank_explain)
+
+
+def fusion_weights(*, query: str, mode: str, config: Config) -> dict[str, float]:
+    """Each channel's weight in convex fusion for this query: the provider's vector weight
+    (RAG_FUSION_VECTOR_WEIGHT overrides it), lowered for a query with an identifier."""
+    if mode != "hybrid":
+        return {mode: 1.0}
+    vector_weight = config.fusion_vector_weight
+    if query_identifiers(query):
+        vector_weight *= IDENTIFIER_VECTOR_WEIGHT_FACTOR
+    return {"vector": vector_weight, "lexical": 1.0 - vector_weight}
+
+
+def _fused(*, candidates: dict[int, Candidate], rankings: dict[str, list[int]],
+           weights: dict[str, float], config: Config) -> list[Fused]:
+    if config.rag_fusion == "rrf":
+        return rrf_fuse(rankings=rankings)
+    scores: dict[str, dict[int, float]] = {}
+    if "vector" in rankings:
+        # Every candidate has its cosine by now, the lexical channel's finds too: the vector
+        # channel scores them all.
+        scores["vector"] = {chunk_id: item.cosine or 0.0 for chunk_id, item in candidates.items()}
+    if "lexical" in rankings:
+        scores["lexical"] = {chunk_id: candidates[chunk_id].bm25 or 0.0
+                             for chunk_id in rankings["lexical"]}
+    return convex_fuse(scores=scores, weights=weights)
 
 
 def hybrid_confidence(*, results: Sequence[Candidate], query: str) -> float:
@@ -192,8 +261,14 @@ def _from_lexical(candidates: dict[int, Candidate], hit: LexicalHit) -> None:
 
 
 def _cosines_fill(items: list[Candidate], *, vector: Sequence[float],
-                  embedder: EmbeddingProvider) -> None:
+                  embedder: EmbeddingProvider, cache: dict[int, float] | None = None) -> None:
     """The cosine of chunks only the lexical channel found (0 when they have no vector yet)."""
+    if cache is not None:
+        for item in items:
+            if item.chunk_id in cache:
+                item.cosine = cache[item.chunk_id]
+                item.hit = dataclasses.replace(item.hit, score=item.cosine)
+        items = [item for item in items if item.chunk_id not in cache]
     if not items:
         return
     distances: dict[int, float] = {}
@@ -210,6 +285,8 @@ def _cosines_fill(items: list[Candidate], *, vector: Sequence[float],
         distance = distances.get(item.chunk_id)
         item.cosine = max(0.0, min(1.0, 1.0 - distance)) if distance is not None else 0.0
         item.hit = dataclasses.replace(item.hit, score=item.cosine)
+        if cache is not None:
+            cache[item.chunk_id] = item.cosine
 
 
 def _reranked(*, query: str, ordered: list[Candidate],
@@ -219,7 +296,8 @@ def _reranked(*, query: str, ordered: list[Candidate],
         RerankCandidate(chunk_id=item.chunk_id, content=item.hit.content,
                         heading_path=item.hit.heading_path, relative_path=item.hit.relative_path,
                         fused_rank=item.fused_rank or position, cosine=item.cosine,
-                        bm25=item.bm25, term_coverage=item.matched_share)
+                        bm25=item.bm25, term_coverage=item.matched_share,
+                        fused_score=item.fused_score)
         for position, item in enumerate(ordered, start=1)])
     reranked = []
     for position, ranked in enumerate(outcome.ranked, start=1):

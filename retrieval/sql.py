@@ -14,14 +14,19 @@ BM25_K1 = 1.2  # how fast repeated occurrences of a term stop adding to the scor
 BM25_B = 0.75  # how much a long chunk is discounted against the average length
 LEXICAL_MAX_DF_SHARE = 0.5  # a query term in more chunks than this share of all is dropped
 LEXICAL_PHRASE_WEIGHT = 0.5  # bonus per query pair found adjacent: weight × mean idf of the two
+# An occurrence in a heading (weight B in the tsvector: knowledge/lexical.py) counts this many
+# times an occurrence in the body. Fitted on the train splits of public collections
+# (docs/benchmarks.md).
+LEXICAL_HEADING_WEIGHT = 2.0
 
 # score(chunk) = Σ over kept query terms t in the chunk of
 #                  idf(t) · tf · (k1 + 1) / (tf + k1 · (1 − b + b · dl / avgdl))
 #              + Σ over adjacent query pairs (a, b) found adjacent, in that order, in the chunk of
 #                  phrase_weight · (idf(a) + idf(b)) / 2
-# with idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5)); tf = positions of t in the chunk; dl = the
-# chunk's term count. N, avgdl and every df are counted over the chunks of the caller's
-# knowledge bases only (%(kb_ids)s): a score never depends on, or reveals, another base's text.
+# with idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5)); tf = positions of t in the chunk, those
+# in its headings (weight B) counted heading_weight times; dl = the chunk's term count. N, avgdl
+# and every df are counted over the chunks of the caller's knowledge bases only (%(kb_ids)s): a
+# score never depends on, or reveals, another base's text.
 # Every chunk read is filtered on chunks.knowledge_base_id inside this statement.
 # A term with df > max_df_share · N is dropped: it neither selects nor scores (nor counts in
 # matched_share). An identifier term (the caller passes its parts) also matches chunks whose
@@ -84,11 +89,13 @@ kept AS MATERIALIZED (
 -- everything after this reads those few lexemes, never the chunk again.
 candidates AS MATERIALIZED (
   SELECT c.id, c.lexical_length AS dl,
-         ts_filter(setweight(c.lexical_terms, 'A', kept.terms), '{a}') AS matched
+         ts_filter(setweight(c.lexical_terms, 'A', kept.terms), '{a}') AS matched,
+         ts_filter(c.lexical_terms, '{b}') AS heading
   FROM kept JOIN chunks c ON c.lexical_terms @@ kept.any_term
   WHERE c.knowledge_base_id = ANY(%(kb_ids)s)
   UNION ALL
-  SELECT c.id, c.lexical_length, ts_filter(setweight(c.lexical_terms, 'A', kept.terms), '{a}')
+  SELECT c.id, c.lexical_length, ts_filter(setweight(c.lexical_terms, 'A', kept.terms), '{a}'),
+         ts_filter(c.lexical_terms, '{b}')
   FROM kept
   CROSS JOIN (SELECT DISTINCT h.chunk_id FROM substring_hits h
               JOIN term_stats t ON t.term = h.term) s
@@ -96,7 +103,10 @@ candidates AS MATERIALIZED (
   WHERE NOT c.lexical_terms @@ kept.any_term AND c.knowledge_base_id = ANY(%(kb_ids)s)
 ),
 term_hits AS (
-  SELECT k.id, k.dl, u.lexeme AS term, cardinality(u.positions) AS tf
+  SELECT k.id, k.dl, u.lexeme AS term,
+         cardinality(u.positions) + (%(heading_weight)s - 1)
+           * coalesce((SELECT cardinality(h.positions) FROM unnest(k.heading) AS h
+                       WHERE h.lexeme = u.lexeme), 0) AS tf
   FROM candidates k CROSS JOIN LATERAL unnest(k.matched) AS u
   UNION ALL
   SELECT k.id, k.dl, h.term, 1 FROM substring_hits h JOIN candidates k ON k.id = h.chunk_id

@@ -28,6 +28,7 @@ class RerankCandidate:
     cosine: float | None = None  # with the query; None when only the lexical channel found it
     bm25: float | None = None  # None when the lexical channel did not find it
     term_coverage: float | None = None  # share of the query's terms matched, 0..1
+    fused_score: float | None = None  # the fusion's score behind fused_rank; None: not fused
 
 
 @dataclass(frozen=True, slots=True)

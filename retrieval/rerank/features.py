@@ -1,4 +1,4 @@
-"""The `features` reranker: a deterministic score from five signals, no model, no network.
+"""The `features` reranker: a deterministic score from six signals, no model, no network.
 
 Each signal is in 0..1 and the weights sum to 1, so a score is in 0..1:
 
@@ -15,7 +15,10 @@ Each signal is in 0..1 and the weights sum to 1, so a score is in 0..1:
   and never inside a longer word or number (``ERR-10421`` does not match ``ERR-1042``);
 - bm25: the chunk's BM25 score over the best BM25 among the candidates (0 when the lexical
   channel did not find it);
-- cosine: the cosine with the query, clamped to 0..1 (0 when the vector channel did not find it).
+- cosine: the cosine with the query, clamped to 0..1 (0 when the vector channel did not find it);
+- fused: the fusion's score over the best fusion score among the candidates (0 without fusion),
+  so the reranker starts from what fusion already knows and moves only what the other signals
+  are sure of.
 
 `term_coverage` as computed by the lexical channel is not used: coverage and proximity come from
 the same matching here, so a chunk found only by the vector channel is measured like the others.
@@ -32,16 +35,15 @@ from functools import lru_cache
 from knowledge.lexical import text_tokenize
 from retrieval.rerank.base import RerankCandidate, RerankedCandidate, ranked_by_score
 
-# The weights of the score, tuned with bench/rerank_weights.py: a grid over the 34 in-domain
-# questions of eval/questions.yaml and eval/retrieval-questions.yaml (fake provider, hybrid
-# candidates). These sit on a broad plateau (MRR 0.985, Hit@1 0.97; the fused order alone gives
-# 0.963 / 0.941); dropping proximity and BM25 altogether reached 1.0 on these questions, which
-# is more likely fitting them than a better ranker, so every signal keeps some weight.
-COVERAGE_WEIGHT = 0.20  # the strongest sign that a chunk is about the whole question
-PROXIMITY_WEIGHT = 0.05  # terms together in one sentence beat the same terms pages apart
-IDENTIFIER_WEIGHT = 0.35  # an exact error code, version or ticket number is rarely a coincidence
-BM25_WEIGHT = 0.05  # term rarity, which coverage ignores
-COSINE_WEIGHT = 0.35  # meaning, for paraphrases that share no term
+# The weights of the score, fitted by bench/fit_retrieval.py (coordinate ascent on nDCG@10,
+# seed 13) on the train/dev splits of three public collections with human judgments, never on
+# a test split (docs/benchmarks.md has the table).
+COVERAGE_WEIGHT = 0.0
+PROXIMITY_WEIGHT = 0.0
+IDENTIFIER_WEIGHT = 0.0
+BM25_WEIGHT = 0.0
+COSINE_WEIGHT = 0.0
+FUSED_WEIGHT = 1.0
 
 IDENTIFIER_MARKS = "-_./:#"
 _LEADING_PUNCTUATION = "\"'`([{<"
@@ -62,6 +64,7 @@ class FeatureWeights:
     identifier: float = IDENTIFIER_WEIGHT
     bm25: float = BM25_WEIGHT
     cosine: float = COSINE_WEIGHT
+    fused: float = FUSED_WEIGHT
 
 
 FEATURE_WEIGHTS = FeatureWeights()
@@ -69,13 +72,14 @@ FEATURE_WEIGHTS = FeatureWeights()
 
 @dataclass(frozen=True)
 class FeatureSignals:
-    """The five signals of one candidate for one query, each in 0..1."""
+    """The six signals of one candidate for one query, each in 0..1."""
 
     coverage: float
     proximity: float
     identifier: float
     bm25: float
     cosine: float
+    fused: float = 0.0
 
 
 def features_score(*, signals: FeatureSignals, weights: FeatureWeights = FEATURE_WEIGHTS
@@ -83,13 +87,13 @@ def features_score(*, signals: FeatureSignals, weights: FeatureWeights = FEATURE
     """The weighted sum of the signals (pure: the same inputs always give the same score)."""
     return (weights.coverage * signals.coverage + weights.proximity * signals.proximity
             + weights.identifier * signals.identifier + weights.bm25 * signals.bm25
-            + weights.cosine * signals.cosine)
+            + weights.cosine * signals.cosine + weights.fused * signals.fused)
 
 
-def features_signals(*, query: str, candidate: RerankCandidate, bm25_max: float
-                     ) -> FeatureSignals:
-    """The signals of `candidate` for `query`; `bm25_max` is the best BM25 among the candidates
-    reranked together (0 when none has one)."""
+def features_signals(*, query: str, candidate: RerankCandidate, bm25_max: float,
+                     fused_max: float = 0.0) -> FeatureSignals:
+    """The signals of `candidate` for `query`; `bm25_max` and `fused_max` are the best BM25
+    and fusion score among the candidates reranked together (0 when none has one)."""
     terms = query_terms(query)
     owners = _term_owners(query)
     text = _matching_text(candidate)
@@ -108,9 +112,11 @@ def features_signals(*, query: str, candidate: RerankCandidate, bm25_max: float
     found = sum(1 for identifier in identifiers if _identifier_pattern(identifier).search(folded))
     bm25 = candidate.bm25 / bm25_max if candidate.bm25 and bm25_max > 0 else 0.0
     cosine = candidate.cosine if candidate.cosine is not None else 0.0
+    fused = (candidate.fused_score / fused_max
+             if candidate.fused_score is not None and fused_max > 0 else 0.0)
     return FeatureSignals(coverage=coverage, proximity=_proximity(positions),
                           identifier=found / len(identifiers) if identifiers else 0.0,
-                          bm25=_clamped(bm25), cosine=_clamped(cosine))
+                          bm25=_clamped(bm25), cosine=_clamped(cosine), fused=_clamped(fused))
 
 
 class FeaturesReranker:
@@ -122,9 +128,12 @@ class FeaturesReranker:
                candidates: Sequence[RerankCandidate]) -> list[RerankedCandidate]:
         """Every candidate, best features score first."""
         bm25_max = max((candidate.bm25 for candidate in candidates if candidate.bm25), default=0.0)
+        fused_max = max((candidate.fused_score for candidate in candidates
+                         if candidate.fused_score), default=0.0)
         scored = []
         for candidate in candidates:
-            signals = features_signals(query=query, candidate=candidate, bm25_max=bm25_max)
+            signals = features_signals(query=query, candidate=candidate, bm25_max=bm25_max,
+                                       fused_max=fused_max)
             scored.append(RerankedCandidate(candidate=candidate,
                                             score=features_score(signals=signals),
                                             signals=asdict(signals)))

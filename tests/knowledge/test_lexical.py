@@ -12,15 +12,20 @@ from django.db import connection
 from core.config import get_config
 from core.dburl import database_settings
 from knowledge.ingest import vault_ingest
+from knowledge import sql as knowledge_sql
 from knowledge.lexical import (
+    ANALYZER_VERSION,
     POSITION_MAX,
     TERM_MAX_CHARS,
     chunk_lexical_build,
     lexeme_quote,
+    text_analyze,
     text_tokenize,
     tsvector_literal_build,
 )
+from knowledge.schema import SCHEMA_FILE
 from knowledge.schema import DatabaseNotUtf8, database_utf8_check
+from knowledge.store import chunks_lexical_refresh
 from tests.conftest import cli_env
 from tests.harness import bootstrap_credentials
 
@@ -116,6 +121,47 @@ def test_quotes_and_backslashes_are_escaped_in_a_lexeme():
     assert lexeme_quote("back\\slash") == "'back\\\\slash'"
 
 
+# The analyzer ----------------------------------------------------------------------------------
+
+def test_english_words_become_snowball_stems_shared_by_their_forms():
+    assert text_analyze(text="Studies studying studied") == [("studi",), ("studi",), ("studi",)]
+    assert text_analyze(text="restore restored restoring") == [("restor",)] * 3
+
+
+def test_stop_words_give_no_term_but_keep_their_position():
+    assert text_analyze(text="the export of data") == [(), ("export",), (), ("data",)]
+    built = chunk_lexical_build(content="export the data")
+    assert built.terms == "'data':3 'export':1" and built.length == 2
+
+
+def test_identifiers_stay_whole_and_exact_and_their_parts_are_stemmed():
+    assert text_analyze(text="ERR-1042 v2.3.1 read_cache_enabled") == [
+        ("err-1042", "err", "1042"), ("v2.3.1", "v2", "3", "1"),
+        ("read_cache_enabled", "read", "cach", "enabl")]
+    # A part is never dropped as a stop word: `a/b` keeps `a`.
+    assert text_analyze(text="a/b") == [("a/b", "a", "b")]
+
+
+def test_chinese_bigrams_numbers_and_other_scripts_are_not_stemmed():
+    assert text_analyze(text="数据导出 Atlas 2024 Привет café") == [
+        ("数据",), ("据导",), ("导出",), ("atla",), ("2024",), ("привет",), ("café",)]
+
+
+def test_headings_are_indexed_after_the_content_with_weight_b():
+    built = chunk_lexical_build(content="Restore the backups", heading_path=["Runbook", "Backups"])
+    # content: restor 1, backup 3; one empty position, then `runbook` 5; again, then `backup` 7
+    assert built.terms == "'backup':3,7B 'restor':1 'runbook':5B"
+    assert built.length == 4
+
+
+def test_the_stale_chunk_queries_name_the_current_analyzer_version():
+    schema = (Path(knowledge_sql.__file__).parent / "schema.sql").read_text(encoding="utf-8")
+    literal = f"lexical_version IS DISTINCT FROM {ANALYZER_VERSION}"
+    assert f"idx_chunks_lexical_stale_v{ANALYZER_VERSION}" in schema and literal in schema
+    assert literal in knowledge_sql.CHUNKS_LEXICAL_STALE
+    assert literal in knowledge_sql.FILL_CHUNKS_LEXICAL
+
+
 # The tsvector literal on PostgreSQL ---------------------------------------------------------------
 
 @pytest.mark.django_db
@@ -123,7 +169,7 @@ def test_chunk_terms_round_trip_through_postgresql_exactly():
     built = chunk_lexical_build(content="Atlas CRM 的导出限制 ERR-1042，导出！")
     stored = rows("SELECT lexeme, positions FROM unnest(%s::tsvector)", [built.terms])
     assert {lexeme: list(positions) for lexeme, positions in stored} == {
-        "atlas": [1], "crm": [2], "的导": [3], "导出": [4, 8], "出限": [5], "限制": [6],
+        "atla": [1], "crm": [2], "的导": [3], "导出": [4, 8], "出限": [5], "限制": [6],
         "err-1042": [7], "err": [7], "1042": [7]}
     assert sum(len(positions) for _, positions in stored) == built.length == 10
 
@@ -173,35 +219,40 @@ def vault(tmp_path: Path) -> Path:
     return root
 
 
-def expected_length(*contents: str) -> int:
-    return sum(chunk_lexical_build(content=content).length for content in contents)
+def expected_length(*chunks: tuple[str, list[str]]) -> int:
+    return sum(chunk_lexical_build(content=content, heading_path=headings).length
+               for content, headings in chunks)
+
+
+def stored_chunks() -> list[tuple[str, list[str]]]:
+    return rows("SELECT content, heading_path FROM chunks ORDER BY id")
 
 
 @pytest.mark.django_db
 def test_stats_follow_insert_update_and_cascade_delete(vault: Path):
     assert stats() == (0, 0)
     ingest(vault)
-    contents = [content for (content,) in rows("SELECT content FROM chunks")]
+    contents = stored_chunks()
     assert stats() == recount() == (len(contents), expected_length(*contents))
     assert len(contents) == 3
 
     (vault / "a.md").write_text("# A\n\nA longer note now: ERR-1042 timeout after 30 s.\n\n"
                                 "## More\n\n第二段。\n", encoding="utf-8")
     assert ingest(vault).documents_updated == 1
-    contents = [content for (content,) in rows("SELECT content FROM chunks")]
+    contents = stored_chunks()
     assert len(contents) == 4
     assert stats() == recount() == (4, expected_length(*contents))
 
     with connection.cursor() as cursor:  # the cascade from documents, as `rag vault forget` does
         cursor.execute("DELETE FROM documents WHERE relative_path = 'a.md'")
-    contents = [content for (content,) in rows("SELECT content FROM chunks")]
+    contents = stored_chunks()
     assert stats() == recount() == (2, expected_length(*contents))
 
     (vault / "a.md").unlink()
     (vault / "b.md").unlink()
     (vault / "c.md").write_text("# C\n\nonly this\n", encoding="utf-8")
     assert ingest(vault).documents_deleted == 1
-    assert stats() == recount() == (1, expected_length("# C\n\nonly this"))
+    assert stats() == recount() == (1, expected_length(("# C\n\nonly this", ["C"])))
 
 
 @pytest.mark.django_db
@@ -244,6 +295,51 @@ def test_ingest_fills_older_chunks_without_new_embeddings(vault: Path):
         == embeddings_before
     assert stats() == recount() == (3, sum(length for _, _, length in expected))
     assert ingest(vault).chunks_lexical_filled == 0
+
+
+@pytest.mark.django_db
+def test_chunks_of_an_older_analyzer_are_reanalysed_by_ingest_and_db_init(vault: Path):
+    ingest(vault)
+    embeddings_before = rows("SELECT id, chunk_id, updated_at FROM embeddings ORDER BY id")
+    expected = rows("SELECT id, lexical_terms::text, lexical_length FROM chunks ORDER BY id")
+    first_release = [(chunk_id, chunk_lexical_v1(content))
+                     for chunk_id, content in rows("SELECT id, content FROM chunks ORDER BY id")]
+
+    def as_first_release() -> None:
+        with connection.cursor() as cursor:  # as the first lexical analyzer stored them
+            for chunk_id, (terms, length) in first_release:
+                cursor.execute("UPDATE chunks SET lexical_terms = %s::tsvector, "
+                               "lexical_length = %s, lexical_version = NULL WHERE id = %s",
+                               [terms, length, chunk_id])
+        assert rows("SELECT lexical_terms::text FROM chunks WHERE lexical_terms::text LIKE "
+                    "'%%atlas%%'")  # unstemmed, as before
+
+    as_first_release()
+    result = ingest(vault)
+    assert result.chunks_lexical_filled == 3 and result.embeddings_written == 0
+    assert rows("SELECT id, lexical_terms::text, lexical_length FROM chunks ORDER BY id") \
+        == expected
+    assert rows("SELECT DISTINCT lexical_version FROM chunks") == [(ANALYZER_VERSION,)]
+    assert stats() == recount()
+    # `rag db init` re-analyses every vault's chunks the same way, in batches.
+    as_first_release()
+    assert chunks_lexical_refresh(vault_path=None, batch=2) == 3
+    assert rows("SELECT id, lexical_terms::text, lexical_length FROM chunks ORDER BY id") \
+        == expected
+    assert chunks_lexical_refresh(vault_path=None, batch=2) == 0
+    assert rows("SELECT id, chunk_id, updated_at FROM embeddings ORDER BY id") \
+        == embeddings_before
+    assert stats() == recount()
+
+
+def chunk_lexical_v1(content: str) -> tuple[str, int]:
+    """The first analyzer's literal: raw tokens, no stems, no stop words, no headings."""
+    positions: dict[str, list[int]] = {}
+    for position, terms in enumerate(text_tokenize(text=content), start=1):
+        for term in terms:
+            positions.setdefault(term, []).append(position)
+    built = tsvector_literal_build(positions=positions)
+    return built.terms, built.length
 
 
 @pytest.mark.django_db

@@ -121,8 +121,9 @@ def test_identifier_split_differently_in_the_text_is_found_through_trigrams():
     # `foo_bar` is no term of `foo_bar.baz` (only the whole and foo, bar, baz are): the text
     # holds it between `call ` and `.`, which the trigram lookup finds; `foo_barx` does not.
     assert hits[0].chunk_id == dotted and hits[0].matched_share == 1.0
-    # call | foo_bar.baz foo bar baz | now: 6 terms; foo_barx foo barx | is | another | name: 6
-    n, avgdl = 5, (6 + 6 + 2 + 2 + 2) / 5
+    # call | foo_bar.baz foo bar baz | now: 6 terms; foo_barx foo barx | another | name: 5 (`is`
+    # is a stop word)
+    n, avgdl = 5, (6 + 5 + 2 + 2 + 2) / 5
     expected = sum(bm25(idf_value=idf(n, 1), tf=1, dl=6, avgdl=avgdl) for _ in range(2)) \
         + bm25(idf_value=idf(n, 2), tf=1, dl=6, avgdl=avgdl)  # foo_bar, bar: 1 chunk; foo: 2
     assert hits[0].score == pytest.approx(expected, abs=1e-6)
@@ -151,7 +152,8 @@ def test_quotes_and_backslashes_in_terms_are_bound_safely():
     for term in ["it's", "back\\slash"]:
         params = {"terms": [term], "identifier_parts": [term], "pair_left": [], "pair_right": [],
                   "k1": sql.BM25_K1, "b": sql.BM25_B, "max_df_share": sql.LEXICAL_MAX_DF_SHARE,
-                  "phrase_weight": sql.LEXICAL_PHRASE_WEIGHT, "limit": 5,
+                  "phrase_weight": sql.LEXICAL_PHRASE_WEIGHT,
+                  "heading_weight": sql.LEXICAL_HEADING_WEIGHT, "limit": 5,
                   "kb_ids": list(scope_all().knowledge_base_ids)}
         with psycopg.Cursor(conn) as cursor:
             cursor.execute(sql.LEXICAL_SEARCH, params)

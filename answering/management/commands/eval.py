@@ -1,14 +1,16 @@
-"""`rag eval [--questions eval/questions.yaml] [--top-k 5] [--json] [--ablation]`."""
+"""`rag eval [--questions eval/questions.yaml] [--top-k 5] [--json] [--ablation]`, and
+`rag eval --beir PATH [--split test] [--kb SLUG] [--max-queries N] [--json]`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from answering.ablation import ablation_run
+from answering.beir import beir_evaluate
 from answering.evaluation import evaluate, questions_load
 from core.commands import RagCommand
 from core.config import get_config
-from core.errors import EXIT_FAILURE
+from core.errors import EXIT_FAILURE, InvalidRequest
 from core.output import body_json
 from knowledge.access import OPERATOR
 from retrieval.services import top_k_validate
@@ -26,10 +28,22 @@ class Command(RagCommand):
                             help="score the questions under vector, lexical, hybrid and hybrid "
                                  "with each available reranker, in one table")
         parser.add_argument("--kb", action="append", default=None, metavar="SLUG",
-                            help="only these knowledge bases (repeatable; default: all)")
+                            help="only these knowledge bases (repeatable; default: all); with "
+                                 "--beir, the one base to ingest into and keep")
+        parser.add_argument("--beir", default=None, metavar="PATH",
+                            help="score a BEIR-format folder (corpus.jsonl, queries.jsonl, "
+                                 "qrels/<split>.tsv) ingested into a throw-away knowledge base")
+        parser.add_argument("--split", default="test", help="--beir: the qrels split to score")
+        parser.add_argument("--max-queries", type=int, default=None, metavar="N",
+                            help="--beir: score only the first N judged queries (by id)")
+        parser.add_argument("--no-reference", action="store_true",
+                            help="--beir: leave out the reference BM25 row")
 
     def handle(self, *args, questions: str | None, top_k: int, **options) -> None:
         config = get_config()
+        if options["beir"]:
+            self._beir(config, options)
+            return
         path = Path(questions) if questions else (config.project_root or Path.cwd()) / "eval" / "questions.yaml"
         if options["ablation"]:
             report = ablation_run(questions=questions_load(path=path), config=config,
@@ -48,6 +62,37 @@ class Command(RagCommand):
             self._print(report)
         if report["summary"]["failed"]:
             raise SystemExit(EXIT_FAILURE)
+
+    def _beir(self, config, options: dict) -> None:
+        if options["kb"] and len(options["kb"]) > 1:
+            raise InvalidRequest("--beir takes one --kb (the base to ingest into)")
+        if options["max_queries"] is not None and options["max_queries"] < 1:
+            raise InvalidRequest("--max-queries must be at least 1")
+        report = beir_evaluate(path=Path(options["beir"]), split=options["split"], config=config,
+                               knowledge_base=options["kb"][0] if options["kb"] else None,
+                               max_queries=options["max_queries"],
+                               reference=not options["no_reference"],
+                               progress=lambda line: self.stderr.write(line))
+        if options["json"]:
+            self.stdout.write(body_json(report))
+            return
+        self.stdout.write(f"{report['collection']} ({report['split']}): {report['documents']} "
+                          f"documents, {report['queries']} judged queries, "
+                          f"{report['chunks_written']} chunks written; provider "
+                          f"{report['embedding_provider']} / {report['embedding_model']}\n")
+        names = ("ndcg_at_10", "recall_at_10", "recall_at_100", "mrr_at_10", "hit_at_1",
+                 "latency_p50_ms", "latency_p95_ms")
+        self.stdout.write(f"{'row':<28} " + " ".join(f"{name:>9}" for name in (
+            "nDCG@10", "R@10", "R@100", "MRR@10", "hit@1", "p50 ms", "p95 ms")))
+        for row in report["rows"]:
+            if "unavailable" in row:
+                self.stdout.write(f"{row['row']:<28} {row['unavailable']}")
+                continue
+            cells = [row[name] for name in names]
+            self.stdout.write(f"{row['row']:<28} " + " ".join(
+                f"{cell:>9.4f}" if isinstance(cell, float) and name[0] != "l" else
+                f"{cell:>9.1f}" if isinstance(cell, float) else f"{'n/a':>9}"
+                for name, cell in zip(names, cells, strict=True)))
 
     def _print_ablation(self, report: dict) -> None:
         self.stdout.write(f"provider {report['embedding_provider']} / {report['embedding_model']}"

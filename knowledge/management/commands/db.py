@@ -1,4 +1,5 @@
-"""`rag db init` — apply knowledge/schema.sql and Django's migrations.
+"""`rag db init` — apply knowledge/schema.sql and Django's migrations, then re-analyse the chunks
+whose lexical terms an older analyzer made.
 `rag db index [--concurrently | --drop [--all] | --status]` — the HNSW index of the current
 embedding config's vectors (knowledge/vector_index.py)."""
 
@@ -9,7 +10,9 @@ from django.core.management.base import OutputWrapper
 from core.commands import RagCommand
 from core.config import get_config
 from core.errors import InvalidRequest
+from knowledge.ingest import LEXICAL_FILL_BATCH
 from knowledge.schema import db_init
+from knowledge.store import chunks_lexical_refresh
 from knowledge.vector_index import (
     BuildProgress,
     vector_index_build,
@@ -37,7 +40,10 @@ class Command(RagCommand):
     def handle(self, *args, action: str, **options) -> None:
         if action == "init":
             db_init(verbosity=max(0, options["verbosity"] - 1))
-            self.stdout.write("schema ready (knowledge/schema.sql applied, migrations up to date)")
+            refreshed = chunks_lexical_refresh(vault_path=None, batch=LEXICAL_FILL_BATCH)
+            self.stdout.write("schema ready (knowledge/schema.sql applied, migrations up to date)"
+                              + (f"; {refreshed} chunks re-analysed for the lexical channel "
+                                 "(vectors kept)" if refreshed else ""))
             return
         if options["drop"] and options["status"]:
             raise InvalidRequest("`rag db index` takes --drop or --status, not both")

@@ -1,0 +1,182 @@
+"""Fit the fusion and rerank weights on the train/dev splits of public BEIR collections.
+
+Two steps, so the slow one (searching) runs once per collection and embedder:
+
+    # per collection, with the embedder to fit for (EMBEDDING_PROVIDER / EMBEDDING_MODEL):
+    .venv/bin/python bench/fit_retrieval.py dump --beir /data/scifact --split train \\
+        --kb beir-scifact --max-queries 400 --out .local/fit/scifact-fake.json
+    # then, over the dumps of one embedder:
+    .venv/bin/python bench/fit_retrieval.py fit .local/fit/*-fake.json --seed 13
+
+`dump` ingests the collection into the named knowledge base (kept: a second run skips the
+unchanged files), runs every judged query of the split (or a seeded sample) through the hybrid
+pipeline without rerank and writes each query's best RAG_CANDIDATES fused candidates, their
+cosine, BM25 and features signals, and the query's judgments. `fit` prints, as JSON, the vector
+weight of convex fusion (retrieval/fitting.py fusion_fit), the `features` weights fitted on top
+of it (rerank_fit, reproducible from --seed), and the per-collection nDCG@10 of each channel,
+of RRF, of the fitted fusion and of the fitted rerank. Never point it at a test split: the
+weights it prints are what the code ships with (docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import random
+import sys
+from pathlib import Path
+
+from _setup import django_setup
+
+SIGNALS = ("fused", "coverage", "proximity", "identifier", "bm25", "cosine")
+
+
+def dump(args: argparse.Namespace) -> None:
+    django_setup()
+    from answering.beir import beir_load, beir_write
+    from core.config import get_config
+    from knowledge.bases import kb_create, kb_get
+    from knowledge.embeddings import get_embedder
+    from knowledge.ingest import vault_ingest
+    from retrieval.pipeline import pipeline_run
+    from retrieval.rerank.base import RerankCandidate
+    from retrieval.rerank.features import features_signals, query_identifiers
+
+    config = get_config()
+    config = dataclasses.replace(config, rag_rerank="none", rag_fusion="convex")
+    collection = beir_load(path=Path(args.beir), split=args.split)
+    query_ids = sorted(collection.queries)
+    if args.max_queries and len(query_ids) > args.max_queries:
+        query_ids = sorted(random.Random(args.seed).sample(query_ids, args.max_queries))
+    folder = (config.project_root or Path.cwd()) / ".local" / "beir" / args.kb
+    try:
+        base = kb_get(args.kb).id
+    except Exception:  # noqa: BLE001 - not there yet
+        folder.mkdir(parents=True, exist_ok=True)
+        base = kb_create(slug=args.kb, sources=[str(folder)]).id
+    paths = beir_write(collection=collection, folder=folder)
+    result = vault_ingest(vault_path=folder, config=config, knowledge_base=args.kb, prune=True)
+    print(f"{args.kb}: {result.chunks_written} chunks written, "
+          f"{result.embeddings_written} embeddings", file=sys.stderr)
+    embedder = get_embedder(config=config)
+    queries = []
+    for number, query_id in enumerate(query_ids, start=1):
+        text = collection.queries[query_id]
+        # The best RAG_CANDIDATES of the fusion: all a reranker could lift into the top ten.
+        run = pipeline_run(query=text, vector=embedder.embed_query(text),
+                           top_k=config.rag_candidates,
+                           mode="hybrid", config=config, embedder=embedder,
+                           knowledge_base_ids=[base])
+        bm25_max = max((item.bm25 for item in run.results if item.bm25), default=0.0)
+        candidates = []
+        for item in run.results:
+            signals = features_signals(query=text, bm25_max=bm25_max, candidate=RerankCandidate(
+                chunk_id=item.chunk_id, content=item.hit.content,
+                heading_path=item.hit.heading_path, relative_path=item.hit.relative_path,
+                fused_rank=item.fused_rank or 0, cosine=item.cosine, bm25=item.bm25,
+                term_coverage=item.matched_share, fused_score=item.fused_score))
+            candidates.append({"doc_id": paths.get(item.hit.relative_path, ""),
+                               "cosine": item.cosine or 0.0, "bm25": item.bm25,
+                               "signals": dataclasses.asdict(signals)})
+        queries.append({"id": query_id, "identifier": bool(query_identifiers(text)),
+                        "judged": collection.qrels[query_id], "candidates": candidates})
+        if number % 50 == 0:
+            print(f"  {number}/{len(query_ids)} queries", file=sys.stderr)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps({
+        "collection": collection.name, "split": args.split, "kb": args.kb,
+        "embedding_provider": config.embedding_provider,
+        "embedding_model": config.embedding_model, "queries": queries}))
+
+
+def fit(args: argparse.Namespace) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from retrieval.fitting import (
+        TableCandidate,
+        TableQuery,
+        fusion_fit,
+        fusion_quality,
+        ndcg_at_10,
+        rerank_fit,
+    )
+
+    tables = {}
+    for name in args.dumps:
+        dumped = json.loads(Path(name).read_text())
+        tables[f"{dumped['collection']}/{dumped['split']}"] = [
+            TableQuery(judged=query["judged"], identifier=query["identifier"], candidates=[
+                TableCandidate(doc_id=c["doc_id"], cosine=c["cosine"], bm25=c["bm25"],
+                               signals=c["signals"]) for c in query["candidates"]])
+            for query in dumped["queries"]]
+    weight, fused = fusion_fit(tables)
+    rerank_weights, reranked = rerank_fit(tables, vector_weight=weight, signals=SIGNALS,
+                                          seed=args.seed)
+
+    def channel(query: TableQuery, key: str) -> list[str]:
+        scored = [c for c in query.candidates if key == "cosine" or c.bm25 is not None]
+        scored.sort(key=lambda c: -(c.cosine if key == "cosine" else c.bm25))
+        return [c.doc_id for c in scored]
+
+    def rrf(query: TableQuery) -> list[str]:
+        scores: dict[int, float] = {}
+        for key in ("cosine", "bm25"):
+            scored = [index for index, c in enumerate(query.candidates)
+                      if key == "cosine" or c.bm25 is not None]
+            scored.sort(key=lambda index: -(query.candidates[index].cosine if key == "cosine"
+                                            else query.candidates[index].bm25))
+            # The vector channel's own list is the best RAG_CANDIDATES cosines of the corpus.
+            for rank, index in enumerate(scored[:args.candidates], start=1):
+                scores[index] = scores.get(index, 0.0) + 1 / (60 + rank)
+        order = sorted(scores, key=lambda index: -scores[index])
+        return [query.candidates[index].doc_id for index in order]
+
+    def mean(queries: list[TableQuery], rank) -> float:
+        return round(sum(ndcg_at_10(ranking=rank(q), judged=q.judged) for q in queries)
+                     / len(queries), 4)
+
+    report = {
+        "fusion_vector_weight": weight,
+        "rerank_weights": rerank_weights,
+        "seed": args.seed,
+        "ndcg_at_10": {name: {
+            "lexical": mean(queries, lambda q: channel(q, "bm25")),
+            "vector": mean(queries, lambda q: channel(q, "cosine")),
+            "rrf": mean(queries, rrf),
+            "convex": round(fused[name], 4),
+            "convex_identifier_half": round(fusion_quality(
+                {name: queries}, vector_weight=weight, identifier_factor=0.5)[name], 4),
+            "rerank": round(reranked[name], 4)} for name, queries in tables.items()},
+        "fusion_grid": {str(w): {name: round(value, 4) for name, value in fusion_quality(
+            tables, vector_weight=w).items()} for w in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)},
+    }
+    print(json.dumps(report, indent=2))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    steps = parser.add_subparsers(dest="step", required=True)
+    dumping = steps.add_parser("dump")
+    dumping.add_argument("--beir", required=True)
+    dumping.add_argument("--split", required=True)
+    dumping.add_argument("--kb", required=True)
+    dumping.add_argument("--max-queries", type=int, default=None)
+    dumping.add_argument("--seed", type=int, default=13)
+    dumping.add_argument("--out", required=True)
+    fitting = steps.add_parser("fit")
+    fitting.add_argument("dumps", nargs="+")
+    fitting.add_argument("--seed", type=int, default=13)
+    fitting.add_argument("--candidates", type=int, default=50,
+                         help="RAG_CANDIDATES of the dumps (for the RRF row)")
+    args = parser.parse_args()
+    if args.step == "dump":
+        if args.split == "test":
+            parser.error("fit on train or dev splits only; test is for reporting")
+        dump(args)
+    else:
+        fit(args)
+
+
+if __name__ == "__main__":
+    main()
