@@ -5,6 +5,9 @@ Two steps, so the slow one (searching) runs once per collection and embedder:
     # per collection, with the embedder to fit for (EMBEDDING_PROVIDER / EMBEDDING_MODEL):
     .venv/bin/python bench/fit_retrieval.py dump --beir /data/scifact --split train \\
         --kb beir-scifact --max-queries 400 --out .local/fit/scifact-fake.json
+    # the lexical channel's heading weight, on a base dumped (ingested) before:
+    .venv/bin/python bench/fit_retrieval.py heading --beir /data/scifact --split train \
+        --kb beir-scifact --max-queries 300 --weights 1 1.5 2 3
     # then, over the dumps of one embedder:
     .venv/bin/python bench/fit_retrieval.py fit .local/fit/*-fake.json --seed 13
 
@@ -90,6 +93,38 @@ def dump(args: argparse.Namespace) -> None:
         "embedding_model": config.embedding_model, "queries": queries}))
 
 
+def heading(args: argparse.Namespace) -> None:
+    """nDCG@10 of the lexical channel alone at each heading weight, on an ingested base."""
+    django_setup()
+    from answering.beir import beir_load, beir_write
+    from core.config import get_config
+    from knowledge.bases import kb_get
+    from retrieval import sql
+    from retrieval.fitting import ndcg_at_10
+    from retrieval.lexical import lexical_search
+
+    config = get_config()
+    collection = beir_load(path=Path(args.beir), split=args.split)
+    query_ids = sorted(collection.queries)
+    if args.max_queries and len(query_ids) > args.max_queries:
+        query_ids = sorted(random.Random(args.seed).sample(query_ids, args.max_queries))
+    folder = (config.project_root or Path.cwd()) / ".local" / "beir" / args.kb
+    paths = beir_write(collection=collection, folder=folder)
+    base = kb_get(args.kb).id
+    report = {}
+    for weight in args.weights:
+        sql.LEXICAL_HEADING_WEIGHT = weight
+        total = 0.0
+        for query_id in query_ids:
+            hits = lexical_search(query=collection.queries[query_id], limit=10,
+                                  knowledge_base_ids=[base])
+            total += ndcg_at_10(ranking=[paths.get(hit.relative_path, "") for hit in hits],
+                                judged=collection.qrels[query_id])
+        report[str(weight)] = round(total / len(query_ids), 4)
+    print(json.dumps({"collection": collection.name, "split": args.split,
+                      "queries": len(query_ids), "lexical_ndcg_at_10_by_heading_weight": report}))
+
+
 def fit(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from retrieval.fitting import (
@@ -164,16 +199,23 @@ def main() -> None:
     dumping.add_argument("--max-queries", type=int, default=None)
     dumping.add_argument("--seed", type=int, default=13)
     dumping.add_argument("--out", required=True)
+    weighing = steps.add_parser("heading", help="the lexical channel at each heading weight")
+    weighing.add_argument("--beir", required=True)
+    weighing.add_argument("--split", required=True)
+    weighing.add_argument("--kb", required=True)
+    weighing.add_argument("--max-queries", type=int, default=None)
+    weighing.add_argument("--seed", type=int, default=13)
+    weighing.add_argument("--weights", type=float, nargs="+", default=[1.0, 1.5, 2.0, 3.0])
     fitting = steps.add_parser("fit")
     fitting.add_argument("dumps", nargs="+")
     fitting.add_argument("--seed", type=int, default=13)
     fitting.add_argument("--candidates", type=int, default=50,
                          help="RAG_CANDIDATES of the dumps (for the RRF row)")
     args = parser.parse_args()
-    if args.step == "dump":
+    if args.step in ("dump", "heading"):
         if args.split == "test":
             parser.error("fit on train or dev splits only; test is for reporting")
-        dump(args)
+        (dump if args.step == "dump" else heading)(args)
     else:
         fit(args)
 

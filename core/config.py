@@ -60,7 +60,7 @@ DEFAULTS: dict[str, str] = {
     "LLM_MAX_RESPONSE_BYTES": "2097152",
     "RAG_RETRIEVAL": "hybrid",
     "RAG_CANDIDATES": "50",
-    "RAG_RERANK": "features",
+    "RAG_RERANK": "",  # unset: the embedding provider's default_rerank
     "RAG_FUSION": "convex",
     "RAG_FUSION_VECTOR_WEIGHT": "",  # unset: the embedding provider's fitted weight
     "RERANK_MODEL": "",
@@ -111,6 +111,7 @@ class EmbeddingProviderSpec(Protocol):
     fixed_model: str | None  # None: the provider takes a model folder or package instead
     default_threshold: float  # RAG_MIN_SIMILARITY when that is unset
     fusion_vector_weight: float  # RAG_FUSION_VECTOR_WEIGHT when that is unset
+    default_rerank: str  # RAG_RERANK when that is unset
     loads_model: bool  # runs a model inside each serving process
 
     def native_dim(self, *, config: Config) -> int | None: ...
@@ -332,7 +333,8 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
     statement_timeout = _positive_number(raw, "RAG_STATEMENT_TIMEOUT_SECONDS")
     retrieval = _choice(raw, "RAG_RETRIEVAL", RETRIEVAL_MODES)
     candidates = _bounded_integer(raw, "RAG_CANDIDATES", 1, 500)
-    rerank = _choice(raw, "RAG_RERANK", RERANK_PROVIDERS)
+    rerank = (_choice(raw, "RAG_RERANK", RERANK_PROVIDERS) if raw["RAG_RERANK"]
+              else providers[provider].default_rerank)
     fusion = _choice(raw, "RAG_FUSION", FUSIONS)
     fusion_vector_weight = None
     if raw["RAG_FUSION_VECTOR_WEIGHT"].strip():

@@ -34,9 +34,11 @@ terms (analyzer version ANALYZER_VERSION):
 - Everything else (numbers, words with digits or accents, other scripts, CJK bigrams) is kept
   as the tokenizer made it.
 
-A chunk's headings (the note title first) are indexed after its content, one position apart and
-marked with weight B: they count as occurrences of their terms, and BM25 weighs an occurrence
-in a heading above one in the body (retrieval/sql.py).
+A chunk's headings are indexed after its content, one position apart and marked with weight B:
+they count as occurrences of their terms, and BM25 weighs an occurrence in a heading above one
+in the body (retrieval/sql.py). The document's file name (without folder and extension) comes
+first, unless the first heading already says the same: a PDF page or a later section without
+the identifier it is about (`ZK-0815 钻孔地质编录.pdf`, page 2) is still found by it.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import PurePosixPath
 
 import Stemmer
 
@@ -158,9 +161,10 @@ def tsvector_literal_build(*, positions: Mapping[str, Iterable[int]]) -> ChunkLe
                      for term, found in positions.items()})
 
 
-def chunk_lexical_build(*, content: str, heading_path: Sequence[str] = ()) -> ChunkLexical:
-    """The analysed terms of a chunk's content and then its headings (weight B), with
-    positions, as a tsvector literal."""
+def chunk_lexical_build(*, content: str, heading_path: Sequence[str] = (),
+                        relative_path: str = "") -> ChunkLexical:
+    """The analysed terms of a chunk's content and then of its document's file name and its
+    headings (weight B), with positions, as a tsvector literal."""
     # Positions arrive in increasing order, so tsvector's limits are kept on the way (this runs
     # for every chunk written: no sorting or sets per term).
     positions: dict[str, list[int]] = {}
@@ -170,12 +174,20 @@ def chunk_lexical_build(*, content: str, heading_path: Sequence[str] = ()) -> Ch
     heading_positions: dict[str, list[int]] = {}
     # One position left empty, so the last content word and the first heading word are never
     # adjacent; headings are separated the same way.
-    for heading in heading_path:
+    for heading in _headings(heading_path=heading_path, relative_path=relative_path):
         position += 1
         for position, terms in enumerate(text_analyze(text=heading), start=position + 1):
             _positions_add(positions, terms, position)
             _positions_add(heading_positions, terms, position)
     return _literal(positions, weighted=heading_positions)
+
+
+def _headings(*, heading_path: Sequence[str], relative_path: str) -> list[str]:
+    name = PurePosixPath(relative_path).stem if relative_path else ""
+    headings = list(heading_path)
+    if name and not (headings and headings[0].strip().casefold() == name.strip().casefold()):
+        headings.insert(0, name)
+    return headings
 
 
 def _positions_add(positions: dict[str, list[int]], terms: tuple[str, ...], position: int) -> None:

@@ -145,7 +145,7 @@ DELETE_DOCUMENTS = "DELETE FROM documents WHERE vault_path = %s AND relative_pat
 # idx_chunks_lexical_missing find them without reading the table; tests/knowledge/test_lexical.py checks the two agree with
 # knowledge/lexical.py ANALYZER_VERSION. A NULL vault path means every vault.
 CHUNKS_LEXICAL_STALE = """
-SELECT c.id, c.content, c.heading_path
+SELECT c.id, c.content, c.heading_path, c.relative_path
 FROM chunks c
 WHERE (c.lexical_version IS DISTINCT FROM 2 OR c.lexical_terms IS NULL) AND c.id > %(after_id)s
   AND (%(vault_path)s::text IS NULL

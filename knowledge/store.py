@@ -78,7 +78,8 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
     for version in versions:
         rows = []
         for chunk in version.chunks:
-            lexical = chunk_lexical_build(content=chunk.content, heading_path=chunk.heading_path)
+            lexical = chunk_lexical_build(content=chunk.content, heading_path=chunk.heading_path,
+                                          relative_path=version.relative_path)
             rows.append({"relative_path": version.relative_path, "chunk_index": chunk.chunk_index,
                          "content": chunk.content, "heading_path": chunk.heading_path,
                          "tags": version.tags, "wikilinks": chunk.wikilinks,
@@ -214,11 +215,12 @@ def chunks_lexical_refresh(*, vault_path: str | None, batch: int) -> int:
             rows = cursor.fetchall()
         if not rows:
             return refreshed
-        built = [chunk_lexical_build(content=content, heading_path=heading_path or ())
-                 for _, content, heading_path in rows]
+        built = [chunk_lexical_build(content=content, heading_path=heading_path or (),
+                                     relative_path=relative_path)
+                 for _, content, heading_path, relative_path in rows]
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(sql.FILL_CHUNKS_LEXICAL, [
-                ANALYZER_VERSION, [chunk_id for chunk_id, _, _ in rows],
+                ANALYZER_VERSION, [row[0] for row in rows],
                 [item.terms for item in built], [item.length for item in built]])
             refreshed += cursor.rowcount
         after_id = rows[-1][0]

@@ -64,18 +64,16 @@ def ndcg_at_10(*, ranking: Sequence[str], judged: Mapping[str, int]) -> float:
 
 def convex_scores(query: TableQuery, *, vector_weight: float) -> list[float]:
     """The convex fusion score of each candidate, as retrieval/fusion.py convex_fuse computes
-    it (min-max per channel; a candidate without BM25 gets 0 from the lexical channel)."""
-    cosines = [candidate.cosine for candidate in query.candidates]
-    bm25s = [candidate.bm25 for candidate in query.candidates if candidate.bm25 is not None]
-    low_c, high_c = min(cosines, default=0.0), max(cosines, default=0.0)
-    low_b, high_b = min(bm25s, default=0.0), max(bm25s, default=0.0)
+    it (each score over its channel's best; a candidate without BM25 gets 0 from the lexical
+    channel)."""
+    best_cosine = max((candidate.cosine for candidate in query.candidates), default=0.0)
+    best_bm25 = max((candidate.bm25 for candidate in query.candidates
+                     if candidate.bm25 is not None), default=0.0)
     scores = []
     for candidate in query.candidates:
-        vector = ((candidate.cosine - low_c) / (high_c - low_c)) if high_c > low_c else 1.0
-        if candidate.bm25 is None:
-            lexical = 0.0
-        else:
-            lexical = ((candidate.bm25 - low_b) / (high_b - low_b)) if high_b > low_b else 1.0
+        vector = max(0.0, candidate.cosine) / best_cosine if best_cosine > 0 else 0.0
+        lexical = (max(0.0, candidate.bm25) / best_bm25
+                   if candidate.bm25 is not None and best_bm25 > 0 else 0.0)
         scores.append(vector_weight * vector + (1 - vector_weight) * lexical)
     return scores
 

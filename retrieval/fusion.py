@@ -1,7 +1,10 @@
 """Fusion: one ranking from several channels' rankings, keeping each rank.
 
-`convex_fuse` (the default) adds each channel's scores, min-max normalised over the candidates
-it returned, times that channel's weight. Unlike reciprocal rank fusion (`rrf_fuse`), it keeps
+`convex_fuse` (the default) adds each channel's scores, divided by the best score it returned
+(both channels' scores start at a natural zero: a clamped cosine, BM25), times that channel's
+weight. Dividing by the best keeps a channel's weak candidates weak, where min-max would stretch
+its 50th candidate down to 0 and a nearly flat list up to 0..1; on the train splits of public
+collections it fused better than min-max and z-scores (docs/benchmarks.md). Unlike reciprocal rank fusion (`rrf_fuse`), it keeps
 how far apart the channel's scores are, and a weight lets a channel that is rarely right (the
 fake embedder's vectors) move the order only where the other is undecided: with the weight at
 0 the order is exactly the other channel's, which is what makes fusion never worse than its
@@ -46,28 +49,32 @@ def rrf_fuse(*, rankings: Mapping[str, Sequence[int]], k: int = RRF_K) -> list[F
 
 def convex_fuse(*, scores: Mapping[str, Mapping[int, float]],
                 weights: Mapping[str, float]) -> list[Fused]:
-    """Fuse channel scores (chunk id -> raw score, higher is better) by the weighted sum of
-    their min-max normalised values; a chunk a channel did not score gets 0 from it.
+    """Fuse channel scores (chunk id -> raw score >= 0, higher is better) by the weighted sum of
+    each score over its channel's best; a chunk a channel did not score gets 0 from it.
 
     Ranks per channel follow its scores (ties by chunk id). Ties of the fused score go to the
-    better best rank in any channel, then to the smaller chunk id."""
+    better best rank in any channel with a weight, then to the smaller chunk id: a channel
+    weighted 0 has no say at all, so the order is exactly the other channel's."""
     fused: dict[int, float] = {}
     ranks: dict[int, dict[str, int]] = {}
+    weighted_ranks: dict[int, list[int]] = {}
     for channel, channel_scores in scores.items():
         if not channel_scores:
             continue
         weight = weights.get(channel, 0.0)
-        low, high = min(channel_scores.values()), max(channel_scores.values())
-        spread = high - low
+        best = max(channel_scores.values())
         ordered = sorted(channel_scores, key=lambda chunk_id: (-channel_scores[chunk_id],
                                                                chunk_id))
         for rank, chunk_id in enumerate(ordered, start=1):
-            # One candidate, or all equal: each is as good as the best.
-            normalised = (channel_scores[chunk_id] - low) / spread if spread > 0 else 1.0
+            # Nothing above zero: the channel has no opinion and adds nothing.
+            normalised = max(0.0, channel_scores[chunk_id]) / best if best > 0 else 0.0
             fused[chunk_id] = fused.get(chunk_id, 0.0) + weight * normalised
             ranks.setdefault(chunk_id, {})[channel] = rank
-    ordered_ids = sorted(fused, key=lambda chunk_id: (-fused[chunk_id],
-                                                      min(ranks[chunk_id].values()), chunk_id))
+            if weight > 0:
+                weighted_ranks.setdefault(chunk_id, []).append(rank)
+    unranked = sum(len(channel_scores) for channel_scores in scores.values()) + 1
+    ordered_ids = sorted(fused, key=lambda chunk_id: (
+        -fused[chunk_id], min(weighted_ranks.get(chunk_id, [unranked])), chunk_id))
     return [Fused(chunk_id=chunk_id, score=fused[chunk_id], rank=position,
                   channel_ranks=dict(ranks[chunk_id]))
             for position, chunk_id in enumerate(ordered_ids, start=1)]

@@ -17,7 +17,7 @@ LEXICAL_PHRASE_WEIGHT = 0.5  # bonus per query pair found adjacent: weight × me
 # An occurrence in a heading (weight B in the tsvector: knowledge/lexical.py) counts this many
 # times an occurrence in the body. Fitted on the train splits of public collections
 # (docs/benchmarks.md).
-LEXICAL_HEADING_WEIGHT = 2.0
+LEXICAL_HEADING_WEIGHT = 3.0
 
 # score(chunk) = Σ over kept query terms t in the chunk of
 #                  idf(t) · tf · (k1 + 1) / (tf + k1 · (1 − b + b · dl / avgdl))

@@ -149,7 +149,7 @@ def lab_run(*, query: str, mode: str, top_k: int, candidates: int, rerank: str,
 # stage, title, score name, rank field, score field (None: computed), timing key
 _STAGES = (("vector", "Vector", "cosine", "vector_rank", "cosine", "vector"),
            ("lexical", "Lexical (BM25)", "BM25", "lexical_rank", "bm25", "lexical"),
-           ("fused", "Fused (RRF)", "RRF", "fused_rank", "fused_score", "fuse"),
+           ("fused", "Fused", "fused score", "fused_rank", "fused_score", "fuse"),
            ("rerank", "Reranked", "rerank score", "rerank_rank", "rerank_score", "rerank"))
 
 

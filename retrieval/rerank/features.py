@@ -38,12 +38,12 @@ from retrieval.rerank.base import RerankCandidate, RerankedCandidate, ranked_by_
 # The weights of the score, fitted by bench/fit_retrieval.py (coordinate ascent on nDCG@10,
 # seed 13) on the train/dev splits of three public collections with human judgments, never on
 # a test split (docs/benchmarks.md has the table).
-COVERAGE_WEIGHT = 0.0
+COVERAGE_WEIGHT = 0.05
 PROXIMITY_WEIGHT = 0.0
 IDENTIFIER_WEIGHT = 0.0
-BM25_WEIGHT = 0.0
-COSINE_WEIGHT = 0.0
-FUSED_WEIGHT = 1.0
+BM25_WEIGHT = 0.28
+COSINE_WEIGHT = 0.39
+FUSED_WEIGHT = 0.28
 
 IDENTIFIER_MARKS = "-_./:#"
 _LEADING_PUNCTUATION = "\"'`([{<"
@@ -120,9 +120,13 @@ def features_signals(*, query: str, candidate: RerankCandidate, bm25_max: float,
 
 
 class FeaturesReranker:
-    """Scores every candidate by `features_score`; ties keep the fused order."""
+    """Scores every candidate by `features_score` with `weights` (the fitted FEATURE_WEIGHTS
+    unless given); ties keep the fused order."""
 
     name = "features"
+
+    def __init__(self, weights: FeatureWeights = FEATURE_WEIGHTS) -> None:
+        self.weights = weights
 
     def rerank(self, *, query: str,
                candidates: Sequence[RerankCandidate]) -> list[RerankedCandidate]:
@@ -135,7 +139,8 @@ class FeaturesReranker:
             signals = features_signals(query=query, candidate=candidate, bm25_max=bm25_max,
                                        fused_max=fused_max)
             scored.append(RerankedCandidate(candidate=candidate,
-                                            score=features_score(signals=signals),
+                                            score=features_score(signals=signals,
+                                                                 weights=self.weights),
                                             signals=asdict(signals)))
         return ranked_by_score(scored)
 

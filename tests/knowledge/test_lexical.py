@@ -144,7 +144,7 @@ def test_identifiers_stay_whole_and_exact_and_their_parts_are_stemmed():
 
 def test_chinese_bigrams_numbers_and_other_scripts_are_not_stemmed():
     assert text_analyze(text="数据导出 Atlas 2024 Привет café") == [
-        ("数据",), ("据导",), ("导出",), ("atla",), ("2024",), ("привет",), ("café",)]
+        ("数据",), ("据导",), ("导出",), ("atlas",), ("2024",), ("привет",), ("café",)]
 
 
 def test_headings_are_indexed_after_the_content_with_weight_b():
@@ -152,6 +152,16 @@ def test_headings_are_indexed_after_the_content_with_weight_b():
     # content: restor 1, backup 3; one empty position, then `runbook` 5; again, then `backup` 7
     assert built.terms == "'backup':3,7B 'restor':1 'runbook':5B"
     assert built.length == 4
+
+
+def test_the_file_name_is_the_first_heading_unless_the_title_says_it_already():
+    page = chunk_lexical_build(content="次生富集带 41.6 m", relative_path="reports/ZK-0815 编录.pdf")
+    # content: 次生 1, 生富 2, 富集 3, 集带 4, 41.6 (+ 41, 6) 5, m 6; the file name from 8
+    assert page.terms == ("'0815':8B '41':5 '41.6':5 '6':5 'm':6 'zk':8B 'zk-0815':8B "
+                          "'富集':3 '次生':1 '生富':2 '编录':9B '集带':4")
+    titled = chunk_lexical_build(content="Body", heading_path=["Backup Runbook"],
+                                 relative_path="ops/backup runbook.md")
+    assert titled.terms == "'backup':3B 'bodi':1 'runbook':4B"
 
 
 def test_the_stale_chunk_queries_name_the_current_analyzer_version():
@@ -169,7 +179,7 @@ def test_chunk_terms_round_trip_through_postgresql_exactly():
     built = chunk_lexical_build(content="Atlas CRM 的导出限制 ERR-1042，导出！")
     stored = rows("SELECT lexeme, positions FROM unnest(%s::tsvector)", [built.terms])
     assert {lexeme: list(positions) for lexeme, positions in stored} == {
-        "atla": [1], "crm": [2], "的导": [3], "导出": [4, 8], "出限": [5], "限制": [6],
+        "atlas": [1], "crm": [2], "的导": [3], "导出": [4, 8], "出限": [5], "限制": [6],
         "err-1042": [7], "err": [7], "1042": [7]}
     assert sum(len(positions) for _, positions in stored) == built.length == 10
 

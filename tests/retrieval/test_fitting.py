@@ -52,7 +52,8 @@ def test_convex_scores_match_the_service_fusion_on_one_query():
         TableCandidate("a", cosine=0.9, bm25=None, signals={}),
         TableCandidate("b", cosine=0.5, bm25=10.0, signals={}),
         TableCandidate("c", cosine=0.1, bm25=2.0, signals={})])
-    assert convex_scores(query, vector_weight=0.25) == pytest.approx([0.25, 0.125 + 0.75, 0.0])
+    assert convex_scores(query, vector_weight=0.25) == pytest.approx(
+        [0.25, 0.25 * 0.5 / 0.9 + 0.75, 0.25 * 0.1 / 0.9 + 0.75 * 0.2])
 
 
 def test_fusion_fit_weighs_a_useless_vector_channel_at_zero_and_a_good_one_above():

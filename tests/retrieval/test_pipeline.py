@@ -13,6 +13,7 @@ from core.config import get_config
 from knowledge.access import scope_all
 from knowledge.embeddings import get_embedder
 from knowledge.schema import index_connection
+from retrieval.pipeline import IDENTIFIER_VECTOR_WEIGHT_FACTOR, channels_fetch, pipeline_run
 from retrieval.services import search
 from tests.conftest import PAGED_SOURCE
 from tests.retrieval import first_release
@@ -96,3 +97,55 @@ def test_page_spans_come_back_in_every_mode(paged_index, mode, rerank):
         paged_index[hit.chunk_index] for hit in paged]
     assert {(hit.page_start, hit.page_end) for hit in paged} == {(3, 3), (3, 4)}
     assert [(hit.page_start, hit.page_end) for hit in notes] == [(None, None)] * len(notes)
+
+
+def test_explain_names_the_fusion_and_its_weights(sample_index):
+    explain = search(scope=scope_all(), query="Atlas CRM export limits", top_k=3,
+                     config=config_for("hybrid"), explain=True).explain
+    assert explain["parameters"]["fusion"] == "convex"
+    assert explain["parameters"]["fusion_weights"] == pytest.approx(
+        {"vector": get_config().fusion_vector_weight,
+         "lexical": 1 - get_config().fusion_vector_weight})
+    # An identifier in the query halves the vector channel's weight.
+    with_identifier = search(scope=scope_all(), query=IDENTIFIER, top_k=3,
+                             config=config_for("hybrid"), explain=True).explain
+    assert with_identifier["parameters"]["fusion_weights"]["vector"] == pytest.approx(
+        get_config().fusion_vector_weight * IDENTIFIER_VECTOR_WEIGHT_FACTOR)
+    rrf = search(scope=scope_all(), query="Atlas CRM export limits", top_k=3,
+                 config=config_for("hybrid", rag_fusion="rrf"), explain=True).explain
+    assert rrf["parameters"]["fusion"] == "rrf" and rrf["parameters"]["fusion_weights"] is None
+
+
+def test_vector_weight_zero_gives_the_lexical_order(sample_index):
+    query = "Atlas CRM export limits"
+    lexical = search(scope=scope_all(), query=query, top_k=10,
+                     config=config_for("lexical", rag_rerank="none"))
+    hybrid = search(scope=scope_all(), query=query, top_k=10,
+                    config=config_for("hybrid", rag_fusion_vector_weight=0.0,
+                                      rag_rerank="none"))
+    assert [(hit.relative_path, hit.chunk_index) for hit in hybrid.results] \
+        == [(hit.relative_path, hit.chunk_index) for hit in lexical.results]
+
+
+@pytest.mark.parametrize(("mode", "fusion", "rerank"), [
+    ("vector", "convex", "none"), ("lexical", "convex", "none"), ("hybrid", "convex", "none"),
+    ("hybrid", "rrf", "none"), ("hybrid", "convex", "features")])
+def test_prefetched_channels_rank_exactly_as_a_search_of_its_own(sample_index, mode, fusion,
+                                                                 rerank):
+    config = config_for(mode, rag_fusion=fusion, rag_rerank=rerank)
+    embedder = get_embedder(config=config)
+    ids = scope_all().knowledge_base_ids
+    for query in (QUESTION, "Atlas CRM export limits", IDENTIFIER):
+        vector = embedder.embed_query(query)
+        channels = channels_fetch(query=query, vector=vector, width=100, config=config,
+                                  embedder=embedder, knowledge_base_ids=ids)
+        own = pipeline_run(query=query, vector=vector, top_k=10, mode=mode, config=config,
+                           embedder=embedder, knowledge_base_ids=ids)
+        shared = pipeline_run(query=query, vector=vector, top_k=10, mode=mode, config=config,
+                              embedder=embedder, knowledge_base_ids=ids, channels=channels)
+        assert [item.explain() for item in shared.results] \
+            == [item.explain() for item in own.results]
+        assert shared.confidence == own.confidence
+    with pytest.raises(ValueError, match="prefetched channels are 100 deep; this run needs 150"):
+        pipeline_run(query=QUESTION, vector=vector, top_k=150, mode=mode, config=config,
+                     embedder=embedder, knowledge_base_ids=ids, channels=channels)

@@ -1,5 +1,9 @@
 """The features reranker: each signal moves the ranking its way, the score is a pure weighted
-sum, exact identifiers beat near misses, and the result never depends on input order."""
+sum, exact identifiers beat near misses, and the result never depends on input order.
+
+The behaviour of each signal is checked with every signal weighted (EVERY_SIGNAL): the fitted
+weights (FEATURE_WEIGHTS) may give a signal no weight at all where the public collections did not
+reward it, which says nothing about whether the signal measures what it should."""
 
 from __future__ import annotations
 
@@ -19,6 +23,9 @@ from retrieval.rerank import (
 from retrieval.rerank.features import FeaturesReranker, query_identifiers, query_terms
 
 FILLER = " ".join(["lorem"] * 30)
+# The first hand-set weights: every signal counts, an exact identifier and the cosine most.
+EVERY_SIGNAL = FeatureWeights(coverage=0.20, proximity=0.05, identifier=0.35, bm25=0.05,
+                              cosine=0.35, fused=0.0)
 
 
 def candidate(content: str, *, fused_rank: int, chunk_id: int | None = None,
@@ -33,7 +40,7 @@ def candidate(content: str, *, fused_rank: int, chunk_id: int | None = None,
 
 def order(query: str, candidates: list[RerankCandidate]) -> list[int]:
     """Chunk ids, best first."""
-    ranked = FeaturesReranker().rerank(query=query, candidates=candidates)
+    ranked = FeaturesReranker(EVERY_SIGNAL).rerank(query=query, candidates=candidates)
     return [item.candidate.chunk_id for item in ranked]
 
 
@@ -160,10 +167,26 @@ def test_headings_and_path_count_as_text():
 
 
 def test_score_is_the_documented_weighted_sum():
-    values = FeatureSignals(coverage=0.5, proximity=0.25, identifier=1.0, bm25=0.2, cosine=0.6)
-    expected = 0.20 * 0.5 + 0.05 * 0.25 + 0.35 * 1.0 + 0.05 * 0.2 + 0.35 * 0.6
+    values = FeatureSignals(coverage=0.5, proximity=0.25, identifier=1.0, bm25=0.2, cosine=0.6,
+                            fused=0.8)
+    weights = FEATURE_WEIGHTS
+    expected = (weights.coverage * 0.5 + weights.proximity * 0.25 + weights.identifier * 1.0
+                + weights.bm25 * 0.2 + weights.cosine * 0.6 + weights.fused * 0.8)
     assert features_score(signals=values) == pytest.approx(expected)
+    assert features_score(signals=values, weights=EVERY_SIGNAL) == pytest.approx(
+        0.20 * 0.5 + 0.05 * 0.25 + 0.35 * 1.0 + 0.05 * 0.2 + 0.35 * 0.6)
     assert math.fsum(dataclasses.astuple(FEATURE_WEIGHTS)) == pytest.approx(1.0)
+
+
+def test_the_fused_signal_is_the_fusion_score_over_the_best_one():
+    items = [RerankCandidate(chunk_id=rank, content="text", heading_path=(),
+                             relative_path="a.md", fused_rank=rank, fused_score=score)
+             for rank, score in ((1, 0.8), (2, 0.2))]
+    ranked = FeaturesReranker(FeatureWeights(coverage=0, proximity=0, identifier=0, bm25=0,
+                                             cosine=0, fused=1.0)).rerank(query="text",
+                                                                          candidates=items)
+    assert [(item.candidate.chunk_id, item.signals["fused"]) for item in ranked] == [
+        (1, 1.0), (2, pytest.approx(0.25))]
 
 
 def test_other_weights_change_the_score_for_tuning():
@@ -171,15 +194,15 @@ def test_other_weights_change_the_score_for_tuning():
     only_cosine = FeatureWeights(coverage=0.0, proximity=0.0, identifier=0.0, bm25=0.0,
                                  cosine=1.0)
     assert features_score(signals=values, weights=only_cosine) == 0.0
-    assert features_score(signals=values) == pytest.approx(0.20)
+    assert features_score(signals=values) == pytest.approx(FEATURE_WEIGHTS.coverage)
 
 
 def test_reranked_candidates_carry_score_and_signals():
-    [item] = FeaturesReranker().rerank(query="export invoices",
-                                       candidates=[candidate("export invoices", fused_rank=1,
-                                                             cosine=0.5)])
+    [item] = FeaturesReranker(EVERY_SIGNAL).rerank(
+        query="export invoices", candidates=[candidate("export invoices", fused_rank=1,
+                                                       cosine=0.5)])
     assert item.signals == {"coverage": 1.0, "proximity": 1.0, "identifier": 0.0, "bm25": 0.0,
-                            "cosine": 0.5}
+                            "cosine": 0.5, "fused": 0.0}
     assert item.score == pytest.approx(0.20 + 0.05 + 0.35 * 0.5)
 
 
@@ -192,8 +215,8 @@ def test_same_input_in_any_order_gives_the_same_ranking():
              for rank, (text, cosine, bm25) in enumerate([
                  ("Restart the replica.", 0.5, 3.0), ("ERR-17: restart replica", 0.2, None),
                  ("Replica lag explained.", 0.6, 1.0), ("Unrelated.", None, None)], start=1)]
-    first = FeaturesReranker().rerank(query=query, candidates=items)
-    again = FeaturesReranker().rerank(query=query, candidates=list(reversed(items)))
+    first = FeaturesReranker(EVERY_SIGNAL).rerank(query=query, candidates=items)
+    again = FeaturesReranker(EVERY_SIGNAL).rerank(query=query, candidates=list(reversed(items)))
     assert first == again
     assert [item.candidate.fused_rank for item in first] == [2, 1, 3, 4]
 

@@ -83,15 +83,14 @@ def test_hybrid_with_features_rerank_shows_the_four_stages_of_the_explain_output
     assert response.status_code == 200
     stages = stages_of(response)
     explain = explain_of(reader, mode="hybrid", top_k=3, candidates=10, rerank="features")
-    rrf_k = explain["parameters"]["rrf_k"]
     assert list(stages) == ["vector", "lexical", "fused", "rerank"]
     assert all(stage["ran"] for stage in stages.values())
     assert stages["vector"]["entries"] == expected(explain, "vector_rank",
                                                    lambda item: item["cosine"])
     assert stages["lexical"]["entries"] == expected(explain, "lexical_rank",
                                                     lambda item: item["bm25"])
-    assert stages["fused"]["entries"] == expected(explain, "fused_rank", lambda item: sum(
-        1 / (rrf_k + rank) for rank in (item["vector_rank"], item["lexical_rank"]) if rank))
+    assert stages["fused"]["entries"] == expected(explain, "fused_rank",
+                                                  lambda item: item["fused_score"])
     assert stages["rerank"]["entries"] == expected(explain, "rerank_rank",
                                                    lambda item: item["rerank_score"])
     assert [row[0] for row in stages["rerank"]["entries"]] == [
