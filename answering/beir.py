@@ -33,10 +33,10 @@ from typing import Any
 
 from answering.beir_reference import ReferenceUnavailable, reference_rankings
 from core.config import Config
-from core.errors import InvalidRequest
+from core.errors import InvalidRequest, NotFound
 from knowledge.bases import kb_create, kb_delete, kb_get
 from knowledge.embeddings import EmbeddingProvider, get_embedder
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestResult, vault_ingest
 from knowledge.vault_index import vault_forget
 from retrieval.pipeline import channels_fetch, pipeline_clock, pipeline_run
 from retrieval.rerank import reranker_status
@@ -265,17 +265,13 @@ def beir_evaluate(*, path: Path, split: str, config: Config, knowledge_base: str
     collection = beir_load(path=path, split=split, max_queries=max_queries)
     say(f"{collection.name}: {len(collection.documents)} documents, {len(collection.queries)} "
         f"judged queries ({split})")
-    root = config.project_root or Path.cwd()
     throwaway = knowledge_base is None
     slug = knowledge_base or f"beir-{_SAFE_NAME.sub('-', collection.name.lower())[:30]}-" \
         f"{hashlib.sha256(str(time.time_ns()).encode()).hexdigest()[:8]}"
-    folder = root / BEIR_FOLDER / slug
+    folder = beir_folder(config=config, slug=slug)
     try:
-        base = _base_ensure(slug=slug, folder=folder)
-        paths = beir_write(collection=collection, folder=folder)
         started = time.perf_counter()
-        ingested = vault_ingest(vault_path=folder, config=config, knowledge_base=slug,
-                                prune=True)
+        base, paths, ingested = beir_index(collection=collection, config=config, slug=slug)
         ingest_seconds = time.perf_counter() - started
         say(f"ingested into {slug}: {ingested.chunks_written} chunks written, "
             f"{ingested.documents_skipped} documents unchanged, {ingest_seconds:.1f}s")
@@ -302,10 +298,26 @@ def beir_evaluate(*, path: Path, split: str, config: Config, knowledge_base: str
             "rows": rows}
 
 
+def beir_folder(*, config: Config, slug: str) -> Path:
+    """Where the documents of the BEIR base `slug` are written."""
+    return (config.project_root or Path.cwd()) / BEIR_FOLDER / slug
+
+
+def beir_index(*, collection: BeirCollection, config: Config,
+               slug: str) -> tuple[int, dict[str, str], IngestResult]:
+    """Ingest the collection's documents into the BEIR base `slug` (made when new): its id,
+    relative path -> document id, and the ingest's result."""
+    folder = beir_folder(config=config, slug=slug)
+    base = _base_ensure(slug=slug, folder=folder)
+    paths = beir_write(collection=collection, folder=folder)
+    return base, paths, vault_ingest(vault_path=folder, config=config, knowledge_base=slug,
+                                     prune=True)
+
+
 def _base_ensure(*, slug: str, folder: Path) -> int:
     try:
         base = kb_get(slug)
-    except Exception:  # noqa: BLE001 - NotFound: a new base
+    except NotFound:
         folder.mkdir(parents=True, exist_ok=True)
         return kb_create(slug=slug, name=f"BEIR {slug}", sources=[str(folder)]).id
     if not any(Path(source.path) == folder.resolve() for source in base.sources):

@@ -12,7 +12,7 @@ Two steps, so the slow one (searching) runs once per collection and embedder:
     .venv/bin/python bench/fit_retrieval.py fit .local/fit/*-fake.json --seed 13
 
 `dump` ingests the collection into the named knowledge base (kept: a second run skips the
-unchanged files), runs every judged query of the split (or a seeded sample) through the hybrid
+unchanged files; `heading` ingests likewise), runs every judged query of the split (or a seeded sample) through the hybrid
 pipeline without rerank and writes each query's best RAG_CANDIDATES fused candidates, their
 cosine, BM25 and features signals, and the query's judgments. `fit` prints, as JSON, the vector
 weight of convex fusion (retrieval/fitting.py fusion_fit), the `features` weights fitted on top
@@ -35,31 +35,26 @@ from _setup import django_setup
 SIGNALS = ("fused", "coverage", "proximity", "identifier", "bm25", "cosine")
 
 
+def _sample(query_ids: list[str], args: argparse.Namespace) -> list[str]:
+    """All the split's judged queries, or a sample of --max-queries drawn with --seed."""
+    if args.max_queries and len(query_ids) > args.max_queries:
+        return sorted(random.Random(args.seed).sample(query_ids, args.max_queries))
+    return query_ids
+
+
 def dump(args: argparse.Namespace) -> None:
     django_setup()
-    from answering.beir import beir_load, beir_write
+    from answering.beir import beir_index, beir_load
     from core.config import get_config
-    from knowledge.bases import kb_create, kb_get
     from knowledge.embeddings import get_embedder
-    from knowledge.ingest import vault_ingest
     from retrieval.pipeline import pipeline_run
     from retrieval.rerank.base import RerankCandidate
-    from retrieval.rerank.features import features_signals, query_identifiers
+    from retrieval.rerank.features import features_signals
 
-    config = get_config()
-    config = dataclasses.replace(config, rag_rerank="none", rag_fusion="convex")
+    config = dataclasses.replace(get_config(), rag_rerank="none", rag_fusion="convex")
     collection = beir_load(path=Path(args.beir), split=args.split)
-    query_ids = sorted(collection.queries)
-    if args.max_queries and len(query_ids) > args.max_queries:
-        query_ids = sorted(random.Random(args.seed).sample(query_ids, args.max_queries))
-    folder = (config.project_root or Path.cwd()) / ".local" / "beir" / args.kb
-    try:
-        base = kb_get(args.kb).id
-    except Exception:  # noqa: BLE001 - not there yet
-        folder.mkdir(parents=True, exist_ok=True)
-        base = kb_create(slug=args.kb, sources=[str(folder)]).id
-    paths = beir_write(collection=collection, folder=folder)
-    result = vault_ingest(vault_path=folder, config=config, knowledge_base=args.kb, prune=True)
+    query_ids = _sample(sorted(collection.queries), args)
+    base, paths, result = beir_index(collection=collection, config=config, slug=args.kb)
     print(f"{args.kb}: {result.chunks_written} chunks written, "
           f"{result.embeddings_written} embeddings", file=sys.stderr)
     embedder = get_embedder(config=config)
@@ -81,9 +76,10 @@ def dump(args: argparse.Namespace) -> None:
                 term_coverage=item.matched_share, fused_score=item.fused_score))
             candidates.append({"doc_id": paths.get(item.hit.relative_path, ""),
                                "cosine": item.cosine or 0.0, "bm25": item.bm25,
+                               "vector_rank": item.vector_rank,
+                               "lexical_rank": item.lexical_rank,
                                "signals": dataclasses.asdict(signals)})
-        queries.append({"id": query_id, "identifier": bool(query_identifiers(text)),
-                        "judged": collection.qrels[query_id], "candidates": candidates})
+        queries.append({"id": query_id, "judged": collection.qrels[query_id], "candidates": candidates})
         if number % 50 == 0:
             print(f"  {number}/{len(query_ids)} queries", file=sys.stderr)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -96,21 +92,15 @@ def dump(args: argparse.Namespace) -> None:
 def heading(args: argparse.Namespace) -> None:
     """nDCG@10 of the lexical channel alone at each heading weight, on an ingested base."""
     django_setup()
-    from answering.beir import beir_load, beir_write
+    from answering.beir import beir_index, beir_load
     from core.config import get_config
-    from knowledge.bases import kb_get
     from retrieval import sql
     from retrieval.fitting import ndcg_at_10
     from retrieval.lexical import lexical_search
 
-    config = get_config()
     collection = beir_load(path=Path(args.beir), split=args.split)
-    query_ids = sorted(collection.queries)
-    if args.max_queries and len(query_ids) > args.max_queries:
-        query_ids = sorted(random.Random(args.seed).sample(query_ids, args.max_queries))
-    folder = (config.project_root or Path.cwd()) / ".local" / "beir" / args.kb
-    paths = beir_write(collection=collection, folder=folder)
-    base = kb_get(args.kb).id
+    query_ids = _sample(sorted(collection.queries), args)
+    base, paths, _ = beir_index(collection=collection, config=get_config(), slug=args.kb)
     report = {}
     for weight in args.weights:
         sql.LEXICAL_HEADING_WEIGHT = weight
@@ -140,9 +130,10 @@ def fit(args: argparse.Namespace) -> None:
     for name in args.dumps:
         dumped = json.loads(Path(name).read_text())
         tables[f"{dumped['collection']}/{dumped['split']}"] = [
-            TableQuery(judged=query["judged"], identifier=query["identifier"], candidates=[
+            TableQuery(judged=query["judged"], candidates=[
                 TableCandidate(doc_id=c["doc_id"], cosine=c["cosine"], bm25=c["bm25"],
-                               signals=c["signals"]) for c in query["candidates"]])
+                               signals=c["signals"], vector_rank=c["vector_rank"],
+                               lexical_rank=c["lexical_rank"]) for c in query["candidates"]])
             for query in dumped["queries"]]
     weight, fused = fusion_fit(tables)
     rerank_weights, reranked = rerank_fit(tables, vector_weight=weight, signals=SIGNALS,
@@ -179,8 +170,6 @@ def fit(args: argparse.Namespace) -> None:
             "vector": mean(queries, lambda q: channel(q, "cosine")),
             "rrf": mean(queries, rrf),
             "convex": round(fused[name], 4),
-            "convex_identifier_half": round(fusion_quality(
-                {name: queries}, vector_weight=weight, identifier_factor=0.5)[name], 4),
             "rerank": round(reranked[name], 4)} for name, queries in tables.items()},
         "fusion_grid": {str(w): {name: round(value, 4) for name, value in fusion_quality(
             tables, vector_weight=w).items()} for w in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)},

@@ -21,6 +21,8 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from retrieval.fusion import AGREEMENT_DEPTH, agreed_vector_weight
+
 NDCG_DEPTH = 10
 FUSION_GRID = tuple(round(step * 0.05, 2) for step in range(21))
 RERANK_STEPS = (0.5, 0.2, 0.1, 0.05, 0.02)
@@ -34,13 +36,24 @@ class TableCandidate:
     cosine: float  # every candidate has one (0 without a vector)
     bm25: float | None  # None: not among the lexical channel's candidates
     signals: Mapping[str, float]  # name -> value in 0..1 (retrieval/rerank/features.py)
+    vector_rank: int | None = None  # rank in each channel's own list; None: not in it
+    lexical_rank: int | None = None
 
 
 @dataclass(frozen=True)
 class TableQuery:
     judged: Mapping[str, int]  # document id -> grade (> 0 relevant)
     candidates: Sequence[TableCandidate]
-    identifier: bool = False  # the query names an identifier
+
+    def agreement(self) -> float:
+        """retrieval/fusion.py channel_agreement: the share of the vector channel's first ten
+        that the lexical channel ranks among its first ten (every chunk in both is among the
+        fused candidates, which rank high in both channels)."""
+        depth = AGREEMENT_DEPTH
+        return sum(1 for candidate in self.candidates
+                   if candidate.vector_rank is not None and candidate.vector_rank <= depth
+                   and candidate.lexical_rank is not None
+                   and candidate.lexical_rank <= depth) / depth
 
 
 def ndcg_at_10(*, ranking: Sequence[str], judged: Mapping[str, int]) -> float:
@@ -63,9 +76,10 @@ def ndcg_at_10(*, ranking: Sequence[str], judged: Mapping[str, int]) -> float:
 
 
 def convex_scores(query: TableQuery, *, vector_weight: float) -> list[float]:
-    """The convex fusion score of each candidate, as retrieval/fusion.py convex_fuse computes
-    it (each score over its channel's best; a candidate without BM25 gets 0 from the lexical
-    channel)."""
+    """The convex fusion score of each candidate, as the pipeline computes it: the vector
+    weight lowered by the channels' disagreement (pipeline.fusion_weights), each score over its
+    channel's best (fusion.convex_fuse), 0 from the lexical channel without BM25."""
+    vector_weight = agreed_vector_weight(weight=vector_weight, agreement=query.agreement())
     best_cosine = max((candidate.cosine for candidate in query.candidates), default=0.0)
     best_bm25 = max((candidate.bm25 for candidate in query.candidates
                      if candidate.bm25 is not None), default=0.0)
@@ -83,17 +97,15 @@ def ranked_docs(query: TableQuery, scores: Sequence[float]) -> list[str]:
     return [query.candidates[index].doc_id for index in order]
 
 
-def fusion_quality(tables: Mapping[str, Sequence[TableQuery]], *, vector_weight: float,
-                   identifier_factor: float = 1.0) -> dict[str, float]:
+def fusion_quality(tables: Mapping[str, Sequence[TableQuery]], *,
+                   vector_weight: float) -> dict[str, float]:
     """Mean nDCG@10 of convex fusion per collection at this vector weight."""
     quality = {}
     for name, queries in tables.items():
         total = 0.0
         for query in queries:
-            weight = vector_weight * (identifier_factor if query.identifier else 1.0)
-            total += ndcg_at_10(ranking=ranked_docs(query, convex_scores(query,
-                                                                          vector_weight=weight)),
-                                judged=query.judged)
+            scores = convex_scores(query, vector_weight=vector_weight)
+            total += ndcg_at_10(ranking=ranked_docs(query, scores), judged=query.judged)
         quality[name] = total / len(queries) if queries else 0.0
     return quality
 
@@ -136,9 +148,7 @@ def rerank_quality(tables: Mapping[str, Sequence[TableQuery]], weights: Mapping[
 
 class _Matrices:
     """Each collection's queries as numpy arrays, so one weight vector scores them all at once:
-    a signal matrix per query, each candidate's gain (its document's grade, 0 after the
-    document's first candidate in the ranking is handled by the per-query DCG below) and the
-    ideal DCG."""
+    per query its signal matrix, its candidates' documents, its judgments and its ideal DCG."""
 
     def __init__(self, tables: Mapping[str, Sequence[TableQuery]], *, vector_weight: float,
                  signals: Sequence[str]) -> None:

@@ -78,3 +78,27 @@ def convex_fuse(*, scores: Mapping[str, Mapping[int, float]],
     return [Fused(chunk_id=chunk_id, score=fused[chunk_id], rank=position,
                   channel_ranks=dict(ranks[chunk_id]))
             for position, chunk_id in enumerate(ordered_ids, start=1)]
+
+
+AGREEMENT_DEPTH = 10  # how deep channel_agreement compares the channels' rankings
+# When the channels' first ten hardly overlap, one of them is lost, and on the public train
+# splits it was the vector channel far more often (a query in a language the model cannot
+# read, a rare term): the vector weight then counts half, and fully from half the top ten in
+# common on (agreed_vector_weight). Fitted with the weights (docs/benchmarks.md).
+AGREEMENT_FLOOR = 0.5
+
+
+def channel_agreement(*, rankings: Mapping[str, Sequence[int]],
+                      depth: int = AGREEMENT_DEPTH) -> float:
+    """The share of the first `depth` chunks of the vector channel's ranking that the lexical
+    channel also ranks among its first `depth` (0..1); 0 unless both channels ran."""
+    vector, lexical = rankings.get("vector"), rankings.get("lexical")
+    if not vector or not lexical:
+        return 0.0
+    return len(set(vector[:depth]) & set(lexical[:depth])) / depth
+
+
+def agreed_vector_weight(*, weight: float, agreement: float) -> float:
+    """The vector channel's weight for one query: `weight` times
+    min(1, AGREEMENT_FLOOR + agreement)."""
+    return weight * min(1.0, AGREEMENT_FLOOR + agreement)

@@ -25,20 +25,23 @@ from core.db import db_errors_translated
 from knowledge.embeddings import EmbeddingProvider
 from knowledge.schema import index_connection
 from retrieval import sql
-from retrieval.fusion import RRF_K, Fused, convex_fuse, rrf_fuse
+from retrieval.fusion import (
+    RRF_K,
+    Fused,
+    agreed_vector_weight,
+    channel_agreement,
+    convex_fuse,
+    rrf_fuse,
+)
 from retrieval.lexical import LexicalHit, lexical_search
 from retrieval.rerank import RerankCandidate, rerank_safely
-from retrieval.rerank.features import identifiers_found_share, query_identifiers
+from retrieval.rerank.features import identifiers_found_share
 from retrieval.types import SearchHit
 from retrieval.vector import VectorHit, vector_path_choose, vector_search
 
 # Weight of lexical evidence in the hybrid confidence (see hybrid_confidence), tuned with
 # `rag eval --ablation` on eval/questions.yaml.
 LEXICAL_CONFIDENCE_WEIGHT = 0.5
-# A query naming an identifier (`ERR-1042`, `v2.3.1`) leans on exact terms: the vector channel's
-# weight in convex fusion is multiplied by this. Embeddings place `ERR-1042` near `ERR-1043`;
-# the lexical channel never does.
-IDENTIFIER_VECTOR_WEIGHT_FACTOR = 0.5
 
 
 @dataclass
@@ -154,6 +157,7 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
         rankings["lexical"] = [hit.chunk_id for hit in lexical]
         for hit in lexical:
             _from_lexical(candidates, hit)
+    weights: dict[str, float] | None = None
     if mode == "vector":
         ordered = [candidates[chunk_id] for chunk_id in rankings["vector"]]
     else:
@@ -161,7 +165,7 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
         _cosines_fill([item for item in candidates.values() if item.cosine is None],
                       vector=vector, embedder=embedder,
                       cache=channels.cosines if channels is not None else None)
-        weights = fusion_weights(query=query, mode=mode, config=config)
+        weights = fusion_weights(mode=mode, config=config, rankings=rankings)
         for fused in _fused(candidates=candidates, rankings=rankings, weights=weights,
                             config=config):
             candidates[fused.chunk_id].fused_rank = fused.rank
@@ -186,21 +190,20 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
                                        if mode != "lexical" else None),
                       "hnsw_ef_search": config.hnsw_ef_search, "rrf_k": RRF_K,
                       "fusion": config.rag_fusion if mode != "vector" else None,
-                      "fusion_weights": (fusion_weights(query=query, mode=mode, config=config)
-                                         if mode == "hybrid" and config.rag_fusion == "convex"
-                                         else None)}
+                      "fusion_weights": (weights if mode == "hybrid"
+                                         and config.rag_fusion == "convex" else None)}
     return PipelineRun(results=results, confidence=confidence, mode=mode, parameters=parameters,
                        timings_ms=clock.timings, rerank=rerank_explain)
 
 
-def fusion_weights(*, query: str, mode: str, config: Config) -> dict[str, float]:
+def fusion_weights(*, mode: str, config: Config,
+                   rankings: dict[str, list[int]]) -> dict[str, float]:
     """Each channel's weight in convex fusion for this query: the provider's vector weight
-    (RAG_FUSION_VECTOR_WEIGHT overrides it), lowered for a query with an identifier."""
+    (RAG_FUSION_VECTOR_WEIGHT overrides it), lowered where the two channels disagree."""
     if mode != "hybrid":
         return {mode: 1.0}
-    vector_weight = config.fusion_vector_weight
-    if query_identifiers(query):
-        vector_weight *= IDENTIFIER_VECTOR_WEIGHT_FACTOR
+    vector_weight = agreed_vector_weight(weight=config.fusion_vector_weight,
+                                         agreement=channel_agreement(rankings=rankings))
     return {"vector": vector_weight, "lexical": 1.0 - vector_weight}
 
 

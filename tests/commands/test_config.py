@@ -43,6 +43,9 @@ def test_rag_config_never_prints_the_key_or_db_password(tmp_path: Path):
     payload = json.loads(as_json.stdout)
     assert payload["variables"]["LLM_API_KEY"] == {"value": "<set>", "source": "env"}
     assert payload["resolved_threshold"] == {"value": 0.2, "origin": "fake default"}
+    assert "resolved rerank = none, fusion = convex (vector weight 0.25)" in text.stdout
+    assert payload["resolved_retrieval"] == {"rerank": "none", "fusion": "convex",
+                                             "fusion_vector_weight": 0.25}
 
 
 def test_rag_config_with_invalid_value_exits_2(tmp_path: Path):

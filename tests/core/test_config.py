@@ -94,6 +94,10 @@ def test_code_defaults_leave_llm_model_url_and_key_empty(project: Path):
         ("DATABASE_URL", "postgresql://u@localhost:abc/x", "DATABASE_URL"),
         ("TEST_DATABASE_URL", "mysql://u@localhost/x_test", "TEST_DATABASE_URL"),
         ("LLM_API_KEY", "sk-\u00e9t\u00e9", "LLM_API_KEY"),
+        ("RAG_FUSION", "linear", "RAG_FUSION"),
+        ("RAG_FUSION_VECTOR_WEIGHT", "1.5", "RAG_FUSION_VECTOR_WEIGHT"),
+        ("RAG_FUSION_VECTOR_WEIGHT", "most", "RAG_FUSION_VECTOR_WEIGHT"),
+        ("RAG_RERANK", "magic", "RAG_RERANK"),
     ],
 )
 def test_invalid_value_is_an_error_naming_the_variable(project, variable, value, fragment):
@@ -118,6 +122,18 @@ def test_threshold_defaults_per_provider_and_explicit_value_wins(project: Path):
     assert (fake.threshold, fake.threshold_origin) == (0.20, "fake default")
     assert (qwen.threshold, qwen.embedding_model) == (0.35, "Qwen/Qwen3-Embedding-0.6B")
     assert (explicit.threshold, explicit.threshold_origin) == (0.5, "explicit")
+
+
+def test_fusion_weight_and_rerank_default_per_provider_and_explicit_values_win(project: Path):
+    fake = config_load(environ={}, start_dir=project)
+    local = config_load(environ={"EMBEDDING_PROVIDER": "local-qwen3"}, start_dir=project)
+    explicit = config_load(environ={"RAG_FUSION_VECTOR_WEIGHT": "0.4", "RAG_RERANK": "features",
+                                    "RAG_FUSION": "rrf"}, start_dir=project)
+    assert (fake.fusion_vector_weight, fake.rag_rerank, fake.rag_fusion) == (0.25, "none",
+                                                                             "convex")
+    assert (local.fusion_vector_weight, local.rag_rerank) == (0.7, "none")
+    assert (explicit.fusion_vector_weight, explicit.rag_rerank, explicit.rag_fusion) == (
+        0.4, "features", "rrf")
 
 
 def test_explicit_threshold_from_dotenv_wins_too(project: Path):

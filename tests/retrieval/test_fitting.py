@@ -49,11 +49,13 @@ def test_ndcg_counts_a_document_once_at_its_first_rank():
 
 def test_convex_scores_match_the_service_fusion_on_one_query():
     query = TableQuery(judged={}, candidates=[
-        TableCandidate("a", cosine=0.9, bm25=None, signals={}),
-        TableCandidate("b", cosine=0.5, bm25=10.0, signals={}),
-        TableCandidate("c", cosine=0.1, bm25=2.0, signals={})])
+        TableCandidate("a", cosine=0.9, bm25=None, signals={}, vector_rank=1),
+        TableCandidate("b", cosine=0.5, bm25=10.0, signals={}, vector_rank=2, lexical_rank=1),
+        TableCandidate("c", cosine=0.1, bm25=2.0, signals={}, vector_rank=3, lexical_rank=2)])
+    assert query.agreement() == 0.2  # b and c in both first tens
+    weight = 0.25 * 0.7  # agreed_vector_weight: min(1, 0.5 + 0.2)
     assert convex_scores(query, vector_weight=0.25) == pytest.approx(
-        [0.25, 0.25 * 0.5 / 0.9 + 0.75, 0.25 * 0.1 / 0.9 + 0.75 * 0.2])
+        [weight, weight * 0.5 / 0.9 + (1 - weight), weight * 0.1 / 0.9 + (1 - weight) * 0.2])
 
 
 def test_fusion_fit_weighs_a_useless_vector_channel_at_zero_and_a_good_one_above():

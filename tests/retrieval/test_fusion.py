@@ -8,7 +8,13 @@ import random
 
 import pytest
 
-from retrieval.fusion import RRF_K, convex_fuse, rrf_fuse
+from retrieval.fusion import (
+    RRF_K,
+    agreed_vector_weight,
+    channel_agreement,
+    convex_fuse,
+    rrf_fuse,
+)
 
 
 def test_scores_are_the_sum_of_reciprocal_ranks():
@@ -102,3 +108,18 @@ def test_fusion_weighted_to_the_informative_channel_is_never_worse_than_it(noise
     mean = lambda values: sum(values) / len(values)  # noqa: E731
     assert mean(convex) >= mean(alone) - 0.005
     assert mean(rrf) < mean(alone) - 0.05
+
+
+def test_agreement_is_the_shared_share_of_the_channels_first_ten():
+    vector = list(range(1, 21))
+    lexical = [3, 30, 1, 31, 9, 32, 33, 34, 35, 36, 2]  # 3, 1 and 9 in both first tens
+    assert channel_agreement(rankings={"vector": vector, "lexical": lexical}) == 0.3
+    assert channel_agreement(rankings={"vector": vector}) == 0.0
+    assert channel_agreement(rankings={"vector": vector, "lexical": []}) == 0.0
+
+
+def test_the_vector_weight_counts_half_without_agreement_and_fully_from_half_on():
+    assert agreed_vector_weight(weight=0.6, agreement=0.0) == pytest.approx(0.3)
+    assert agreed_vector_weight(weight=0.6, agreement=0.2) == pytest.approx(0.42)
+    assert agreed_vector_weight(weight=0.6, agreement=0.5) == pytest.approx(0.6)
+    assert agreed_vector_weight(weight=0.6, agreement=1.0) == pytest.approx(0.6)

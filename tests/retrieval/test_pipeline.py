@@ -13,7 +13,8 @@ from core.config import get_config
 from knowledge.access import scope_all
 from knowledge.embeddings import get_embedder
 from knowledge.schema import index_connection
-from retrieval.pipeline import IDENTIFIER_VECTOR_WEIGHT_FACTOR, channels_fetch, pipeline_run
+from retrieval.fusion import agreed_vector_weight, channel_agreement
+from retrieval.pipeline import channels_fetch, pipeline_run
 from retrieval.services import search
 from tests.conftest import PAGED_SOURCE
 from tests.retrieval import first_release
@@ -99,19 +100,23 @@ def test_page_spans_come_back_in_every_mode(paged_index, mode, rerank):
     assert [(hit.page_start, hit.page_end) for hit in notes] == [(None, None)] * len(notes)
 
 
-def test_explain_names_the_fusion_and_its_weights(sample_index):
-    explain = search(scope=scope_all(), query="Atlas CRM export limits", top_k=3,
-                     config=config_for("hybrid"), explain=True).explain
+def test_explain_names_the_fusion_and_the_weights_its_channels_agreement_gave(sample_index):
+    query = "Atlas CRM export limits"
+    config = config_for("hybrid", rag_rerank="none")
+    explain = search(scope=scope_all(), query=query, top_k=3, config=config,
+                     explain=True).explain
     assert explain["parameters"]["fusion"] == "convex"
+    embedder = get_embedder(config=config)
+    channels = channels_fetch(query=query, vector=embedder.embed_query(query), width=50,
+                              config=config, embedder=embedder,
+                              knowledge_base_ids=scope_all().knowledge_base_ids)
+    agreement = channel_agreement(rankings={
+        "vector": [hit.chunk_id for hit in channels.vector],
+        "lexical": [hit.chunk_id for hit in channels.lexical]})
+    weight = agreed_vector_weight(weight=config.fusion_vector_weight, agreement=agreement)
     assert explain["parameters"]["fusion_weights"] == pytest.approx(
-        {"vector": get_config().fusion_vector_weight,
-         "lexical": 1 - get_config().fusion_vector_weight})
-    # An identifier in the query halves the vector channel's weight.
-    with_identifier = search(scope=scope_all(), query=IDENTIFIER, top_k=3,
-                             config=config_for("hybrid"), explain=True).explain
-    assert with_identifier["parameters"]["fusion_weights"]["vector"] == pytest.approx(
-        get_config().fusion_vector_weight * IDENTIFIER_VECTOR_WEIGHT_FACTOR)
-    rrf = search(scope=scope_all(), query="Atlas CRM export limits", top_k=3,
+        {"vector": weight, "lexical": 1 - weight})
+    rrf = search(scope=scope_all(), query=query, top_k=3,
                  config=config_for("hybrid", rag_fusion="rrf"), explain=True).explain
     assert rrf["parameters"]["fusion"] == "rrf" and rrf["parameters"]["fusion_weights"] is None
 

@@ -22,6 +22,9 @@ class Command(RagCommand):
                               for name, value, source in items},
                 "resolved_threshold": {"value": config.threshold,
                                        "origin": config.threshold_origin},
+                "resolved_retrieval": {"rerank": config.rag_rerank,
+                                       "fusion": config.rag_fusion,
+                                       "fusion_vector_weight": config.fusion_vector_weight},
                 "env_file": str(config.env_file) if config.env_file else None,
                 "embedding_native_dim": native_dim,
             })
@@ -29,6 +32,8 @@ class Command(RagCommand):
         for name, value, source in items:
             self.stdout.write(f"{name} = {value}  ({source})")
         self.stdout.write(f"resolved threshold = {config.threshold:.2f} ({config.threshold_origin})")
+        self.stdout.write(f"resolved rerank = {config.rag_rerank}, fusion = {config.rag_fusion} "
+                          f"(vector weight {config.fusion_vector_weight:.2f})")
         self.stdout.write(f"embedding native dim = {_native_dim_text(native_dim, config)}")
 
 
