@@ -44,6 +44,7 @@ the identifier it is about (`ZK-0815 钻孔地质编录.pdf`, page 2) is still f
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -65,7 +66,7 @@ _LETTERS = rf"(?:[^\W_]|[{_MARKS}])+"
 _WORD = re.compile(rf"{_LETTERS}(?:[{re.escape(_CONNECTORS)}]+{_LETTERS})*")
 _CONNECTOR_RUN = re.compile(f"[{re.escape(_CONNECTORS)}]+")
 
-# 2: English stems and stop words, headings indexed with weight B. Chunks stored by an older
+# 2: English stems and stop words, the file name and headings indexed with weight B. Chunks stored by an older
 # analyzer (1: the raw tokens; NULL: before the version was recorded) are re-analysed by
 # `rag ingest` and `rag db init` (knowledge/store.py), their vectors untouched.
 ANALYZER_VERSION = 2
@@ -78,7 +79,8 @@ ENGLISH_STOPWORDS = frozenset((
     "who", "whom", "how", "why", "when", "where", "i", "me", "my", "we", "our", "you", "your",
     "its", "were", "been", "has", "have", "had", "from", "than", "can", "so"))
 _ENGLISH_WORD = re.compile(r"[a-z]+")
-_stemmer = Stemmer.Stemmer("english")
+# A PyStemmer object must not be shared between threads (the server answers in threads).
+_stemmers = threading.local()
 
 TERM_MAX_CHARS = 128  # 4 bytes a character at most: far below tsvector's 2 KB per lexeme
 POSITION_MAX = 16383  # tsvector's largest position; later tokens share it
@@ -125,7 +127,12 @@ def _analysed(token: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _stem(term: str) -> str:
-    return _stemmer.stemWord(term) if _ENGLISH_WORD.fullmatch(term) else term
+    if not _ENGLISH_WORD.fullmatch(term):
+        return term
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        stemmer = _stemmers.english = Stemmer.Stemmer("english")
+    return stemmer.stemWord(term)
 
 
 def _word_terms(word: str) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from retrieval.fusion import AGREEMENT_DEPTH, agreed_vector_weight
@@ -97,17 +97,22 @@ def ranked_docs(query: TableQuery, scores: Sequence[float]) -> list[str]:
     return [query.candidates[index].doc_id for index in order]
 
 
+def tables_quality(tables: Mapping[str, Sequence[TableQuery]],
+                   score: Callable[[TableQuery], Sequence[float]]) -> dict[str, float]:
+    """Mean nDCG@10 per collection when each query's candidates are ordered by `score`."""
+    quality = {}
+    for name, queries in tables.items():
+        total = sum(ndcg_at_10(ranking=ranked_docs(query, score(query)), judged=query.judged)
+                    for query in queries)
+        quality[name] = total / len(queries) if queries else 0.0
+    return quality
+
+
 def fusion_quality(tables: Mapping[str, Sequence[TableQuery]], *,
                    vector_weight: float) -> dict[str, float]:
     """Mean nDCG@10 of convex fusion per collection at this vector weight."""
-    quality = {}
-    for name, queries in tables.items():
-        total = 0.0
-        for query in queries:
-            scores = convex_scores(query, vector_weight=vector_weight)
-            total += ndcg_at_10(ranking=ranked_docs(query, scores), judged=query.judged)
-        quality[name] = total / len(queries) if queries else 0.0
-    return quality
+    return tables_quality(tables, lambda query: convex_scores(query,
+                                                              vector_weight=vector_weight))
 
 
 def fusion_fit(tables: Mapping[str, Sequence[TableQuery]]) -> tuple[float, dict[str, float]]:
@@ -134,16 +139,11 @@ def rerank_features(query: TableQuery, *, vector_weight: float) -> list[dict[str
 def rerank_quality(tables: Mapping[str, Sequence[TableQuery]], weights: Mapping[str, float], *,
                    vector_weight: float) -> dict[str, float]:
     """Mean nDCG@10 per collection when the candidates are ordered by the weighted signals."""
-    quality = {}
-    for name, queries in tables.items():
-        total = 0.0
-        for query in queries:
-            rows = rerank_features(query, vector_weight=vector_weight)
-            scores = [sum(weights.get(signal, 0.0) * value for signal, value in row.items())
-                      for row in rows]
-            total += ndcg_at_10(ranking=ranked_docs(query, scores), judged=query.judged)
-        quality[name] = total / len(queries) if queries else 0.0
-    return quality
+    def score(query: TableQuery) -> list[float]:
+        return [sum(weights.get(signal, 0.0) * value for signal, value in row.items())
+                for row in rerank_features(query, vector_weight=vector_weight)]
+
+    return tables_quality(tables, score)
 
 
 class _Matrices:

@@ -89,8 +89,10 @@ class PipelineRun:
 class ChannelHits:
     """Both channels' hits for one query, fetched once `width` deep, for a caller that ranks
     the same query several ways (`rag eval --beir`): a channel's first n hits at this width are
-    exactly its hits at width n (both order ties by chunk id), so every narrower run sees what
-    it would have fetched itself. `cosines` caches the cosines of lexical-only chunks."""
+    exactly its hits at width n (both order ties by chunk id; for the vector channel with the
+    exact scan, while an HNSW search may find more when asked for more), so every narrower run
+    sees what it would have fetched itself. `cosines` caches the cosines of lexical-only
+    chunks."""
 
     width: int
     vector: list[VectorHit]

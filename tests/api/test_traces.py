@@ -34,7 +34,9 @@ def traces() -> list[dict]:
     return rows
 
 
-def test_a_search_is_traced_with_its_scope_parameters_and_stage_times(client, sample_index):
+def test_a_search_is_traced_with_its_scope_parameters_and_stage_times(client, sample_index,
+                                                                      config_override):
+    config_override(rag_rerank="features")  # every stage, the rerank too
     response = post(client, "/search", {"query": IN_DOMAIN, "top_k": 3})
     (trace,) = traces()
     assert trace["id"] == response["X-Request-ID"] == json.loads(response.content)["trace_id"]
