@@ -11,9 +11,9 @@ at its best chunk).
 
 Scores per row: nDCG@10 (graded gains as in trec_eval: the judgment's score, log2 discount),
 recall@10 and recall@100, MRR@10 and hit@1, with the latency p50/p95 of the row's whole search
-(query embedding included) on the first LATENCY_QUERIES queries. Recall@100 needs a deeper list than /search returns: each row also ranks
-each query 100 deep (RAG_CANDIDATES 100) for it, so every other score is exactly the configured
-search.
+(query embedding included) on the first LATENCY_QUERIES queries. Recall@100 needs a deeper list
+than /search returns: each row also ranks each query 100 deep (RAG_CANDIDATES 100) for it, so
+every other score is exactly the configured search.
 """
 
 from __future__ import annotations
@@ -190,7 +190,10 @@ def beir_load(*, path: Path, split: str, max_queries: int | None = None) -> Beir
 
 def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     with path.open("rb") as lines:
-        for number, raw in enumerate(lines, start=1):
+        number = 0
+        # readline with a limit: one endless line is refused without being read whole.
+        while raw := lines.readline(MAX_LINE_BYTES + 1):
+            number += 1
             if len(raw) > MAX_LINE_BYTES:
                 raise InvalidRequest(f"{path}:{number}: a line over {MAX_LINE_BYTES} bytes")
             if not raw.strip():

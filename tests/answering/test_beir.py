@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from answering import beir
 from answering.beir import beir_evaluate, beir_load, document_file_name, ranking_scores
 from core.config import get_config
 from core.errors import InvalidRequest
@@ -67,7 +68,8 @@ def test_loader_keeps_judged_queries_and_counts_judgments_it_cannot_use(tmp_path
     assert len(collection.documents) == 7
 
 
-def test_loader_errors_name_the_file_the_line_and_the_splits_there(tmp_path: Path):
+def test_loader_errors_name_the_file_the_line_and_the_splits_there(tmp_path: Path,
+                                                                    monkeypatch):
     folder = beir_folder(tmp_path)
     with pytest.raises(InvalidRequest, match=r"qrels/dev\.tsv is missing \(splits here: test\)"):
         beir_load(path=folder, split="dev")
@@ -81,6 +83,11 @@ def test_loader_errors_name_the_file_the_line_and_the_splits_there(tmp_path: Pat
     unjudged = beir_folder(tmp_path / "unjudged", qrels=[("q1", "missing-doc", 1)])
     with pytest.raises(InvalidRequest, match="judges no query"):
         beir_load(path=unjudged, split="test")
+    endless = beir_folder(tmp_path / "endless", corpus_lines=[])
+    (endless / "corpus.jsonl").write_bytes(b'{"_id": "d1", "text": "' + b"x" * 200 + b'"}')
+    monkeypatch.setattr(beir, "MAX_LINE_BYTES", 100)
+    with pytest.raises(InvalidRequest, match=r"corpus\.jsonl:1: a line over 100 bytes"):
+        beir_load(path=endless, split="test")
 
 
 def test_document_ids_become_safe_distinct_file_names():
