@@ -12,8 +12,8 @@ Two steps, so the slow one (searching) runs once per collection and embedder:
     .venv/bin/python bench/fit_retrieval.py fit .local/fit/*-fake.json --seed 13
 
 `dump` ingests the collection into the named knowledge base (kept: a second run skips the
-unchanged files; `heading` ingests likewise), runs every judged query of the split (or a seeded sample) through the hybrid
-pipeline without rerank and writes each query's best RAG_CANDIDATES fused candidates, their
+unchanged files; `heading` ingests likewise), runs every judged query of the split (or a
+seeded sample) through the hybrid pipeline without rerank and writes each query's best RAG_CANDIDATES fused candidates, their
 cosine, BM25 and features signals, and the query's judgments. `fit` prints, as JSON, the vector
 weight of convex fusion (retrieval/fitting.py fusion_fit), the `features` weights fitted on top
 of it (rerank_fit, reproducible from --seed), and the per-collection nDCG@10 of each channel,
@@ -79,7 +79,8 @@ def dump(args: argparse.Namespace) -> None:
                                "vector_rank": item.vector_rank,
                                "lexical_rank": item.lexical_rank,
                                "signals": dataclasses.asdict(signals)})
-        queries.append({"id": query_id, "judged": collection.qrels[query_id], "candidates": candidates})
+        queries.append({"id": query_id, "judged": collection.qrels[query_id],
+                        "candidates": candidates})
         if number % 50 == 0:
             print(f"  {number}/{len(query_ids)} queries", file=sys.stderr)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -142,8 +142,9 @@ DELETE_DOCUMENTS = "DELETE FROM documents WHERE vault_path = %s AND relative_pat
 # Chunks of a vault whose terms an older analyzer made, or none (written before the lexical
 # columns existed), a batch at a time after the last id seen. The version is the literal of the
 # partial index idx_chunks_lexical_stale_v2 (knowledge/schema.sql), so that index and
-# idx_chunks_lexical_missing find them without reading the table; tests/knowledge/test_lexical.py checks the two agree with
-# knowledge/lexical.py ANALYZER_VERSION. A NULL vault path means every vault.
+# idx_chunks_lexical_missing find them without reading the table; tests/knowledge/test_lexical.py
+# checks that both agree with knowledge/lexical.py ANALYZER_VERSION. A NULL vault path means
+# every vault.
 CHUNKS_LEXICAL_STALE = """
 SELECT c.id, c.content, c.heading_path, c.relative_path
 FROM chunks c
