@@ -1,20 +1,21 @@
 """Fit the fusion and rerank weights on the train/dev splits of public BEIR collections.
 
-Two steps, so the slow one (searching) runs once per collection and embedder:
+The slow step (searching) runs once per collection and embedder:
 
     # per collection, with the embedder to fit for (EMBEDDING_PROVIDER / EMBEDDING_MODEL):
     .venv/bin/python bench/fit_retrieval.py dump --beir /data/scifact --split train \\
-        --kb beir-scifact --max-queries 400 --out .local/fit/scifact-fake.json
-    # the lexical channel's heading weight, on a base dumped (ingested) before:
-    .venv/bin/python bench/fit_retrieval.py heading --beir /data/scifact --split train \
-        --kb beir-scifact --max-queries 300 --weights 1 1.5 2 3
+        --kb beir-scifact --max-queries 300 --out .local/fit/scifact-fake.json
+    # the lexical channel alone at each heading weight:
+    .venv/bin/python bench/fit_retrieval.py heading --beir /data/scifact --split train \\
+        --kb beir-scifact --max-queries 300 --weights 1 1.5 2 3 4
     # then, over the dumps of one embedder:
     .venv/bin/python bench/fit_retrieval.py fit .local/fit/*-fake.json --seed 13
 
 `dump` ingests the collection into the named knowledge base (kept: a second run skips the
 unchanged files; `heading` ingests likewise), runs every judged query of the split (or a
-seeded sample) through the hybrid pipeline without rerank and writes each query's best RAG_CANDIDATES fused candidates, their
-cosine, BM25 and features signals, and the query's judgments. `fit` prints, as JSON, the vector
+seeded sample) through the hybrid pipeline without rerank and writes each query's best
+RAG_CANDIDATES fused candidates (their cosine, BM25, channel ranks and features signals) and the
+query's judgments. `fit` prints, as JSON, the vector
 weight of convex fusion (retrieval/fitting.py fusion_fit), the `features` weights fitted on top
 of it (rerank_fit, reproducible from --seed), and the per-collection nDCG@10 of each channel,
 of RRF, of the fitted fusion and of the fitted rerank. Never point it at a test split: the
