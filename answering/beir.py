@@ -38,6 +38,7 @@ from knowledge.bases import kb_create, kb_delete, kb_get
 from knowledge.embeddings import EmbeddingProvider, get_embedder
 from knowledge.ingest import IngestResult, vault_ingest
 from knowledge.vault_index import vault_forget
+from retrieval.fitting import ndcg_at_10
 from retrieval.pipeline import channels_fetch, pipeline_clock, pipeline_run
 from retrieval.rerank import reranker_status
 
@@ -115,14 +116,10 @@ def ranking_scores(*, ranking: list[str], judged: dict[str, int]) -> dict[str, f
     graded judgments (grade > 0 is relevant); a document counts once, at its first rank."""
     ranking = list(dict.fromkeys(ranking))
     relevant = {doc: grade for doc, grade in judged.items() if grade > 0}
-    dcg = sum(relevant.get(doc, 0) / math.log2(position + 1)
-              for position, doc in enumerate(ranking[:NDCG_DEPTH], start=1))
-    ideal = sum(grade / math.log2(position + 1) for position, grade in enumerate(
-        sorted(relevant.values(), reverse=True)[:NDCG_DEPTH], start=1))
     first = next((position for position, doc in enumerate(ranking[:NDCG_DEPTH], start=1)
                   if doc in relevant), None)
     total = len(relevant)
-    return {"ndcg_at_10": dcg / ideal if ideal else 0.0,
+    return {"ndcg_at_10": ndcg_at_10(ranking=ranking, judged=relevant),
             "recall_at_10": (sum(doc in relevant for doc in ranking[:10]) / total
                              if total else 0.0),
             "recall_at_100": (sum(doc in relevant for doc in ranking[:RECALL_DEPTH]) / total
@@ -150,20 +147,21 @@ def beir_load(*, path: Path, split: str, max_queries: int | None = None) -> Beir
         documents[doc_id] = (str(record.get("title") or ""), str(record.get("text") or ""))
     qrels: dict[str, dict[str, int]] = {}
     skipped = 0
-    with qrels_file.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            cells = line.rstrip("\n").split("\t")
-            if number == 1 and not _is_int(cells[-1]):
-                continue  # the header
-            if len(cells) < 3 or not _is_int(cells[-1]):
-                raise InvalidRequest(f"{qrels_file}:{number}: expected query-id, corpus-id and "
-                                     "an integer score separated by tabs")
-            query_id, doc_id, grade = cells[0], cells[1], int(cells[-1])
-            if doc_id not in documents:
-                skipped += 1
-                continue
-            if grade > 0:
-                qrels.setdefault(query_id, {})[doc_id] = grade
+    for number, raw in _lines(qrels_file):
+        if not raw.strip():
+            continue
+        cells = raw.decode("utf-8", errors="replace").rstrip("\r\n").split("\t")
+        if number == 1 and not _is_int(cells[-1]):
+            continue  # the header
+        if len(cells) < 3 or not _is_int(cells[-1]):
+            raise InvalidRequest(f"{qrels_file}:{number}: expected query-id, corpus-id and "
+                                 "an integer score separated by tabs")
+        query_id, doc_id, grade = cells[0], cells[1], int(cells[-1])
+        if doc_id not in documents:
+            skipped += 1
+            continue
+        if grade > 0:
+            qrels.setdefault(query_id, {})[doc_id] = grade
     queries: dict[str, str] = {}
     for number, record in _jsonl(queries_file):
         query_id = _field(record, "_id", queries_file, number)
@@ -188,23 +186,29 @@ def beir_load(*, path: Path, split: str, max_queries: int | None = None) -> Beir
                           skipped_judgments=skipped)
 
 
-def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """The file's lines with their numbers; one longer than MAX_LINE_BYTES is refused without
+    being read whole (readline with a limit)."""
     with path.open("rb") as lines:
         number = 0
-        # readline with a limit: one endless line is refused without being read whole.
         while raw := lines.readline(MAX_LINE_BYTES + 1):
             number += 1
             if len(raw) > MAX_LINE_BYTES:
                 raise InvalidRequest(f"{path}:{number}: a line over {MAX_LINE_BYTES} bytes")
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-            except (ValueError, UnicodeDecodeError) as error:
-                raise InvalidRequest(f"{path}:{number}: not a JSON object ({error})") from None
-            if not isinstance(record, dict):
-                raise InvalidRequest(f"{path}:{number}: not a JSON object")
-            yield number, record
+            yield number, raw
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    for number, raw in _lines(path):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as error:
+            raise InvalidRequest(f"{path}:{number}: not a JSON object ({error})") from None
+        if not isinstance(record, dict):
+            raise InvalidRequest(f"{path}:{number}: not a JSON object")
+        yield number, record
 
 
 def _field(record: dict[str, Any], name: str, path: Path, number: int) -> str:
@@ -342,33 +346,37 @@ def _rows_scores(*, rows: list[Row], collection: BeirCollection, paths: dict[str
                  knowledge_base_ids: list[int]) -> list[RowScores]:
     """Every row's scores. Per query both channels are fetched once, RECALL_DEPTH deep, and
     every row ranks from them (the same hits it would fetch itself: pipeline.ChannelHits);
-    each row's latency is its own whole search, timed on the first LATENCY_QUERIES queries."""
-    variants = [dataclasses.replace(config, rag_retrieval=row.mode, rag_fusion=row.fusion,
-                                    rag_rerank=row.rerank) for row in rows]
+    each row's latency is its own whole search, timed on the first LATENCY_QUERIES queries.
+    Rows of one configuration (the default is often the plain hybrid) are scored once."""
+    distinct = list(dict.fromkeys((row.mode, row.fusion, row.rerank) for row in rows))
+    variants = [dataclasses.replace(config, rag_retrieval=mode, rag_fusion=fusion,
+                                    rag_rerank=rerank) for mode, fusion, rerank in distinct]
     width = max(config.rag_candidates, RECALL_DEPTH)
-    scores = [RowScores() for _ in rows]
+    scored = [RowScores() for _ in distinct]
     for number, (query_id, text) in enumerate(collection.queries.items()):
         vector = embedder.embed_query(text)
         channels = channels_fetch(query=text, vector=vector, width=width, config=config,
                                   embedder=embedder, knowledge_base_ids=knowledge_base_ids)
-        for row, variant, row_scores in zip(rows, variants, scores, strict=True):
+        for variant, row_scores in zip(variants, scored, strict=True):
+            mode = variant.rag_retrieval
             if number < LATENCY_QUERIES:
                 started = time.perf_counter()
                 pipeline_run(query=text, vector=embedder.embed_query(text), top_k=NDCG_DEPTH,
-                             mode=row.mode, config=variant, embedder=embedder,
+                             mode=mode, config=variant, embedder=embedder,
                              knowledge_base_ids=knowledge_base_ids, clock=pipeline_clock())
                 row_scores.latency_ms.append((time.perf_counter() - started) * 1000)
-            run = pipeline_run(query=text, vector=vector, top_k=NDCG_DEPTH, mode=row.mode,
+            run = pipeline_run(query=text, vector=vector, top_k=NDCG_DEPTH, mode=mode,
                                config=variant, embedder=embedder,
                                knowledge_base_ids=knowledge_base_ids, channels=channels)
-            deeper = pipeline_run(query=text, vector=vector, top_k=RECALL_DEPTH, mode=row.mode,
+            deeper = pipeline_run(query=text, vector=vector, top_k=RECALL_DEPTH, mode=mode,
                                   config=dataclasses.replace(variant, rag_candidates=width),
                                   embedder=embedder, knowledge_base_ids=knowledge_base_ids,
                                   channels=channels)
             row_scores.add([paths.get(item.hit.relative_path, "") for item in run.results],
                            [paths.get(item.hit.relative_path, "") for item in deeper.results],
                            collection.qrels[query_id])
-    return scores
+    by_configuration = dict(zip(distinct, scored, strict=True))
+    return [by_configuration[(row.mode, row.fusion, row.rerank)] for row in rows]
 
 
 def _reference_row(*, collection: BeirCollection) -> dict[str, Any]:

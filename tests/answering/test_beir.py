@@ -60,7 +60,10 @@ def test_graded_scores_match_hand_computed_values():
 
 
 def test_loader_keeps_judged_queries_and_counts_judgments_it_cannot_use(tmp_path: Path):
-    collection = beir_load(path=beir_folder(tmp_path), split="test")
+    folder = beir_folder(tmp_path)
+    with (folder / "qrels" / "test.tsv").open("a", encoding="utf-8") as qrels:
+        qrels.write("\n\n")  # blank lines are skipped, not an error
+    collection = beir_load(path=folder, split="test")
     assert sorted(collection.queries) == ["q1", "q2", "q3", "q4", "q5"]  # q6 has no judgment
     assert collection.qrels["q5"] == {"d6": 1}  # the grade-0 judgment is not a relevant one
     assert collection.qrels["q2"] == {"d2": 2}
@@ -88,6 +91,10 @@ def test_loader_errors_name_the_file_the_line_and_the_splits_there(tmp_path: Pat
     monkeypatch.setattr(beir, "MAX_LINE_BYTES", 100)
     with pytest.raises(InvalidRequest, match=r"corpus\.jsonl:1: a line over 100 bytes"):
         beir_load(path=endless, split="test")
+    endless_qrels = beir_folder(tmp_path / "endless-qrels", corpus_lines=['{"_id": "d1"}'])
+    (endless_qrels / "qrels" / "test.tsv").write_bytes(b"q1\td1\t" + b"1" * 200)
+    with pytest.raises(InvalidRequest, match=r"test\.tsv:1: a line over 100 bytes"):
+        beir_load(path=endless_qrels, split="test")
 
 
 def test_document_ids_become_safe_distinct_file_names():
@@ -109,6 +116,10 @@ def test_report_scores_every_row_and_removes_the_throwaway_base(tmp_path: Path):
     assert rows["lexical"]["ndcg_at_10"] == 1.0 and rows["lexical"]["hit_at_1"] == 1.0
     assert rows["hybrid"]["ndcg_at_10"] >= rows["lexical"]["ndcg_at_10"] - 0.005
     assert rows["reference bm25"]["recall_at_100"] == 1.0
+    # The default configuration (hybrid, no rerank) is the hybrid row, scored once.
+    assert (rows["default"]["retrieval"], rows["default"]["rerank"]) == ("hybrid", "none")
+    assert {key: value for key, value in rows["default"].items() if key != "row"} \
+        == {key: value for key, value in rows["hybrid"].items() if key != "row"}
     for row in rows.values():
         assert 0.0 <= row["ndcg_at_10"] <= 1.0 and row["latency_p50_ms"] >= 0
     assert report["knowledge_base"] is None
