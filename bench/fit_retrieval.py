@@ -127,6 +127,7 @@ def fit(args: argparse.Namespace) -> None:
         ndcg_at_10,
         rerank_fit,
     )
+    from retrieval.fusion import rrf_fuse
 
     tables = {}
     for name in args.dumps:
@@ -147,17 +148,13 @@ def fit(args: argparse.Namespace) -> None:
         return [c.doc_id for c in scored]
 
     def rrf(query: TableQuery) -> list[str]:
-        scores: dict[int, float] = {}
-        for key in ("cosine", "bm25"):
-            scored = [index for index, c in enumerate(query.candidates)
-                      if key == "cosine" or c.bm25 is not None]
-            scored.sort(key=lambda index: -(query.candidates[index].cosine if key == "cosine"
-                                            else query.candidates[index].bm25))
-            # The vector channel's own list is the best RAG_CANDIDATES cosines of the corpus.
-            for rank, index in enumerate(scored[:args.candidates], start=1):
-                scores[index] = scores.get(index, 0.0) + 1 / (60 + rank)
-        order = sorted(scores, key=lambda index: -scores[index])
-        return [query.candidates[index].doc_id for index in order]
+        """The service's RRF (retrieval/fusion.py) over each channel's ranks in the dump."""
+        rankings = {name: sorted((index for index, c in enumerate(query.candidates)
+                                  if getattr(c, f"{name}_rank") is not None),
+                                 key=lambda index: getattr(query.candidates[index],
+                                                           f"{name}_rank"))
+                    for name in ("vector", "lexical")}
+        return [query.candidates[fused.chunk_id].doc_id for fused in rrf_fuse(rankings=rankings)]
 
     def mean(queries: list[TableQuery], rank) -> float:
         return round(sum(ndcg_at_10(ranking=rank(q), judged=q.judged) for q in queries)
@@ -200,8 +197,6 @@ def main() -> None:
     fitting = steps.add_parser("fit")
     fitting.add_argument("dumps", nargs="+")
     fitting.add_argument("--seed", type=int, default=13)
-    fitting.add_argument("--candidates", type=int, default=50,
-                         help="RAG_CANDIDATES of the dumps (for the RRF row)")
     args = parser.parse_args()
     if args.step in ("dump", "heading"):
         if args.split == "test":
