@@ -57,7 +57,8 @@ def config_hash(*, config: Config) -> str:
     settings = {name: getattr(config, name) for name in (
         "embedding_provider", "embedding_model", "rag_retrieval", "rag_candidates",
         "rag_rerank", "rerank_model", "rerank_base_url", "rag_vector_index",
-        "rag_hnsw_min_chunks", "hnsw_ef_search", "rag_min_similarity")}
+        "rag_hnsw_min_chunks", "rag_hnsw_target_recall", "hnsw_ef_search",
+        "rag_min_similarity")}
     settings["threshold"] = config.threshold
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
 

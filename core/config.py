@@ -69,6 +69,7 @@ DEFAULTS: dict[str, str] = {
     "RERANK_TIMEOUT_SECONDS": "10",
     "RAG_VECTOR_INDEX": "auto",
     "RAG_HNSW_MIN_CHUNKS": "20000",
+    "RAG_HNSW_TARGET_RECALL": "0.98",
     "HNSW_M": "16",
     "HNSW_EF_CONSTRUCTION": "128",
     "HNSW_EF_SEARCH": "100",
@@ -172,6 +173,7 @@ class Config:
     rerank_timeout_seconds: float
     rag_vector_index: str
     rag_hnsw_min_chunks: int
+    rag_hnsw_target_recall: float
     hnsw_m: int
     hnsw_ef_construction: int
     hnsw_ef_search: int
@@ -345,6 +347,10 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
     rerank_timeout = _positive_number(raw, "RERANK_TIMEOUT_SECONDS")
     vector_index = _choice(raw, "RAG_VECTOR_INDEX", VECTOR_INDEXES)
     hnsw_min_chunks = _bounded_integer(raw, "RAG_HNSW_MIN_CHUNKS", 0, 10**9)
+    hnsw_target_recall = _number(raw, "RAG_HNSW_TARGET_RECALL")
+    if not (math.isfinite(hnsw_target_recall) and 0 < hnsw_target_recall <= 1):
+        raise ConfigError("RAG_HNSW_TARGET_RECALL must be greater than 0 and at most 1 (a "
+                          "recall@10 such as 0.98)", variable="RAG_HNSW_TARGET_RECALL")
     hnsw_m = _bounded_integer(raw, "HNSW_M", 2, 100)
     hnsw_ef_construction = _bounded_integer(raw, "HNSW_EF_CONSTRUCTION", 4, 1000)
     hnsw_ef_search = _bounded_integer(raw, "HNSW_EF_SEARCH", 1, 1000)
@@ -407,6 +413,7 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         rerank_timeout_seconds=rerank_timeout,
         rag_vector_index=vector_index,
         rag_hnsw_min_chunks=hnsw_min_chunks,
+        rag_hnsw_target_recall=hnsw_target_recall,
         hnsw_m=hnsw_m,
         hnsw_ef_construction=hnsw_ef_construction,
         hnsw_ef_search=hnsw_ef_search,

@@ -31,6 +31,11 @@ STARTUP_TIMEOUT_S = 60
 # SIGKILL leaves its backends running until they notice) before it gives up with their pids.
 LEFTOVER_WAIT_S = 15
 COPY_ROOT = Path("/var/tmp/local-rag-pg")
+# PostgreSQL's default 128 MB of shared buffers holds less than the chunks table of a 100k-chunk
+# index (~300 MB with its terms and cells): every lexical search then reread its candidates
+# from the OS cache. An eighth of the machine's memory, within these bounds.
+SHARED_BUFFERS_MIN_MB = 128
+SHARED_BUFFERS_MAX_MB = 1024
 PROC = Path("/proc")
 
 
@@ -357,6 +362,7 @@ class Cluster:
             hand_over(socket_dir)
             options = (f"-c listen_addresses='' -c unix_socket_directories={socket_dir} "
                        f"-p {port}")
+        options += f" -c shared_buffers={shared_buffers_mb()}MB"
         try:
             self.log_file.touch()
         except OSError as exc:
@@ -385,6 +391,15 @@ class Cluster:
     def reload(self) -> None:
         """Make the running server re-read pg_hba.conf and its settings."""
         self._run("pg_ctl", "reload", "-D", str(self.data_dir))
+
+
+def shared_buffers_mb() -> int:
+    """The embedded server's shared buffers: an eighth of physical memory, bounded."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return SHARED_BUFFERS_MIN_MB
+    return max(SHARED_BUFFERS_MIN_MB, min(SHARED_BUFFERS_MAX_MB, memory // 8 // (1024 * 1024)))
 
 
 def _tail(path: Path, lines: int = 5) -> str:

@@ -225,6 +225,15 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
         for position, note in enumerate(notes, start=1):
             if progress:
                 progress(position, len(notes))
+            state = existing.get(note.relative_path)
+            if (state is not None and state.status == "active"
+                    and state.same_file(mtime_ns=note.mtime_ns, size_bytes=note.size_bytes)
+                    and not reading.scans_retry(state.ocr_skipped)):
+                # Same size and modification time as the stored version: not even read.
+                result.documents_skipped += 1
+                if state.embedded < state.chunks:
+                    needs_vectors.append(state.id)
+                continue
             mark = time.perf_counter()
             try:
                 content = note_read(note=note, root=root, max_bytes=reading.max_file_bytes,
@@ -248,11 +257,34 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
             payload = content.text if content.data is None else content.data
             yield (note, content, state is None), payload, note.relative_path
 
+    # A first load builds the lexical index once, after its chunks are written.
+    store.lexical_index_ensure()
+    adding = sum(1 for note in notes if note.relative_path not in existing)
+    with store.lexical_index_deferred(enabled=store.bulk_load_is(adding_notes=adding)):
+        _write(notes=changed_notes(), vault=vault, embedder=embedder, result=result,
+               timer=timer, reading=reading, prepare_workers=prepare_workers,
+               knowledge_base_id=knowledge_base_id)
+    _fill_missing_vectors(needs_vectors, embedder=embedder, result=result, timer=timer)
+
+    mark = time.perf_counter()
+    present = {note.relative_path for note in notes}
+    gone = sorted(path for path in existing
+                  if path not in present and not scan.covers(path))
+    result.documents_deleted = store.documents_delete(vault_path=vault, relative_paths=gone)
+    timer.add("delete", mark)
+    # After the deletes, so no work is spent on chunks that are about to go.
+    _fill_missing_lexical(vault=vault, result=result, timer=timer)
+
+
+def _write(*, notes: Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | bytes, str]],
+           vault: str, embedder: EmbeddingProvider, result: IngestResult, timer: _Timer,
+           reading: _Reading, prepare_workers: int | None, knowledge_base_id: int) -> None:
+    """Prepare the changed notes in the workers and write them in batches."""
     pending: list[tuple[store.DocumentVersion, list[Vector] | None, bool]] = []
     pending_chunks = 0
     mark = time.perf_counter()
     for (note, content, is_new), prepared in notes_prepare(
-            changed_notes(), embedder=embedder, workers=prepare_workers,
+            notes, embedder=embedder, workers=prepare_workers,
             options=reading.options, ocr_pages=reading.ocr_pages):
         timer.add("parse_chunk", mark)
         if isinstance(prepared, PrepareFailed):
@@ -267,7 +299,8 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
                 size_bytes=content.size_bytes, frontmatter=prepared.frontmatter,
                 tags=prepared.tags, chunks=prepared.chunks, format=prepared.format,
                 title=prepared.title, page_count=prepared.page_count,
-                ocr_page_count=prepared.ocr_page_count, metadata=prepared.facts or {}),
+                ocr_page_count=prepared.ocr_page_count, metadata=prepared.facts or {},
+                lexical=prepared.lexical),
                 prepared.vectors, is_new))
             pending_chunks += len(prepared.chunks)
             result.ocr_pages += prepared.ocr_page_count
@@ -278,16 +311,6 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
         mark = time.perf_counter()
     _flush(pending, vault=vault, embedder=embedder, result=result, timer=timer,
            knowledge_base_id=knowledge_base_id)
-    _fill_missing_vectors(needs_vectors, embedder=embedder, result=result, timer=timer)
-
-    mark = time.perf_counter()
-    present = {note.relative_path for note in notes}
-    gone = sorted(path for path in existing
-                  if path not in present and not scan.covers(path))
-    result.documents_deleted = store.documents_delete(vault_path=vault, relative_paths=gone)
-    timer.add("delete", mark)
-    # After the deletes, so no work is spent on chunks that are about to go.
-    _fill_missing_lexical(vault=vault, result=result, timer=timer)
 
 
 def _flush(pending: list[tuple[store.DocumentVersion, list[Vector] | None, bool]], *,

@@ -46,6 +46,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -66,10 +67,31 @@ _LETTERS = rf"(?:[^\W_]|[{_MARKS}])+"
 _WORD = re.compile(rf"{_LETTERS}(?:[{re.escape(_CONNECTORS)}]+{_LETTERS})*")
 _CONNECTOR_RUN = re.compile(f"[{re.escape(_CONNECTORS)}]+")
 
-# 2: English stems and stop words, the file name and headings indexed with weight B. Chunks stored by an older
-# analyzer (1: the raw tokens; NULL: before the version was recorded) are re-analysed by
-# `rag ingest` and `rag db init` (knowledge/store.py), their vectors untouched.
-ANALYZER_VERSION = 2
+# 3: the impact cells (below) stored beside the terms; 2: English stems and stop words, the file
+# name and headings indexed with weight B. Chunks stored by an older analyzer (1: the raw tokens;
+# NULL: before the version was recorded) are re-analysed by `rag ingest` and `rag db init`
+# (knowledge/store.py), their vectors untouched.
+ANALYZER_VERSION = 3
+
+# An occurrence in a heading (weight B) counts this many times one in the body in BM25's term
+# frequency (retrieval/sql.py); the impact cells are made with the same count, so it is a rule
+# of the index, not a query setting. Fitted on the train splits of public collections
+# (docs/benchmarks.md).
+HEADING_WEIGHT = 3
+
+# Impact cells: besides its terms, a chunk stores one lexeme per distinct term naming the cell
+# of its (term frequency, chunk length) pair, `term~t.d` (`~` is never part of a term). The
+# GIN index over those lexemes is an impact-ordered inverted index: BM25's weight of a term in
+# a chunk grows with the frequency and falls with the length, so a cell bounds the weight of
+# every chunk in it, whatever the corpus statistics at query time, and retrieval/lexical.py
+# reads the cells of highest bound first and stops once no unread chunk can reach the top k.
+# Cell t holds frequencies up to TF_CELL_UPPER[t] (the last, everything above); cell d holds
+# lengths from DL_CELL_LOWER[d] up to the next lower bound. Steps of about 1.5 keep the bound
+# within ~25% of any chunk's own weight.
+TF_CELL_UPPER = (1, 2, 3, 4, 6, 9, 14)
+DL_CELL_LOWER = (1, 9, 13, 19, 28, 41, 61, 91, 136, 201, 301, 451, 676, 1001, 1501, 2251,
+                 3376, 5064)
+CELL_SEPARATOR = "~"
 
 # Lucene's English stop set plus the question words and pronouns that carry no topic.
 ENGLISH_STOPWORDS = frozenset((
@@ -89,10 +111,22 @@ POSITIONS_PER_TERM_MAX = 256  # tsvector keeps at most this many positions per l
 
 @dataclass(frozen=True)
 class ChunkLexical:
-    """What a chunk stores for the lexical channel: its tsvector literal and its term count."""
+    """What a chunk stores for the lexical channel: its tsvector literal, its term count and
+    its impact cells."""
 
     terms: str  # e.g. "'1042':3 'err':3 'err-1042':3", cast with ::tsvector
     length: int  # number of (term, position) pairs in `terms`: BM25's document length
+    cells: str  # e.g. "'1042~0.0' 'err~0.0' 'err-1042~0.0'", cast with ::tsvector
+
+
+def lexical_cell(*, tf: int, length: int) -> str:
+    """The impact cell of a term occurring `tf` times (headings counted HEADING_WEIGHT times)
+    in a chunk of `length` terms."""
+    return f"{_tf_cell(tf)}.{_length_cell(length)}"
+
+
+def cell_lexeme(*, term: str, cell: str) -> str:
+    return f"{term}{CELL_SEPARATOR}{cell}"
 
 
 def text_tokenize(*, text: str) -> list[tuple[str, ...]]:
@@ -113,7 +147,24 @@ def text_tokenize(*, text: str) -> list[tuple[str, ...]]:
 
 def text_analyze(*, text: str) -> list[tuple[str, ...]]:
     """The analysed terms of `text`, one entry per token position (empty for a stop word)."""
-    return [_analysed(token) for token in text_tokenize(text=text)]
+    # text_tokenize then _analysed per token, with the word's whole analysis cached: this runs
+    # over every chunk written, and a corpus repeats its words.
+    normalised = unicodedata.normalize("NFKC", text).casefold()
+    analysed: list[tuple[str, ...]] = []
+    for index, segment in enumerate(_CJK_RUN.split(normalised)):
+        if index % 2:  # a CJK run: bigrams are never stop words and have no stem
+            if len(segment) == 1:
+                analysed.append((segment,))
+            else:
+                analysed.extend([(segment[start:start + 2],) for start in range(len(segment) - 1)])
+            continue
+        analysed.extend([_word_analysed(word) for word in _WORD.findall(segment)])
+    return analysed
+
+
+@lru_cache(maxsize=262144)
+def _word_analysed(word: str) -> tuple[str, ...]:
+    return _analysed(_word_terms(word))
 
 
 @lru_cache(maxsize=65536)
@@ -173,28 +224,41 @@ def chunk_lexical_build(*, content: str, heading_path: Sequence[str] = (),
     """The analysed terms of a chunk's content and then of its document's file name and its
     headings (weight B), with positions, as a tsvector literal."""
     # Positions arrive in increasing order, so tsvector's limits are kept on the way (this runs
-    # for every chunk written: no sorting or sets per term).
+    # for every chunk written: no sorting or sets per term, the adding inlined).
     positions: dict[str, list[int]] = {}
     position = 0
     for position, terms in enumerate(text_analyze(text=content), start=1):
-        _positions_add(positions, terms, position)
+        kept = position if position < POSITION_MAX else POSITION_MAX
+        for term in terms:
+            found = positions.get(term)
+            if found is None:
+                positions[term] = [kept]
+            elif found[-1] != kept and len(found) < POSITIONS_PER_TERM_MAX:
+                found.append(kept)
     heading_positions: dict[str, list[int]] = {}
     # One position left empty, so the last content word and the first heading word are never
-    # adjacent; headings are separated the same way.
-    for heading in _headings(heading_path=heading_path, relative_path=relative_path):
+    # adjacent; headings are separated the same way. Consecutive chunks share their headings:
+    # their analysis is cached.
+    for heading in _headings(heading_path=tuple(heading_path), relative_path=relative_path):
         position += 1
-        for position, terms in enumerate(text_analyze(text=heading), start=position + 1):
+        for position, terms in enumerate(_heading_analysed(heading), start=position + 1):
             _positions_add(positions, terms, position)
             _positions_add(heading_positions, terms, position)
     return _literal(positions, weighted=heading_positions)
 
 
-def _headings(*, heading_path: Sequence[str], relative_path: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def _heading_analysed(heading: str) -> tuple[tuple[str, ...], ...]:
+    return tuple(text_analyze(text=heading))
+
+
+@lru_cache(maxsize=4096)
+def _headings(*, heading_path: tuple[str, ...], relative_path: str) -> tuple[str, ...]:
     name = PurePosixPath(relative_path).stem if relative_path else ""
-    headings = list(heading_path)
-    if name and not (headings and headings[0].strip().casefold() == name.strip().casefold()):
-        headings.insert(0, name)
-    return headings
+    if name and not (heading_path and heading_path[0].strip().casefold()
+                     == name.strip().casefold()):
+        return (name, *heading_path)
+    return heading_path
 
 
 def _positions_add(positions: dict[str, list[int]], terms: tuple[str, ...], position: int) -> None:
@@ -210,12 +274,47 @@ def _positions_add(positions: dict[str, list[int]], terms: tuple[str, ...], posi
 def _literal(positions: Mapping[str, list[int]],
              weighted: Mapping[str, list[int]] | None = None) -> ChunkLexical:
     """`positions` holds, per term, its sorted distinct positions within tsvector's limits;
-    `weighted`, the subset of them marked with weight B (the headings)."""
+    `weighted`, the subset of them marked with weight B (the headings). A term's frequency in
+    its cell is what BM25 counts from the stored tsvector: its positions kept, those marked B
+    counted HEADING_WEIGHT times."""
+    # This runs for every chunk written: one cached lookup per term, the cell lexeme made from
+    # the quoted term (its closing quote replaced by the cell, which needs no quoting).
     weighted = weighted or {}
+    length = sum(map(len, positions.values()))
+    suffix = f".{_length_cell(length)}'"
+    tf_cells = _TF_CELLS
+    last = len(TF_CELL_UPPER)
     entries = []
+    cells = []
     for term in sorted(positions):
-        marked = set(weighted.get(term, ()))
-        entries.append(f"{lexeme_quote(term)}:" + ",".join(
-            f"{found}B" if found in marked else str(found) for found in positions[term]))
-    return ChunkLexical(terms=" ".join(entries),
-                        length=sum(len(found) for found in positions.values()))
+        found = positions[term]
+        quoted = _quoted(term)
+        heading = weighted.get(term)
+        if heading:
+            marked = set(heading)
+            entries.append(f"{quoted}:" + ",".join(
+                f"{position}B" if position in marked else str(position) for position in found))
+            tf = len(found) + (HEADING_WEIGHT - 1) * len(marked.intersection(found))
+        else:
+            tf = len(found)
+            entries.append(f"{quoted}:{found[0]}" if tf == 1
+                           else f"{quoted}:" + ",".join(map(str, found)))
+        cells.append(f"{quoted[:-1]}{CELL_SEPARATOR}{tf_cells[tf] if tf < len(tf_cells) else last}"
+                     f"{suffix}")
+    return ChunkLexical(terms=" ".join(entries), length=length, cells=" ".join(cells))
+
+
+@lru_cache(maxsize=262144)
+def _quoted(term: str) -> str:
+    return lexeme_quote(term)
+
+
+def _tf_cell(tf: int) -> int:
+    return bisect_left(TF_CELL_UPPER, tf)
+
+
+_TF_CELLS = tuple(_tf_cell(tf) for tf in range(TF_CELL_UPPER[-1] + 2))
+
+
+def _length_cell(length: int) -> int:
+    return max(0, bisect_right(DL_CELL_LOWER, length) - 1)

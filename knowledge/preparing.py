@@ -1,7 +1,7 @@
 """Parse, chunk (and for light embedders, embed) notes and documents, in worker processes when
 there are many.
 
-Parsing, token counting and lexical hashing are pure-Python CPU work; done in one process they
+Parsing, token counting, lexical analysis and lexical hashing are pure-Python CPU work; done in one process they
 would leave the other cores idle while the database writes. After the first notes have been
 prepared in process, the rest go to a pool of worker processes, in order, with a bounded window
 so memory stays flat however large the vault is.
@@ -26,6 +26,7 @@ from knowledge.chunking import ChunkDraft, blocks_chunk, note_chunk
 from knowledge.embeddings import ChunkText, EmbeddingProvider
 from knowledge.formats import format_module, ocr
 from knowledge.formats.base import ExtractOptions, FormatRejected
+from knowledge.lexical import ChunkLexical, chunk_lexical_build
 from knowledge.markdown import note_parse
 
 Item = TypeVar("Item")
@@ -55,6 +56,8 @@ class PreparedNote:
     page_count: int | None = None
     ocr_page_count: int = 0
     facts: dict[str, Any] | None = None  # documents.metadata
+    # Each chunk's lexical terms and impact cells, made here so the writer only sends them.
+    lexical: list[ChunkLexical] | None = None
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,8 @@ def note_prepare(text: str, relative_path: str,
         return PrepareFailed(reason=f"could not parse: {type(exc).__name__}: {exc}")
     return PreparedNote(frontmatter=parsed.frontmatter, tags=parsed.tags,
                         warnings=parsed.warnings, chunks=chunks,
-                        vectors=_vectors(chunks, relative_path, parsed.tags, embedder))
+                        vectors=_vectors(chunks, relative_path, parsed.tags, embedder),
+                        lexical=_lexical(chunks, relative_path))
 
 
 def document_prepare(payload: str | bytes, relative_path: str,
@@ -100,7 +104,13 @@ def document_prepare(payload: str | bytes, relative_path: str,
                         vectors=_vectors(chunks, relative_path, [], embedder),
                         format=extracted.format, title=extracted.title,
                         page_count=extracted.page_count,
-                        ocr_page_count=len(extracted.ocr_confidence), facts=extracted.facts)
+                        ocr_page_count=len(extracted.ocr_confidence), facts=extracted.facts,
+                        lexical=_lexical(chunks, relative_path))
+
+
+def _lexical(chunks: list[ChunkDraft], relative_path: str) -> list[ChunkLexical]:
+    return [chunk_lexical_build(content=chunk.content, heading_path=chunk.heading_path,
+                                relative_path=relative_path) for chunk in chunks]
 
 
 def _vectors(chunks: list[ChunkDraft], relative_path: str, tags: Sequence[str],

@@ -11,7 +11,8 @@ from core.db import db_errors_translated
 from knowledge import sql
 from knowledge.access import Scope
 from knowledge.embeddings import embedder_status, embedding_native_dim
-from knowledge.schema import schema_error, schema_state
+from knowledge.schema import index_connection, schema_error, schema_state
+from knowledge.vector_path import vector_path_plan
 
 
 @dataclass(frozen=True)
@@ -66,10 +67,17 @@ def health_report(*, config: Config, scope: Scope | None) -> dict:
     counts = index_counts(config=config, scope=scope)
     checks["retrieval_ready"] = "ok" if counts.embeddings_current_config else "not_ready"
     healthy = checks["embedding_config"] == "ok" and checks["retrieval_ready"] == "ok"
+    # Which vector path searches take and why (an exact scan where the index's measured recall
+    # misses RAG_HNSW_TARGET_RECALL): no vector count, so it is the same for every caller.
+    with db_errors_translated():
+        vector_search = vector_path_plan(conn=index_connection(), config=config,
+                                         provider=config.embedding_provider,
+                                         model=config.embedding_model).details()
     details: dict = {
         "embedding_provider": config.embedding_provider,
         "embedding_model": config.embedding_model,
         "embedding_native_dim": embedding_native_dim(config=config),
+        "vector_search": vector_search,
     }
     if scope is not None:
         details.update(documents=counts.documents, chunks=counts.chunks,

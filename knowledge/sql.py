@@ -40,7 +40,7 @@ SELECT d.id, d.relative_path, d.content_hash,
        count(c.id) AS chunks,
        count(e.chunk_id) AS embedded,  -- the unique index holds it: no vector is read
        d.metadata ->> 'ocr_skipped_reason' AS ocr_skipped,
-       d.status
+       d.status, d.mtime_ns, d.size_bytes
 FROM documents d
 LEFT JOIN chunks c ON c.document_id = d.id
 LEFT JOIN embeddings e ON e.chunk_id = c.id
@@ -97,19 +97,19 @@ INSERT_CHUNKS_WITH_EMBEDDINGS = """
 WITH inserted AS (
   INSERT INTO chunks (document_id, chunk_index, content, file_path, relative_path, heading_path,
                       frontmatter, tags, wikilinks, metadata, content_hash, token_count,
-                      lexical_terms, lexical_length, lexical_version, page_start, page_end,
-                      knowledge_base_id)
+                      lexical_terms, lexical_length, lexical_version, lexical_cells, page_start,
+                      page_end, knowledge_base_id)
   SELECT d.id, c.chunk_index, c.content, d.file_path, d.relative_path,
          ARRAY(SELECT jsonb_array_elements_text(c.heading_path)), d.frontmatter,
          ARRAY(SELECT jsonb_array_elements_text(c.tags)),
          ARRAY(SELECT jsonb_array_elements_text(c.wikilinks)), c.metadata, c.content_hash,
          c.token_count, c.lexical_terms::tsvector, c.lexical_length, c.lexical_version,
-         c.page_start, c.page_end, d.knowledge_base_id
+         c.lexical_cells::tsvector, c.page_start, c.page_end, d.knowledge_base_id
   FROM jsonb_to_recordset(%s::jsonb)
          AS c(relative_path text, chunk_index int, content text, heading_path jsonb, tags jsonb,
               wikilinks jsonb, metadata jsonb, content_hash text, token_count int,
-              lexical_terms text, lexical_length int, lexical_version int2, page_start int,
-              page_end int)
+              lexical_terms text, lexical_length int, lexical_version int2,
+              lexical_cells text, page_start int, page_end int)
   JOIN documents d ON d.vault_path = %s AND d.relative_path = c.relative_path
   RETURNING id, relative_path, chunk_index
 )
@@ -141,14 +141,14 @@ DELETE_DOCUMENTS = "DELETE FROM documents WHERE vault_path = %s AND relative_pat
 
 # Chunks of a vault whose terms an older analyzer made, or none (written before the lexical
 # columns existed), a batch at a time after the last id seen. The version is the literal of the
-# partial index idx_chunks_lexical_stale_v2 (knowledge/schema.sql), so that index and
+# partial index idx_chunks_lexical_stale_v3 (knowledge/schema.sql), so that index and
 # idx_chunks_lexical_missing find them without reading the table; tests/knowledge/test_lexical.py
 # checks that both agree with knowledge/lexical.py ANALYZER_VERSION. A NULL vault path means
 # every vault.
 CHUNKS_LEXICAL_STALE = """
 SELECT c.id, c.content, c.heading_path, c.relative_path
 FROM chunks c
-WHERE (c.lexical_version IS DISTINCT FROM 2 OR c.lexical_terms IS NULL) AND c.id > %(after_id)s
+WHERE (c.lexical_version IS DISTINCT FROM 3 OR c.lexical_terms IS NULL) AND c.id > %(after_id)s
   AND (%(vault_path)s::text IS NULL
        OR c.document_id IN (SELECT id FROM documents WHERE vault_path = %(vault_path)s))
 ORDER BY c.id
@@ -158,9 +158,9 @@ LIMIT %(limit)s
 # Only chunks still of an older analyzer: a concurrent rewrite of the note keeps its own terms.
 FILL_CHUNKS_LEXICAL = """
 UPDATE chunks c SET lexical_terms = v.terms::tsvector, lexical_length = v.length,
-                    lexical_version = %s
-FROM unnest(%s::int8[], %s::text[], %s::int4[]) AS v(id, terms, length)
-WHERE c.id = v.id AND (c.lexical_version IS DISTINCT FROM 2 OR c.lexical_terms IS NULL)
+                    lexical_cells = v.cells::tsvector, lexical_version = %s
+FROM unnest(%s::int8[], %s::text[], %s::int4[], %s::text[]) AS v(id, terms, length, cells)
+WHERE c.id = v.id AND (c.lexical_version IS DISTINCT FROM 3 OR c.lexical_terms IS NULL)
 """
 
 INSERT_RUN = """
@@ -497,3 +497,15 @@ TOKENS_REVOKE = """
 UPDATE knowledge_apitoken SET revoked_at = now() WHERE id = ANY(%s) AND revoked_at IS NULL
 RETURNING id
 """
+
+# A bulk first load builds the impact cells' GIN index once at the end instead of growing it
+# row by row (knowledge/store.py lexical_index_deferred). The definition is schema.sql's.
+LEXICAL_INDEX_NAME = "idx_chunks_lexical_cells"
+LEXICAL_INDEX_CREATE = ("CREATE INDEX IF NOT EXISTS idx_chunks_lexical_cells ON chunks "
+                        "USING gin (lexical_cells)")
+LEXICAL_INDEX_DROP = "DROP INDEX IF EXISTS idx_chunks_lexical_cells"
+LEXICAL_INDEX_PRESENT = "SELECT to_regclass('idx_chunks_lexical_cells') IS NOT NULL"
+# Never wait behind a long search or another ingest for the drop: skip the deferral instead.
+LOCK_TIMEOUT_SHORT = "SET LOCAL lock_timeout = '2s'"
+BUILD_MEMORY = "SET LOCAL maintenance_work_mem = %s"
+CHUNKS_COUNT = "SELECT count(*) FROM chunks"

@@ -5,19 +5,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import psycopg
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from pgvector import Vector
 from psycopg.types.json import Jsonb
 
 from knowledge import sql
 from knowledge.chunking import MAX_TOKENS, OVERLAP_TOKENS, TARGET_TOKENS, ChunkDraft
 from knowledge.embeddings import EmbeddingProvider
-from knowledge.lexical import ANALYZER_VERSION, chunk_lexical_build
+from knowledge.lexical import ANALYZER_VERSION, ChunkLexical, chunk_lexical_build
 from knowledge.schema import index_connection
 
 
@@ -38,6 +39,8 @@ class DocumentVersion:
     page_count: int | None = None
     ocr_page_count: int = 0
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Each chunk's lexical terms, when the preparing worker made them (else made here).
+    lexical: list[ChunkLexical] | None = None
 
 
 class DocumentState(NamedTuple):
@@ -52,6 +55,15 @@ class DocumentState(NamedTuple):
     # active; queued (an upload or a reindex waiting: built even if its hash is unchanged);
     # deleting (out of search, its file about to be removed: never built again)
     status: str = "active"
+    # The file's modification time and size when its version was stored.
+    mtime_ns: int | None = None
+    size_bytes: int | None = None
+
+    def same_file(self, *, mtime_ns: int, size_bytes: int) -> bool:
+        """Whether a file with this modification time (ns) and size is the one stored: then
+        it is not read again. A file rewritten with the same size within the same nanosecond
+        timestamp, or whose time was set back, is the one case this misses."""
+        return bool(mtime_ns) and self.mtime_ns == mtime_ns and self.size_bytes == size_bytes
 
 
 def document_states(*, vault_path: str, embedder: EmbeddingProvider) -> dict[str, DocumentState]:
@@ -59,9 +71,10 @@ def document_states(*, vault_path: str, embedder: EmbeddingProvider) -> dict[str
     with connection.cursor() as cursor:
         cursor.execute(sql.DOCUMENT_STATES, [embedder.provider, embedder.model, embedder.dim,
                                              vault_path])
-        return {path: DocumentState(doc_id, digest, chunks, embedded, ocr_skipped, status)
-                for doc_id, path, digest, chunks, embedded, ocr_skipped, status
-                in cursor.fetchall()}
+        return {path: DocumentState(doc_id, digest, chunks, embedded, ocr_skipped, status,
+                                    mtime_ns, size_bytes)
+                for doc_id, path, digest, chunks, embedded, ocr_skipped, status, mtime_ns,
+                size_bytes in cursor.fetchall()}
 
 
 def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
@@ -77,9 +90,10 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
     position = 0
     for version in versions:
         rows = []
-        for chunk in version.chunks:
-            lexical = chunk_lexical_build(content=chunk.content, heading_path=chunk.heading_path,
-                                          relative_path=version.relative_path)
+        for index, chunk in enumerate(version.chunks):
+            lexical = version.lexical[index] if version.lexical else chunk_lexical_build(
+                content=chunk.content, heading_path=chunk.heading_path,
+                relative_path=version.relative_path)
             rows.append({"relative_path": version.relative_path, "chunk_index": chunk.chunk_index,
                          "content": chunk.content, "heading_path": chunk.heading_path,
                          "tags": version.tags, "wikilinks": chunk.wikilinks,
@@ -87,7 +101,7 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
                                       **(chunk.facts or {})},
                          "content_hash": chunk.content_hash, "token_count": chunk.token_count,
                          "lexical_terms": lexical.terms, "lexical_length": lexical.length,
-                         "lexical_version": ANALYZER_VERSION,
+                         "lexical_version": ANALYZER_VERSION, "lexical_cells": lexical.cells,
                          "page_start": chunk.page_start, "page_end": chunk.page_end})
         built.append((version, rows, vectors[position:position + len(rows)]))
         position += len(rows)
@@ -221,9 +235,62 @@ def chunks_lexical_refresh(*, vault_path: str | None, batch: int) -> int:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(sql.FILL_CHUNKS_LEXICAL, [
                 ANALYZER_VERSION, [row[0] for row in rows],
-                [item.terms for item in built], [item.length for item in built]])
+                [item.terms for item in built], [item.length for item in built],
+                [item.cells for item in built]])
             refreshed += cursor.rowcount
         after_id = rows[-1][0]
+
+
+# A first load of at least this many notes, into an index holding fewer chunks than that, builds
+# the GIN index of the impact cells after writing them.
+BULK_LOAD_MIN_NOTES = 1000
+BULK_BUILD_MEMORY = "512MB"
+
+
+def bulk_load_is(*, adding_notes: int) -> bool:
+    """Whether an ingest adding `adding_notes` notes is a bulk load: many notes into an index
+    that holds fewer chunks than that (a first ingest, or a tiny index)."""
+    if adding_notes < BULK_LOAD_MIN_NOTES:
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute(sql.CHUNKS_COUNT)
+        return cursor.fetchone()[0] < adding_notes
+
+
+@contextmanager
+def lexical_index_deferred(*, enabled: bool) -> Iterator[bool]:
+    """With `enabled`, drop the impact cells' GIN index for the block and build it once at the
+    end (also when the block fails): one sort of every entry instead of merging each batch's
+    into a growing index, several times faster for a first load. Searches during the block
+    still answer, from a scan. Yields whether the index was dropped (not when a search or
+    another ingest holds the table for more than 2 s). An index lost to a crash in between is
+    built again by `lexical_index_ensure` at the next ingest, and by `rag db init`."""
+    dropped = False
+    if enabled:
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(sql.LOCK_TIMEOUT_SHORT)
+                cursor.execute(sql.LEXICAL_INDEX_DROP)
+            dropped = True
+        except DatabaseError:
+            dropped = False
+    try:
+        yield dropped
+    finally:
+        if dropped:
+            lexical_index_ensure()
+
+
+def lexical_index_ensure() -> bool:
+    """Build the impact cells' GIN index if it is missing; True when it was built."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql.LEXICAL_INDEX_PRESENT)
+        if cursor.fetchone()[0]:
+            return False
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql.BUILD_MEMORY, [BULK_BUILD_MEMORY])
+        cursor.execute(sql.LEXICAL_INDEX_CREATE)
+    return True
 
 
 def documents_delete(*, vault_path: str, relative_paths: Sequence[str]) -> int:

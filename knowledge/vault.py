@@ -37,6 +37,8 @@ class NoteFile:
     file_path: Path  # resolved absolute path
     device: int = 0  # st_dev and st_ino of the file the scan saw (0: not checked)
     inode: int = 0
+    mtime_ns: int = 0  # its modification time and size as the scan saw them (0, -1: unknown)
+    size_bytes: int = -1
 
 
 @dataclass(frozen=True)
@@ -150,7 +152,8 @@ def _note_file(link: Path, root: Path) -> tuple[NoteFile | None, str | None]:
     if not stat.S_ISREG(facts.st_mode):
         return None, None
     return NoteFile(relative_path=relative, file_path=target, device=facts.st_dev,
-                    inode=facts.st_ino), None
+                    inode=facts.st_ino, mtime_ns=facts.st_mtime_ns,
+                    size_bytes=facts.st_size), None
 
 
 def _relative(path: Path, root: Path) -> str:

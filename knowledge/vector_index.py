@@ -13,7 +13,7 @@ the predicate: the column is vector(1024), so every row has the same one.
 The DDL cannot take bound parameters, so the statements below are composed with
 psycopg.sql: the index name is derived from a hash (never from the input's characters) and the
 provider/model are quoted as literals. Retrieval reads the facts through
-`vector_index_usable`; it never builds or drops anything.
+knowledge/vector_path.py; it never builds or drops anything.
 """
 
 from __future__ import annotations
@@ -47,22 +47,12 @@ MAINTENANCE_WORK_MEM_RAM_SHARE = 4
 # Every HNSW index on the embeddings table, ours (by name) or not.
 INDEXES = """
 SELECT c.relname, coalesce(pg_get_expr(i.indpred, i.indrelid), ''), i.indisvalid,
-       pg_relation_size(c.oid), coalesce(c.reloptions, ARRAY[]::text[]), c.reltuples
+       pg_relation_size(c.oid), coalesce(c.reloptions, ARRAY[]::text[]), c.reltuples, c.oid
 FROM pg_index i
 JOIN pg_class c ON c.oid = i.indexrelid
 JOIN pg_am a ON a.oid = c.relam
 WHERE i.indrelid = 'embeddings'::regclass AND a.amname = 'hnsw'
 ORDER BY c.relname
-"""
-
-# Retrieval's question, answered from the catalogue alone (no scan): is this config's index
-# there and valid, and about how many vectors does it hold (pg_class.reltuples, kept by CREATE
-# INDEX, VACUUM and ANALYZE; -1 before the first of them).
-INDEX_USABLE = """
-SELECT c.reltuples
-FROM pg_class c
-JOIN pg_index i ON i.indexrelid = c.oid
-WHERE c.relname = %s AND i.indrelid = 'embeddings'::regclass AND i.indisvalid
 """
 
 COUNT_VECTORS = """
@@ -91,6 +81,8 @@ CREATE_INDEX = pgsql.SQL(
     "USING hnsw (embedding vector_cosine_ops) WITH (m = {m}, ef_construction = {ef}) "
     "WHERE embedding_provider = {provider} AND embedding_model = {model}")
 DROP_INDEX = pgsql.SQL("DROP INDEX {concurrently} IF EXISTS {name}")
+# A dropped index's recall measurement (knowledge/vector_recall.py) goes with it.
+TUNING_FORGET = "DELETE FROM vector_index_tuning WHERE index_name = %s"
 RENAME_INDEX = pgsql.SQL("ALTER INDEX {old} RENAME TO {new}")
 
 
@@ -106,6 +98,7 @@ class VectorIndex:
     ef_construction: int | None
     vectors: int  # pg_class.reltuples: an estimate, exact right after a build
     current: bool  # the index of the configured provider/model
+    oid: int  # a rebuild makes a new relation: what ties a recall measurement to this graph
 
 
 @dataclass(frozen=True)
@@ -148,15 +141,6 @@ def vector_index_builds_running() -> list[BuildProgress]:
             rows = cursor.execute(BUILDS_RUNNING).fetchall()
     return [BuildProgress(phase=phase, done=done or 0, total=total or 0)
             for _pid, phase, done, total in rows]
-
-
-def vector_index_usable(*, conn: psycopg.Connection, provider: str, model: str) -> int | None:
-    """The estimated number of vectors in this provider/model's valid HNSW index, or None when
-    there is no valid one. One catalogue lookup: cheap enough to ask on every search."""
-    name = vector_index_name(provider=provider, model=model)
-    with psycopg.Cursor(conn) as cursor:
-        row = cursor.execute(INDEX_USABLE, [name]).fetchone()
-    return None if row is None else max(0, int(row[0]))
 
 
 def vector_index_build(*, config: Config, concurrently: bool = False,
@@ -220,16 +204,17 @@ def vector_index_drop(*, config: Config, every: bool = False) -> list[str]:
             for name in names:
                 cursor.execute(DROP_INDEX.format(concurrently=pgsql.SQL(""),
                                                  name=pgsql.Identifier(name)))
+                cursor.execute(TUNING_FORGET, [name])
     return names
 
 
 def _described(row: tuple, *, current: str) -> VectorIndex:
-    name, predicate, valid, size, options, reltuples = row
+    name, predicate, valid, size, options, reltuples, oid = row
     settings = dict(option.split("=", 1) for option in options)
     return VectorIndex(name=name, predicate=predicate, valid=valid, size_bytes=size,
                        m=_int_or_none(settings.get("m")),
                        ef_construction=_int_or_none(settings.get("ef_construction")),
-                       vectors=max(0, int(reltuples)), current=name == current)
+                       vectors=max(0, int(reltuples)), current=name == current, oid=oid)
 
 
 def _int_or_none(value: str | None) -> int | None:

@@ -1,33 +1,60 @@
 """The lexical channel: BM25 over the chunks' stored terms, computed inside PostgreSQL.
 
 The query goes through the same analyzer as the chunks (knowledge/lexical.py: stems, stop
-words, identifiers whole). Its distinct
-terms select candidates through the GIN index on chunks.lexical_terms; identifiers also select,
-through the trigram index, chunks whose text splits them differently. The ranking itself is
-retrieval/sql.py LEXICAL_SEARCH (formula there).
+words, identifiers whole). The statistics come from the per-base tables the chunk writes keep
+(knowledge/schema.sql); the formula is retrieval/sql.py's.
+
+The top k without scoring every chunk that holds a query term: each chunk stores, per term, the
+impact cell of its (term frequency, length) pair, and a cell bounds BM25's weight of the term
+in every chunk in it. The cells of all query terms are sorted by that bound (idf times the
+weight at the cell's highest frequency and shortest length); the chunks holding the first ones
+are scored exactly; once the k-th score is above the best any other chunk could reach (the
+sum over terms of their best unread cell, plus the phrase bonuses those terms could still
+earn), the ranking is the exhaustive one. Otherwise more cells are read, up to all of them.
+Identifiers are also looked for inside longer compounds of the text (retrieval/sql.py); those
+chunks are always scored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import pairwise
 
 import psycopg
+from django.db import connection as django_connection
+from django.db import transaction
 
 from core.db import db_errors_translated
 from core.errors import InvalidRequest
-from knowledge.lexical import text_analyze
+from knowledge.lexical import DL_CELL_LOWER, TF_CELL_UPPER, cell_lexeme, text_analyze
 from knowledge.schema import index_connection
 from retrieval import sql
 
 # A long question would otherwise cost one document-frequency count per bigram; the first terms
 # of a query carry it.
 MAX_QUERY_TERMS = 64
-# The substring lookup of an identifier needs a piece of this many letters or digits: with only
-# shorter pieces (`v2.3.1`) the trigram index has nothing to narrow with and would be read
-# whole. Such an identifier is still found exactly through its own term.
+# The substring lookup of an identifier needs a piece of this many letters or digits: shorter
+# pieces (`v2.3.1`) are tokens in most chunks, and the lookup would read them all. Such an
+# identifier is still found exactly through its own term.
 _TRIGRAM_RUN = 3
+# Every impact cell (knowledge/lexical.py): term-frequency class `t`, length class `d`.
+ALL_CELLS = [f"{tf_cell}.{length_cell}" for tf_cell in range(len(TF_CELL_UPPER) + 1)
+             for length_cell in range(len(DL_CELL_LOWER))]
+# The share of a term's chunks expected in each term-frequency class: only to size the reads
+# (how many cells fit a budget), never in a bound.
+TF_CELL_PRIOR = (0.6, 0.18, 0.08, 0.05, 0.04, 0.025, 0.015, 0.01)
+# Chunks the first run may expect to score: the cells of highest bound that fit, which give the
+# k-th score to beat. The second run reads what that score still requires; a third, if ever
+# needed, reads every cell (the exhaustive ranking).
+FIRST_READ_BUDGET = 1_000.0
+# A second run expected to score more than this share of what the exhaustive one would scores
+# everything instead: the bound would save little.
+SECOND_READ_SHARE_MAX = 0.6
+# Term sets the second run may intersect; a query that needs more widens the cells instead.
+COMBINATIONS_MAX = 64
 
 
 @dataclass(frozen=True)
@@ -62,34 +89,274 @@ def lexical_query_terms(query: str) -> list[str]:
     return _query_parse(query).terms
 
 
-def lexical_search(*, query: str, limit: int,
-                   knowledge_base_ids: Sequence[int]) -> list[LexicalHit]:
+def lexical_search(*, query: str, limit: int, knowledge_base_ids: Sequence[int],
+                   exhaustive: bool = False,
+                   report: LexicalReport | None = None) -> list[LexicalHit]:
     """The `limit` chunks with the best BM25 for `query`; [] when no term of it is usable
-    (no terms, or every term too common or absent)."""
+    (no terms, or every term too common or absent). The same chunks, scores and order as
+    scoring every chunk that holds a query term (`exhaustive`, the reference), found by reading
+    the impact cells of highest bound first. `report`, when given, is filled with what the
+    search read."""
     if limit < 1:
         raise InvalidRequest(f"limit must be at least 1, got {limit}", details={"field": "limit"})
     parsed = _query_parse(query)
     if not parsed.terms:
         return []
-    params = {"terms": parsed.terms, "identifier_parts": parsed.identifier_parts,
-              "pair_left": parsed.pair_left, "pair_right": parsed.pair_right,
-              "k1": sql.BM25_K1, "b": sql.BM25_B, "max_df_share": sql.LEXICAL_MAX_DF_SHARE,
-              "phrase_weight": sql.LEXICAL_PHRASE_WEIGHT,
-              "heading_weight": sql.LEXICAL_HEADING_WEIGHT, "limit": limit,
-              "kb_ids": list(knowledge_base_ids)}
-    with db_errors_translated():
-        conn = index_connection()
-        with psycopg.Cursor(conn) as cursor:
-            cursor.execute(sql.LEXICAL_SEARCH, params)
+    kb_ids = list(knowledge_base_ids)
+    with db_errors_translated(), _snapshot() as cursor:
+        cursor.execute(sql.LEXICAL_STATS, {
+            "terms": parsed.terms, "identifier_parts": parsed.identifier_parts,
+            "cells": ALL_CELLS, "kb_ids": kb_ids})
+        chunks, length_sum, length_cells, length_counts, dfs, hit_terms, hit_chunks \
+            = cursor.fetchone()
+        plan = _plan(parsed=parsed, chunks=chunks, length_sum=length_sum,
+                     length_cells=length_cells or [], length_counts=length_counts or [],
+                     dfs=dfs or [])
+        if plan is None:
+            return []
+        kept = set(plan.terms)
+        hits = [(term, chunk) for term, chunk in zip(hit_terms or [], hit_chunks or [])
+                if term in kept]
+        params = {"terms": plan.terms, "idfs": plan.idfs,
+                  "hit_terms": [term for term, _ in hits], "hit_chunks": [c for _, c in hits],
+                  "pair_left": parsed.pair_left, "pair_right": parsed.pair_right,
+                  "k1": sql.BM25_K1, "b": sql.BM25_B, "avgdl": plan.avgdl,
+                  "phrase_weight": sql.LEXICAL_PHRASE_WEIGHT,
+                  "heading_weight": sql.LEXICAL_HEADING_WEIGHT, "limit": limit,
+                  "kb_ids": kb_ids}
+        read = plan.read_all() if exhaustive else plan.read_upto(FIRST_READ_BUDGET)
+        for run in range(1, 4):
+            cursor.execute(sql.LEXICAL_SCORE, {
+                **params, "read_cells": read.lexemes,
+                "combination_terms": [plan.terms[term] for group in read.combinations
+                                      for term in group],
+                "combination_groups": [number for number, group in enumerate(read.combinations)
+                                       for _ in group]})
             rows = cursor.fetchall()
+            if report is not None:
+                report.levels = run
+                report.cells_read = len(read.lexemes)
+                report.cells_total = len(plan.cells)
+                report.scored = rows[0][-1] if rows else 0
+                report.combinations = len(read.combinations)
+            # Exact once the k-th score is above every score a chunk outside the cells read
+            # could reach (strictly: an unread chunk with an equal score and a smaller id
+            # would rank before it). The margin covers rounding between SQL and Python sums.
+            if read.complete or (len(rows) == limit and rows[-1][10] > _with_margin(
+                    read.unread_bound)):
+                break
+            # The next run: the chunks that k-th score still requires, or every cell.
+            widened = plan.read_combinations(threshold=rows[-1][10], read=read) \
+                if len(rows) == limit and run == 1 else None
+            read = widened if widened is not None else plan.read_all()
     return [LexicalHit(chunk_id=chunk_id, content=content, relative_path=relative_path,
                        heading_path=list(heading_path), chunk_index=chunk_index,
                        document_id=document_id, content_hash=content_hash,
                        page_start=page_start, page_end=page_end, knowledge_base=knowledge_base,
                        score=score, rank=rank, matched_share=matched_share)
             for rank, (chunk_id, content, relative_path, heading_path, chunk_index, document_id,
-                       content_hash, page_start, page_end, knowledge_base, score, matched_share)
-            in enumerate(rows, start=1)]
+                       content_hash, page_start, page_end, knowledge_base, score, matched_share,
+                       _) in enumerate(rows, start=1)]
+
+
+@dataclass
+class LexicalReport:
+    """What one lexical search read: for the explain output and the benchmarks."""
+
+    levels: int = 0  # LEXICAL_SCORE runs (1: the first cells read were enough; at most 3)
+    cells_read: int = 0  # impact cells of the query's terms read by the last run
+    cells_total: int = 0  # impact cells the query's terms could have
+    scored: int = 0  # chunks scored by the last run
+    combinations: int = 0  # term sets whose chunks the last run also scored
+
+
+@dataclass(frozen=True)
+class _Reading:
+    lexemes: list[str]  # the cells to read, `term~t.d`
+    indexes: frozenset[int]  # their positions in _Plan.cells
+    unread_bound: float  # the best score a chunk in none of them could have
+    complete: bool  # every cell of every kept term is read
+    # Groups of term indexes (into _Plan.terms): also read every chunk holding all terms of
+    # one group.
+    combinations: tuple[tuple[int, ...], ...] = ()
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The kept terms of one query with their idf, and every cell they could have, by bound."""
+
+    terms: list[str]
+    idfs: list[float]
+    avgdl: float
+    cells: list[tuple[float, float, int, str]]  # (bound, estimated chunks, term index, lexeme)
+    pair_bonuses: list[tuple[int, int, float]]  # (term index, term index, bonus)
+
+    def read_upto(self, budget: float) -> _Reading:
+        """The cells of highest bound whose estimated chunks fit in `budget` (at least one),
+        and the bound left for a chunk outside them."""
+        taken = 0
+        estimated = 0.0
+        while taken < len(self.cells) and (taken == 0
+                                           or estimated + self.cells[taken][1] <= budget):
+            estimated += self.cells[taken][1]
+            taken += 1
+        return self._reading(set(range(taken)))
+
+    def read_all(self) -> _Reading:
+        return self._reading(set(range(len(self.cells))))
+
+    def read_combinations(self, *, threshold: float, read: _Reading) -> _Reading | None:
+        """Beyond `read`, every chunk that could still reach `threshold` (a score the top k
+        already reach). A chunk outside the cells read scores at most the sum of its terms'
+        best unread cells plus the phrase bonuses among them, so it holds all terms of some set
+        whose sum reaches the threshold; the minimal such sets become combinations, whose
+        chunks GIN finds by intersecting the terms' cells. No other chunk can enter the top k.
+        With more than COMBINATIONS_MAX sets, the greedy widening of the cells instead."""
+        cuts: dict[int, float] = {}
+        for index, (bound, _, term, _) in enumerate(self.cells):
+            if index not in read.indexes:
+                cuts[term] = max(cuts.get(term, 0.0), bound)
+        order = sorted(cuts, key=lambda term: -cuts[term])
+        limit = threshold / (1 + 1e-6)
+        found: list[tuple[int, ...]] = []
+
+        def reach(chosen: tuple[int, ...]) -> float:
+            members = set(chosen)
+            return sum(cuts[term] for term in chosen) + sum(
+                bonus for left, right, bonus in self.pair_bonuses
+                if left in members and right in members)
+
+        def extend(chosen: tuple[int, ...], start: int) -> bool:
+            """Depth first over the terms by decreasing cut; False once too many are found."""
+            for position in range(start, len(order)):
+                candidate = (*chosen, order[position])
+                if reach(candidate) >= limit:
+                    if not any(set(earlier) <= set(candidate) for earlier in found):
+                        found.append(candidate)
+                        if len(found) > COMBINATIONS_MAX:
+                            return False
+                    continue
+                # Only while the terms after it could still lift this set over the threshold.
+                if reach((*candidate, *order[position + 1:])) >= limit \
+                        and not extend(candidate, position + 1):
+                    return False
+            return True
+
+        if not extend((), 0):
+            return self.read_below(threshold=threshold, read=read)
+        return _Reading(lexemes=read.lexemes, indexes=read.indexes, unread_bound=0.0,
+                        complete=False, combinations=tuple(found))
+
+    def read_below(self, *, threshold: float, read: _Reading) -> _Reading | None:
+        """Beyond `read`, the cells that bring the bound of a chunk outside them below
+        `threshold` (a score the top k already reach), chosen greedily by bound removed per
+        chunk expected: MaxScore over cells, where a rare term's cells go first and a common
+        term's low cells are never read. None when that would read most of the index anyway."""
+        per_term: dict[int, list[int]] = {}  # term -> its cell indexes, best bound first
+        for index, (_, _, term, _) in enumerate(self.cells):
+            per_term.setdefault(term, []).append(index)
+        chosen = set(read.indexes)
+        next_cell = {term: sum(1 for index in cells if index in chosen)
+                     for term, cells in per_term.items()}
+
+        def cut(term: int) -> float:
+            cells = per_term[term]
+            return self.cells[cells[next_cell[term]]][0] if next_cell[term] < len(cells) else 0.0
+
+        def bound() -> float:
+            return sum(cut(term) for term in per_term) + sum(
+                bonus for left, right, bonus in self.pair_bonuses
+                if cut(left) > 0 and cut(right) > 0)
+
+        limit = threshold / (1 + 1e-6)
+        total = sum(cell[1] for cell in self.cells)
+        expected = sum(self.cells[index][1] for index in chosen)
+        while bound() >= limit:
+            best, best_gain = None, -1.0
+            for term, cells in per_term.items():
+                position = next_cell[term]
+                if position >= len(cells):
+                    continue
+                after = self.cells[cells[position + 1]][0] if position + 1 < len(cells) else 0.0
+                released = sum(bonus for left, right, bonus in self.pair_bonuses
+                               if term in (left, right) and position + 1 == len(cells))
+                gain = (cut(term) - after + released) / max(self.cells[cells[position]][1], 1e-3)
+                if gain > best_gain:
+                    best, best_gain = term, gain
+            if best is None:
+                break
+            index = per_term[best][next_cell[best]]
+            chosen.add(index)
+            expected += self.cells[index][1]
+            next_cell[best] += 1
+            if expected > SECOND_READ_SHARE_MAX * total:
+                return None
+        return self._reading(chosen)
+
+    def _reading(self, indexes: set[int]) -> _Reading:
+        """Reading the cells at `indexes`: the bound left for a chunk in none of them is the sum
+        of each term's best unread cell, plus the phrase bonus of every pair whose terms both
+        have one."""
+        unread: dict[int, float] = {}
+        for index, (bound, _, term, _) in enumerate(self.cells):
+            if index not in indexes:
+                unread[term] = max(unread.get(term, 0.0), bound)
+        left = sum(unread.values()) + sum(
+            bonus for first, second, bonus in self.pair_bonuses
+            if first in unread and second in unread)
+        return _Reading(lexemes=[self.cells[index][3] for index in sorted(indexes)],
+                        indexes=frozenset(indexes), unread_bound=left,
+                        complete=len(indexes) == len(self.cells))
+
+
+def _plan(*, parsed: _LexicalQuery, chunks: int, length_sum: int, length_cells: list[int],
+          length_counts: list[int], dfs: list[int]) -> _Plan | None:
+    """Each kept term's idf and the bound of its every cell (None: no term is kept). The cells
+    of length classes without chunks in the caller's bases are left out: nothing is in them."""
+    kept = [(term, df) for term, df in zip(parsed.terms, dfs)
+            if 0 < df <= chunks * sql.LEXICAL_MAX_DF_SHARE]
+    if not kept or chunks <= 0:
+        return None
+    avgdl = length_sum / chunks if length_sum > 0 else 1.0
+    k1, b = sql.BM25_K1, sql.BM25_B
+    idfs = [math.log(1 + (chunks - df + 0.5) / (df + 0.5)) for _, df in kept]
+    cells = []
+    for length_cell, length_chunks in zip(length_cells, length_counts):
+        shortest = DL_CELL_LOWER[length_cell]
+        share = length_chunks / chunks
+        for tf_cell, tf_share in enumerate(TF_CELL_PRIOR):
+            most = TF_CELL_UPPER[tf_cell] if tf_cell < len(TF_CELL_UPPER) else math.inf
+            weight = (k1 + 1) if most == math.inf else \
+                most * (k1 + 1) / (most + k1 * (1 - b + b * shortest / avgdl))
+            for index, ((term, df), idf) in enumerate(zip(kept, idfs)):
+                cells.append((idf * weight, df * share * tf_share, index,
+                              cell_lexeme(term=term, cell=f"{tf_cell}.{length_cell}")))
+    cells.sort(key=lambda cell: (-cell[0], cell[3]))
+    position = {term: index for index, (term, _) in enumerate(kept)}
+    pair_bonuses = [(position[left], position[right],
+                     sql.LEXICAL_PHRASE_WEIGHT * (idfs[position[left]] + idfs[position[right]]) / 2)
+                    for left, right in zip(parsed.pair_left, parsed.pair_right)
+                    if left in position and right in position]
+    return _Plan(terms=[term for term, _ in kept], idfs=idfs, avgdl=avgdl, cells=cells,
+                 pair_bonuses=pair_bonuses)
+
+
+def _with_margin(bound: float) -> float:
+    return bound * (1 + 1e-9) + 1e-12
+
+
+@contextmanager
+def _snapshot() -> Iterator[psycopg.Cursor]:
+    """A cursor whose statements all see one snapshot of the index (REPEATABLE READ, read
+    only, rolled back), so the statistics and cells read by the first statement are those the
+    later ones score; inside a caller's transaction, that transaction."""
+    conn = index_connection()
+    nested = django_connection.in_atomic_block
+    with transaction.atomic(), psycopg.Cursor(conn) as cursor:
+        if not nested:
+            cursor.execute(sql.LEXICAL_SNAPSHOT)
+        yield cursor
+        transaction.set_rollback(True)
 
 
 def _query_parse(query: str) -> _LexicalQuery:
@@ -117,7 +384,7 @@ def _query_parse(query: str) -> _LexicalQuery:
 
 def _is_identifier(position_terms: tuple[str, ...]) -> bool:
     """Whether a whole token is an identifier worth a substring lookup: joined by connectors
-    (so 3+ characters), with a piece long enough for a trigram. A token without a connector
+    (so 3+ characters), with a piece of 3+ characters. A token without a connector
     (`1042`, `err1042`) is one run of letters and digits, which text can only hold as that same
     term or inside a longer run, where a substring lookup with word boundaries finds nothing
     more."""

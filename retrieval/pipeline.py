@@ -33,7 +33,7 @@ from retrieval.fusion import (
     convex_fuse,
     rrf_fuse,
 )
-from retrieval.lexical import LexicalHit, lexical_search
+from retrieval.lexical import LexicalHit, LexicalReport, lexical_search
 from retrieval.rerank import RerankCandidate, rerank_safely
 from retrieval.rerank.features import identifiers_found_share
 from retrieval.types import SearchHit
@@ -150,11 +150,13 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
         rankings["vector"] = [hit.chunk_id for hit in hits]
         for hit in hits:
             _from_vector(candidates, hit)
+    report: LexicalReport | None = None
     if mode in ("lexical", "hybrid"):
         started = time.perf_counter()
+        report = LexicalReport() if channels is None else None
         lexical = (channels.lexical[:width] if channels is not None else
                    lexical_search(query=query, limit=width,
-                                  knowledge_base_ids=knowledge_base_ids))
+                                  knowledge_base_ids=knowledge_base_ids, report=report))
         clock.stage("lexical", started)
         rankings["lexical"] = [hit.chunk_id for hit in lexical]
         for hit in lexical:
@@ -188,12 +190,17 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
     if explain:
         parameters = {"top_k": top_k, "candidates": width,
                       "rerank": config.rag_rerank if reranking else "none",
-                      "vector_index": (_vector_path(config=config, embedder=embedder)
-                                       if mode != "lexical" else None),
-                      "hnsw_ef_search": config.hnsw_ef_search, "rrf_k": RRF_K,
+                      **_vector_path(config=config, embedder=embedder, mode=mode),
+                      "rrf_k": RRF_K,
                       "fusion": config.rag_fusion if mode != "vector" else None,
                       "fusion_weights": (weights if mode == "hybrid"
-                                         and config.rag_fusion == "convex" else None)}
+                                         and config.rag_fusion == "convex" else None),
+                      # How much of the impact-ordered index the lexical channel read.
+                      "lexical": ({"runs": report.levels, "cells_read": report.cells_read,
+                                   "cells_total": report.cells_total,
+                                   "combinations": report.combinations,
+                                   "chunks_scored": report.scored}
+                                  if report is not None else None)}
     return PipelineRun(results=results, confidence=confidence, mode=mode, parameters=parameters,
                        timings_ms=clock.timings, rerank=rerank_explain)
 
@@ -313,8 +320,11 @@ def _reranked(*, query: str, ordered: list[Candidate],
     return reranked, outcome.explain()
 
 
-def _vector_path(*, config: Config, embedder: EmbeddingProvider) -> str:
-    if config.rag_vector_index == "exact":
-        return "exact"
+def _vector_path(*, config: Config, embedder: EmbeddingProvider, mode: str) -> dict[str, Any]:
+    """The explain output's vector_index (the path) and hnsw_ef_search (what the index is
+    searched with: the measured value when there is one; None on the exact scan)."""
+    if mode == "lexical":
+        return {"vector_index": None, "hnsw_ef_search": None}
     with db_errors_translated():
-        return vector_path_choose(conn=index_connection(), config=config, embedder=embedder)
+        plan = vector_path_choose(conn=index_connection(), config=config, embedder=embedder)
+    return {"vector_index": plan.path, "hnsw_ef_search": plan.ef_search}

@@ -1,6 +1,8 @@
 """Raw SQL of retrieval: the vector channel, the lexical channel and their helpers. Every value
 is bound as a parameter."""
 
+from knowledge.lexical import HEADING_WEIGHT
+
 # Within the caller's knowledge bases only: an empty answer says nothing about the others.
 HAS_EMBEDDINGS = """
 SELECT EXISTS (SELECT 1 FROM embeddings e JOIN chunks c ON c.id = e.chunk_id
@@ -14,10 +16,9 @@ BM25_K1 = 1.2  # how fast repeated occurrences of a term stop adding to the scor
 BM25_B = 0.75  # how much a long chunk is discounted against the average length
 LEXICAL_MAX_DF_SHARE = 0.5  # a query term in more chunks than this share of all is dropped
 LEXICAL_PHRASE_WEIGHT = 0.5  # bonus per query pair found adjacent: weight × mean idf of the two
-# An occurrence in a heading (weight B in the tsvector: knowledge/lexical.py) counts this many
-# times an occurrence in the body. Fitted on the train splits of public collections
-# (docs/benchmarks.md).
-LEXICAL_HEADING_WEIGHT = 3.0
+# An occurrence in a heading (weight B in the tsvector) counts this many times an occurrence in
+# the body: a rule of the index, since the impact cells are made with it (knowledge/lexical.py).
+LEXICAL_HEADING_WEIGHT = float(HEADING_WEIGHT)
 
 # score(chunk) = Σ over kept query terms t in the chunk of
 #                  idf(t) · tf · (k1 + 1) / (tf + k1 · (1 − b + b · dl / avgdl))
@@ -25,88 +26,124 @@ LEXICAL_HEADING_WEIGHT = 3.0
 #                  phrase_weight · (idf(a) + idf(b)) / 2
 # with idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5)); tf = positions of t in the chunk, those
 # in its headings (weight B) counted heading_weight times; dl = the chunk's term count. N, avgdl
-# and every df are counted over the chunks of the caller's knowledge bases only (%(kb_ids)s): a
-# score never depends on, or reveals, another base's text.
-# Every chunk read is filtered on chunks.knowledge_base_id inside this statement.
-# A term with df > max_df_share · N is dropped: it neither selects nor scores (nor counts in
-# matched_share). An identifier term (the caller passes its parts) also matches chunks whose
-# content holds it, ignoring case, between two characters that are not ASCII letters or digits
-# (text that splits it otherwise: `foo_bar` in `foo_bar.baz()`; never `ERR-1042` in
-# `ERR-10420`). The trigram index finds such text, the parts at one position of the tsvector
-# (`'foo' <0> 'bar'`) narrow it first when the trigrams are common words; such a chunk scores
-# the term as one occurrence (tf = 1), counts it in matched_share and toward the term's df.
-# Every statistic is its own MATERIALIZED CTE: inlined, the planner evaluates them again per use
-# and per candidate (a 20k-chunk prototype ran 126 s instead of 7 ms). Terms become tsqueries
-# inside the statement (lexeme quoted: '' for ', \\ for \), identifiers become regular
-# expressions with every character that is not a letter or digit escaped: the query's text is
-# only ever a bound value.
-LEXICAL_SEARCH = r"""
-WITH corpus AS MATERIALIZED (
-  SELECT count(*)::float8 AS n,
-         coalesce(sum(c.lexical_length), 0)::float8 / greatest(count(*), 1) AS avgdl
-  FROM chunks c
-  WHERE c.knowledge_base_id = ANY(%(kb_ids)s) AND c.lexical_terms IS NOT NULL
-),
-query_terms AS MATERIALIZED (
-  SELECT q.term,
+# and every df are counted over the chunks of the caller's knowledge bases only: a score never
+# depends on, or reveals, another base's text. A term with df > max_df_share · N is dropped: it
+# neither selects nor scores (nor counts in matched_share).
+#
+# Two statements. LEXICAL_STATS reads the statistics of the caller's bases
+# (lexical_scope_stats, lexical_length_stats, lexical_term_stats: knowledge/schema.sql) and
+# finds the identifier hits below; retrieval/lexical.py then derives each term's idf and the
+# bound of each impact cell, and runs LEXICAL_SCORE on the chunks of the cells it chose to read
+# (every chunk read is filtered on chunks.knowledge_base_id inside the statement), widening the
+# cells until no unread chunk can reach the top.
+#
+# An identifier term (the caller passes its parts) also matches chunks whose content holds it,
+# ignoring case, between two characters that are not ASCII letters or digits, where the text
+# makes a longer compound of it (`foo_bar` in `foo_bar.baz()`; never `ERR-1042` in
+# `ERR-10420`): chunks holding its parts at one position of the tsvector (`'foo' <0> 'bar'`),
+# found through the cells of every part. Such a chunk scores the term as one occurrence
+# (tf = 1), counts it in matched_share and toward the term's df. Terms become tsqueries inside
+# the statement (lexeme quoted: '' for ', \\ for \), identifiers become regular expressions with
+# every character that is not a letter or digit escaped: the query's text is only ever a bound
+# value. Every statistic is its own MATERIALIZED CTE: inlined, the planner evaluates them again
+# per use and per candidate. The sums run in a fixed order: whatever plan a candidate set gets,
+# equal inputs give bit-equal scores, so chunks that tie stay ordered by id.
+LEXICAL_STATS = r"""
+WITH query_terms AS MATERIALIZED (
+  SELECT q.term, q.ord,
          ('''' || replace(replace(q.term, '\', '\\'), '''', '''''') || '''')::tsquery AS tsq,
          (SELECT string_agg('''' || replace(replace(part, '\', '\\'), '''', '''''') || '''',
                             ' <0> ')
           FROM unnest(string_to_array(q.parts, ' ')) AS part)::tsquery AS parts,
+         (SELECT string_agg('(' || (SELECT string_agg(
+                                      '''' || replace(replace(part || '~' || cell, '\', '\\'),
+                                                      '''', '''''') || '''', ' | ')
+                                    FROM unnest(%(cells)s::text[]) AS cell) || ')', ' & ')
+          FROM unnest(string_to_array(q.parts, ' ')) AS part)::tsquery AS part_cells,
          '(^|[^0-9a-z])' || regexp_replace(q.term, '([^[:alnum:]])', '\\\1', 'g')
          || '($|[^0-9a-z])' AS pattern
-  FROM unnest(%(terms)s::text[], %(identifier_parts)s::text[]) AS q(term, parts)
+  FROM unnest(%(terms)s::text[], %(identifier_parts)s::text[]) WITH ORDINALITY
+       AS q(term, parts, ord)
 ),
 substring_hits AS MATERIALIZED (
   SELECT q.term, c.id AS chunk_id
   FROM query_terms q
-  JOIN chunks c ON c.lexical_terms @@ q.parts AND c.content ~* q.pattern
-  WHERE q.parts IS NOT NULL AND NOT c.lexical_terms @@ q.tsq
-    AND c.knowledge_base_id = ANY(%(kb_ids)s)
+  JOIN chunks c ON c.lexical_cells @@ q.part_cells
+  WHERE q.parts IS NOT NULL AND c.lexical_terms @@ q.parts AND c.content ~* q.pattern
+    AND NOT c.lexical_terms @@ q.tsq AND c.knowledge_base_id = ANY(%(kb_ids)s)
 ),
--- Counting stops one past the share that drops a term: a very common term costs at most half
--- the corpus, and a kept term's df is exact.
-term_df AS MATERIALIZED (
-  SELECT q.term, q.tsq,
-         (SELECT count(*)
-          FROM (SELECT FROM chunks c
-                WHERE c.lexical_terms @@ q.tsq AND c.knowledge_base_id = ANY(%(kb_ids)s)
-                LIMIT (SELECT floor(n * %(max_df_share)s)::int8 + 1 FROM corpus)) AS matching)
-         + (SELECT count(*) FROM substring_hits h WHERE h.term = q.term) AS df
-  FROM query_terms q
+lengths AS MATERIALIZED (
+  SELECT s.length_cell, sum(s.chunk_count)::int8 AS chunks
+  FROM lexical_length_stats s
+  WHERE s.knowledge_base_id = ANY(%(kb_ids)s)
+  GROUP BY s.length_cell
+  HAVING sum(s.chunk_count) > 0
+)
+SELECT
+  (SELECT coalesce(sum(s.chunk_count), 0)::int8 FROM lexical_scope_stats s
+   WHERE s.knowledge_base_id = ANY(%(kb_ids)s)),
+  (SELECT coalesce(sum(s.term_count), 0)::int8 FROM lexical_scope_stats s
+   WHERE s.knowledge_base_id = ANY(%(kb_ids)s)),
+  (SELECT array_agg(l.length_cell ORDER BY l.length_cell) FROM lengths l),
+  (SELECT array_agg(l.chunks ORDER BY l.length_cell) FROM lengths l),
+  (SELECT array_agg((SELECT coalesce(sum(s.df), 0)::int8 FROM lexical_term_stats s
+                     WHERE s.knowledge_base_id = ANY(%(kb_ids)s) AND s.term = q.term)
+                    + (SELECT count(*) FROM substring_hits h WHERE h.term = q.term)
+                    ORDER BY q.ord)
+   FROM query_terms q),
+  (SELECT array_agg(h.term ORDER BY h.chunk_id) FROM substring_hits h),
+  (SELECT array_agg(h.chunk_id ORDER BY h.chunk_id) FROM substring_hits h)
+"""
+
+# BM25 (formula above) of the chunks holding one of the impact cells to read
+# (%(read_cells)s: `term~t.d` lexemes), or every term of one of the combinations, or an
+# identifier hit of a kept term: the best %(limit)s, and how many chunks were scored.
+LEXICAL_SCORE = r"""
+WITH term_stats AS MATERIALIZED (
+  SELECT t.term, t.idf,
+         ('''' || replace(replace(t.term, '\', '\\'), '''', '''''') || '''')::tsquery AS tsq
+  FROM unnest(%(terms)s::text[], %(idfs)s::float8[]) AS t(term, idf)
 ),
-term_stats AS MATERIALIZED (
-  SELECT t.term, t.tsq, ln(1 + (corpus.n - t.df + 0.5) / (t.df + 0.5)) AS idf
-  FROM term_df t CROSS JOIN corpus
-  WHERE t.df > 0 AND t.df <= corpus.n * %(max_df_share)s
-),
+-- The chunks to score: those of the cells read, and those holding every term of one of the
+-- combinations (each term's cells found by the prefix `term~`), the terms of one combination
+-- in %(combination_terms)s sharing its number in %(combination_groups)s.
 kept AS MATERIALIZED (
-  SELECT array_agg(term) AS terms, string_agg(tsq::text, ' | ')::tsquery AS any_term,
-         count(*) AS size
+  SELECT array_agg(term) AS terms, count(*) AS size,
+         nullif(concat_ws(' | ',
+           (SELECT string_agg('''' || replace(replace(r.lexeme, '\', '\\'), '''', '''''')
+                              || '''', ' | ')
+            FROM unnest(%(read_cells)s::text[]) AS r(lexeme)),
+           (SELECT string_agg('(' || g.terms || ')', ' | ')
+            FROM (SELECT string_agg('''' || replace(replace(c.term || '~', '\', '\\'), '''',
+                                                    '''''') || ''':*', ' & ') AS terms
+                  FROM unnest(%(combination_terms)s::text[], %(combination_groups)s::int[])
+                       AS c(term, grp)
+                  GROUP BY c.grp) g)), '')::tsquery AS reading
   FROM term_stats
 ),
--- Each candidate once, with its tsvector cut down to the kept terms (their positions stay):
--- everything after this reads those few lexemes, never the chunk again.
+substring_hits AS MATERIALIZED (
+  SELECT h.term, h.chunk_id
+  FROM unnest(%(hit_terms)s::text[], %(hit_chunks)s::int8[]) AS h(term, chunk_id)
+),
+-- Each candidate once, with its tsvector cut down to the kept terms, their positions and
+-- weights kept (every lexeme but the kept terms deleted): everything after this reads those few
+-- lexemes, never the chunk again.
 candidates AS MATERIALIZED (
   SELECT c.id, c.lexical_length AS dl,
-         ts_filter(setweight(c.lexical_terms, 'A', kept.terms), '{a}') AS matched,
-         ts_filter(c.lexical_terms, '{b}') AS heading
-  FROM kept JOIN chunks c ON c.lexical_terms @@ kept.any_term
+         ts_delete(c.lexical_terms, tsvector_to_array(ts_delete(c.lexical_terms, kept.terms)))
+           AS matched
+  FROM kept JOIN chunks c ON c.lexical_cells @@ kept.reading
   WHERE c.knowledge_base_id = ANY(%(kb_ids)s)
   UNION ALL
-  SELECT c.id, c.lexical_length, ts_filter(setweight(c.lexical_terms, 'A', kept.terms), '{a}'),
-         ts_filter(c.lexical_terms, '{b}')
-  FROM kept
-  CROSS JOIN (SELECT DISTINCT h.chunk_id FROM substring_hits h
-              JOIN term_stats t ON t.term = h.term) s
-  JOIN chunks c ON c.id = s.chunk_id
-  WHERE NOT c.lexical_terms @@ kept.any_term AND c.knowledge_base_id = ANY(%(kb_ids)s)
+  SELECT c.id, c.lexical_length,
+         ts_delete(c.lexical_terms, tsvector_to_array(ts_delete(c.lexical_terms, kept.terms)))
+  FROM kept JOIN chunks c ON c.id = ANY(%(hit_chunks)s::int8[])
+  WHERE NOT c.lexical_cells @@ kept.reading AND c.knowledge_base_id = ANY(%(kb_ids)s)
 ),
 term_hits AS (
   SELECT k.id, k.dl, u.lexeme AS term,
-         cardinality(u.positions) + (%(heading_weight)s - 1)
-           * coalesce((SELECT cardinality(h.positions) FROM unnest(k.heading) AS h
-                       WHERE h.lexeme = u.lexeme), 0) AS tf
+         cardinality(u.positions)
+           + (%(heading_weight)s - 1) * cardinality(array_positions(u.weights, 'B')) AS tf
   FROM candidates k CROSS JOIN LATERAL unnest(k.matched) AS u
   UNION ALL
   SELECT k.id, k.dl, h.term, 1 FROM substring_hits h JOIN candidates k ON k.id = h.chunk_id
@@ -114,10 +151,9 @@ term_hits AS (
 bm25 AS (
   SELECT h.id, count(*) AS matched_terms,
          sum(t.idf * h.tf * (%(k1)s + 1)
-             / (h.tf + %(k1)s * (1 - %(b)s + %(b)s * h.dl / corpus.avgdl))) AS score
+             / (h.tf + %(k1)s * (1 - %(b)s + %(b)s * h.dl / %(avgdl)s)) ORDER BY h.term) AS score
   FROM term_hits h
   JOIN term_stats t ON t.term = h.term
-  CROSS JOIN corpus
   GROUP BY h.id
 ),
 phrase_pairs AS MATERIALIZED (
@@ -128,7 +164,7 @@ phrase_pairs AS MATERIALIZED (
   JOIN term_stats r ON r.term = p.right_term
 ),
 phrase_bonus AS (
-  SELECT k.id, sum(p.bonus) AS bonus
+  SELECT k.id, sum(p.bonus ORDER BY p.bonus) AS bonus
   FROM candidates k JOIN phrase_pairs p ON k.matched @@ p.phrase
   GROUP BY k.id
 ),
@@ -142,12 +178,16 @@ ranked AS (
   LIMIT %(limit)s
 )
 SELECT r.id, c.content, c.relative_path, c.heading_path, c.chunk_index, c.document_id,
-       c.content_hash, c.page_start, c.page_end, b.slug, r.score, r.matched_share
+       c.content_hash, c.page_start, c.page_end, b.slug, r.score, r.matched_share,
+       (SELECT count(*) FROM candidates)
 FROM ranked r
 JOIN chunks c ON c.id = r.id
 JOIN knowledge_bases b ON b.id = c.knowledge_base_id
 ORDER BY r.score DESC, r.id
 """
+
+# The lexical search's statements share one snapshot (retrieval/lexical.py).
+LEXICAL_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
 # The vector channel (retrieval/vector.py). Exact scan over the current provider/model/dim only;
 # the distances are computed on the embeddings table alone and only the top rows are joined to

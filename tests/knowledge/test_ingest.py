@@ -291,3 +291,78 @@ def test_a_note_the_database_refuses_is_skipped_and_the_rest_stored(vault: Path,
     assert reasons["escaped.md"].startswith("could not be stored")
     assert {r[0] for r in rows("SELECT relative_path FROM documents")} == {"alpha.md",
                                                                          "notes/beta.md"}
+
+
+def lexical_index() -> list[tuple]:
+    return rows("SELECT indexdef FROM pg_indexes WHERE indexname = 'idx_chunks_lexical_cells'")
+
+
+def test_a_bulk_first_load_builds_the_lexical_index_once_after_writing(vault: Path, monkeypatch):
+    monkeypatch.setattr(store, "BULK_LOAD_MIN_NOTES", 2)
+    seen_while_writing = []
+    write_notes = ingest_module._write
+
+    def spying_write(**kwargs):
+        seen_while_writing.append(lexical_index())
+        write_notes(**kwargs)
+
+    monkeypatch.setattr(ingest_module, "_write", spying_write)
+    definition = lexical_index()
+    assert definition and "USING gin (lexical_cells)" in definition[0][0]
+    ingest(vault)  # two new notes into an empty index: a bulk load
+    assert seen_while_writing == [[]]  # written without the index,
+    assert lexical_index() == definition  # which is then built as schema.sql defines it
+    from knowledge.access import scope_all
+    from retrieval.lexical import lexical_search
+
+    hits = lexical_search(query="beta text", limit=3,
+                          knowledge_base_ids=scope_all().knowledge_base_ids)
+    assert hits and hits[0].relative_path == "notes/beta.md"
+    # Later runs add fewer notes than the index holds chunks: the index stays.
+    write(vault, "gamma.md", "# Gamma\n\nGamma body.\n")
+    write(vault, "delta.md", "# Delta\n\nDelta body.\n")
+    ingest(vault)
+    assert seen_while_writing[-1] == definition
+
+
+def test_a_failed_bulk_load_still_leaves_the_lexical_index(vault: Path, monkeypatch):
+    monkeypatch.setattr(store, "BULK_LOAD_MIN_NOTES", 2)
+    definition = lexical_index()
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE FUNCTION refuse_vectors() RETURNS trigger LANGUAGE plpgsql AS "
+                       "$$ BEGIN RAISE EXCEPTION 'vector refused by the test trigger'; END $$")
+        cursor.execute("CREATE TRIGGER refuse_vectors BEFORE INSERT ON embeddings "
+                       "FOR EACH ROW EXECUTE FUNCTION refuse_vectors()")
+    with pytest.raises(DatabaseRefused):
+        ingest(vault)
+    assert lexical_index() == definition
+
+
+def test_an_index_lost_mid_load_is_built_again_by_the_next_ingest(vault: Path):
+    definition = lexical_index()
+    with connection.cursor() as cursor:
+        cursor.execute("DROP INDEX idx_chunks_lexical_cells")  # a crash after the drop
+    ingest(vault)
+    assert lexical_index() == definition
+
+
+def test_unchanged_files_are_not_read_again_and_a_touched_one_is(vault: Path, monkeypatch):
+    ingest(vault)
+    read = []
+    note_read = ingest_module.note_read
+
+    def counting_read(*, note, **kwargs):
+        read.append(note.relative_path)
+        return note_read(note=note, **kwargs)
+
+    monkeypatch.setattr(ingest_module, "note_read", counting_read)
+    assert ingest(vault).documents_skipped == 2 and read == []
+    # Same size, new content, a new modification time: read, hashed and rebuilt.
+    path = vault / "alpha.md"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("Alpha body", "Omega body"), encoding="utf-8")
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    result = ingest(vault)
+    assert read == ["alpha.md"] and result.documents_updated == 1
+    assert rows("SELECT count(*) FROM chunks WHERE content LIKE '%%Omega body%%'") == [(1,)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from knowledge.schema import db_init, schema_state
+from knowledge.schema import NEWEST_CHUNK_COLUMN, db_init, schema_state
 
 VECTOR = "[" + ",".join(["0.5"] * 1024) + "]"
 
@@ -139,6 +139,6 @@ def test_first_release_inserts_still_work_and_get_the_document_defaults():
 @pytest.mark.django_db
 def test_a_database_without_the_newest_chunk_column_needs_db_init():
     with connection.cursor() as cursor:  # as a database initialised before it (rolled back)
-        # CASCADE: the fill trigger's WHEN clause depends on the column.
-        cursor.execute("ALTER TABLE chunks DROP COLUMN knowledge_base_id CASCADE")
+        # CASCADE: the fill triggers' WHEN clauses depend on the column.
+        cursor.execute(f"ALTER TABLE chunks DROP COLUMN {NEWEST_CHUNK_COLUMN} CASCADE")
     assert schema_state() == {"database": True, "pgvector": True, "schema": False}

@@ -14,7 +14,7 @@ from knowledge.access import scope_all
 from knowledge.lexical import chunk_lexical_build, tsvector_literal_build
 from knowledge.schema import index_connection
 from retrieval import sql
-from retrieval.lexical import lexical_query_terms, lexical_search
+from retrieval.lexical import ALL_CELLS, lexical_query_terms, lexical_search
 
 pytestmark = pytest.mark.django_db
 
@@ -149,15 +149,23 @@ def test_quotes_and_backslashes_in_terms_are_bound_safely():
                 "'q.md', 'c', %s::tsvector, %s)",
                 [document, index, term, lexical.terms, lexical.length])
     conn = index_connection()
+    kb_ids = list(scope_all().knowledge_base_ids)
     for term in ["it's", "back\\slash"]:
-        params = {"terms": [term], "identifier_parts": [term], "pair_left": [], "pair_right": [],
-                  "k1": sql.BM25_K1, "b": sql.BM25_B, "max_df_share": sql.LEXICAL_MAX_DF_SHARE,
-                  "phrase_weight": sql.LEXICAL_PHRASE_WEIGHT,
-                  "heading_weight": sql.LEXICAL_HEADING_WEIGHT, "limit": 5,
-                  "kb_ids": list(scope_all().knowledge_base_ids)}
         with psycopg.Cursor(conn) as cursor:
-            cursor.execute(sql.LEXICAL_SEARCH, params)
-            assert [row[1] for row in cursor.fetchall()] == [term]
+            cursor.execute(sql.LEXICAL_STATS, {"terms": [term], "identifier_parts": [term],
+                                               "cells": ALL_CELLS, "kb_ids": kb_ids})
+            assert cursor.fetchone()[4] == [1]  # its df, through the quoted lexeme
+            # Through its cells, and through the prefix of a combination.
+            for cells, combination in (([f"{term}~{cell}" for cell in ALL_CELLS], []),
+                                       ([], [term])):
+                cursor.execute(sql.LEXICAL_SCORE, {
+                    "terms": [term], "idfs": [1.0], "hit_terms": [], "hit_chunks": [],
+                    "read_cells": cells, "combination_terms": combination,
+                    "combination_groups": [0] * len(combination), "pair_left": [],
+                    "pair_right": [], "k1": sql.BM25_K1, "b": sql.BM25_B, "avgdl": 1.0,
+                    "phrase_weight": sql.LEXICAL_PHRASE_WEIGHT,
+                    "heading_weight": sql.LEXICAL_HEADING_WEIGHT, "limit": 5, "kb_ids": kb_ids})
+                assert [row[1] for row in cursor.fetchall()] == [term]
 
 
 def test_ties_are_broken_by_chunk_id_and_limit_applies():

@@ -1,5 +1,6 @@
 """The vector channel on the real database: the exact scan unchanged, the HNSW index's recall,
-iterative scans, provider isolation, the `auto` rule, and `rag db index` / `--drop` / `--status`."""
+iterative scans, provider isolation, the `auto` rule, and `rag db index` / `--drop` / `--status`
+(the recall measurement itself: tests/knowledge/test_vector_recall.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from knowledge.vector_index import (
     vector_index_name,
     vector_index_status,
 )
+from knowledge.vector_recall import vector_index_tune
 from retrieval import sql
 from retrieval.vector import RetrievalNotReady, vector_path_choose, vector_search
 from tests.retrieval import first_release
@@ -275,16 +277,18 @@ def test_iterative_scan_gives_top_k_when_a_shared_index_is_mostly_other_provider
 # The `auto` rule and readiness ------------------------------------------------------------------
 
 
-def test_auto_takes_the_index_only_when_it_exists_and_holds_enough_vectors(corpus,
-                                                                          config_override):
+def test_auto_takes_the_index_only_when_measured_and_holding_enough_vectors(corpus,
+                                                                           config_override):
     conn = index_connection()
 
     def path(mode: str, threshold: int) -> str:
         config = config_override(rag_vector_index=mode, rag_hnsw_min_chunks=threshold)
-        return vector_path_choose(conn=conn, config=config, embedder=EMBEDDER)
+        return vector_path_choose(conn=conn, config=config, embedder=EMBEDDER).path
 
     assert path("auto", 0) == "exact"  # no index yet
     build()
+    assert path("auto", 0) == "exact"  # its recall is not measured yet
+    vector_index_tune(config=get_config())
     vectors = NOTES * CHUNKS_PER_NOTE
     assert [path("auto", vectors), path("auto", vectors + 1)] == ["hnsw", "exact"]
     assert [path("exact", 0), path("hnsw", 10**9)] == ["exact", "hnsw"]
@@ -301,27 +305,53 @@ def test_hnsw_without_an_index_is_not_ready(corpus):
 # `rag db index` ---------------------------------------------------------------------------------
 
 
-def command(*args: str) -> str:
+def command(*args: str, stderr: StringIO | None = None) -> str:
     out = StringIO()
-    call_command("db", "index", *args, stdout=out, stderr=StringIO())
+    call_command("db", "index", *args, stdout=out, stderr=stderr or StringIO())
     return out.getvalue()
 
 
-def test_index_command_builds_once_reports_and_drops(corpus):
+def measured_at() -> list:
+    return [row[0] for row in execute("SELECT measured_at FROM vector_index_tuning")]
+
+
+def test_index_command_builds_once_measures_reports_and_drops(corpus):
     name = vector_index_name(provider=EMBEDDER.provider, model=EMBEDDER.model)
-    assert "no HNSW index for fake/fake-lexical-v1" in command("--status")
-    created = command()
+    status = command("--status")
+    assert "no HNSW index for fake/fake-lexical-v1" in status
+    assert "RAG_VECTOR_INDEX=auto: searches use the exact scan; no HNSW index" in status
+    progress = StringIO()
+    created = command(stderr=progress)
     assert f"{name} created: {NOTES * CHUNKS_PER_NOTE} vectors" in created
-    oid = index_oid()
-    assert "up to date" in command() and index_oid() == oid  # idempotent: not rebuilt
+    # Measured right after the build: each step on stderr, the outcome on stdout.
+    steps = progress.getvalue()
+    assert "measuring recall@10 against the exact scan on up to 100 stored vectors" in steps
+    assert "(target 0.98)" in steps and "  ef_search 20: recall@10 " in steps
+    assert f"100 queries over {NOTES * CHUNKS_PER_NOTE} vectors" in created
+    assert "(target 0.98: met)" in created and created.rstrip().endswith("; stored")
+    oid, first = index_oid(), measured_at()
+    again = command()  # idempotent: not rebuilt, and a current measurement is not repeated
+    assert "up to date" in again and index_oid() == oid and measured_at() == first
+    assert "`rag db index --status` measures again" in again
+    execute("UPDATE vector_index_tuning SET vectors = vectors * 2")  # as if measured when larger
+    stale = command()
+    assert "up to date" in stale and stale.rstrip().endswith("; stored")
+    assert measured_at() != first and index_oid() == oid
+    first = measured_at()
     status = command("--status")
     assert f"* {name}:" in status and "m=16, ef_construction=128" in status
-    assert "embedding_provider = 'fake'" in status
-    [entry] = json.loads(command("--status", "--json"))["indexes"]
+    assert "embedding_provider = 'fake'" in status and measured_at() != first
+    assert "RAG_VECTOR_INDEX=auto: searches use the exact scan; the HNSW index holds fewer " \
+           "than RAG_HNSW_MIN_CHUNKS (20000)" in status
+    body = json.loads(command("--status", "--json", "--sample", "30"))
+    [entry] = body["indexes"]
     assert (entry["name"], entry["current"], entry["valid"], entry["m"]) == (name, True, True, 16)
     assert entry["vectors"] == NOTES * CHUNKS_PER_NOTE and entry["size_bytes"] > 0
+    assert body["recall"]["sample_size"] == 30 and body["recall"]["steps"][0]["ef_search"] == 20
+    assert body["vector_search"]["recall_at_10"] == body["recall"]["steps"][-1]["recall_at_10"]
     assert command("--drop") == f"dropped {name}\n"
     assert index_oid() is None and command("--drop") == "no HNSW index to drop\n"
+    assert measured_at() == []  # the measurement went with its index
 
 
 def test_changed_parameters_rebuild_and_a_leftover_build_is_replaced(corpus, config_override):

@@ -90,11 +90,18 @@ def test_an_hnsw_index_is_described_and_used_when_auto_allows(reader, person, sa
                                                               config_override):
     from core.config import get_config
     from knowledge.vector_index import vector_index_build
+    from knowledge.vector_recall import vector_index_tune
 
     config_override(rag_vector_index="auto", rag_hnsw_min_chunks=0)
     build = vector_index_build(config=get_config())
     html = reader.get("/workbench/status/").content.decode()
+    assert '<strong id="vector-path">exact scan</strong>' in html  # not measured yet
+    assert "recall@10 is not measured yet; `rag db index` measures it" in html
+    tuning = vector_index_tune(config=get_config())
+    html = reader.get("/workbench/status/").content.decode()
     assert '<strong id="vector-path">HNSW index (approximate)</strong>' in html
+    chosen = tuning.chosen(target=0.98)
+    assert f"≥ target 0.98 at ef_search {chosen.ef_search}" in reason(html)
     # The index spans every base: its size is shown to administrators only.
     assert "An HNSW index exists" in html and f"~{build.vectors} vectors" not in html
     html = person("ops", grants={"default": "reader"}, staff=True).get(
@@ -103,3 +110,26 @@ def test_an_hnsw_index_is_described_and_used_when_auto_allows(reader, person, sa
     config_override(rag_vector_index="auto", rag_hnsw_min_chunks=10**6)
     html = reader.get("/workbench/status/").content.decode()
     assert '<strong id="vector-path">exact scan</strong>' in html
+    assert "fewer than RAG_HNSW_MIN_CHUNKS (1000000)" in reason(html)
+
+
+def test_auto_scans_exactly_and_says_why_when_the_recall_misses_the_target(
+        reader, sample_index, config_override):
+    from core.config import get_config
+    from knowledge.vector_index import vector_index_build
+    from tests.knowledge.recall_fixtures import measurement_store
+
+    config_override(rag_vector_index="auto", rag_hnsw_min_chunks=0)
+    vector_index_build(config=get_config())
+    measurement_store(ef_searches=[100, 1000], recalls=[0.71, 0.8])
+    html = reader.get("/workbench/status/").content.decode()
+    assert '<strong id="vector-path">exact scan</strong>' in html
+    assert "HNSW recall@10 0.800 &lt; target 0.98 at ef_search 1000" in reason(html)
+    config_override(rag_vector_index="hnsw")
+    html = reader.get("/workbench/status/").content.decode()
+    assert '<strong id="vector-path">HNSW index (approximate)</strong>' in html
+    assert "RAG_VECTOR_INDEX=hnsw, although recall@10 0.800 &lt; target 0.98" in reason(html)
+
+
+def reason(html: str) -> str:
+    return re.search(r'<p id="vector-reason">(.*?)</p>', html, re.DOTALL).group(1)

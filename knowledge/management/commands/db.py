@@ -1,17 +1,19 @@
 """`rag db init` — apply knowledge/schema.sql and Django's migrations, then re-analyse the chunks
 whose lexical terms an older analyzer made.
-`rag db index [--concurrently | --drop [--all] | --status]` — the HNSW index of the current
-embedding config's vectors (knowledge/vector_index.py)."""
+`rag db index [--concurrently | --drop [--all] | --status] [--sample N]` — the HNSW index of the
+current embedding config's vectors (knowledge/vector_index.py) and its recall@10 on them
+(knowledge/vector_recall.py), measured after every build, by a `rag db index` that finds none
+stored or a stale one, and by every --status."""
 
 from __future__ import annotations
 
 from django.core.management.base import OutputWrapper
 
 from core.commands import RagCommand
-from core.config import get_config
+from core.config import Config, get_config
 from core.errors import InvalidRequest
 from knowledge.ingest import LEXICAL_FILL_BATCH
-from knowledge.schema import db_init
+from knowledge.schema import db_init, index_connection
 from knowledge.store import chunks_lexical_refresh
 from knowledge.vector_index import (
     BuildProgress,
@@ -19,6 +21,16 @@ from knowledge.vector_index import (
     vector_index_builds_running,
     vector_index_drop,
     vector_index_status,
+)
+from knowledge.vector_path import vector_path_plan
+from knowledge.vector_recall import (
+    K,
+    RECALL_SAMPLE,
+    RecallStep,
+    VectorIndexTuning,
+    recall_text,
+    vector_index_tune,
+    vector_index_tuning_current,
 )
 
 
@@ -34,8 +46,13 @@ class Command(RagCommand):
         parser.add_argument("--all", action="store_true",
                             help="index --drop: remove the indexes of every provider/model")
         parser.add_argument("--status", action="store_true",
-                            help="index: say whether it exists, its size and parameters")
+                            help="index: say whether it exists, its size and parameters, and "
+                                 "measure its recall@10 again (stored, as after a build)")
         parser.add_argument("--json", action="store_true", help="index --status: as JSON")
+        parser.add_argument("--sample", type=int, default=RECALL_SAMPLE, metavar="N",
+                            help="index: stored vectors used as queries to measure recall@10 "
+                                 f"(default {RECALL_SAMPLE}; each costs one pass over the "
+                                 "vectors' distances)")
 
     def handle(self, *args, action: str, **options) -> None:
         if action == "init":
@@ -47,9 +64,11 @@ class Command(RagCommand):
             return
         if options["drop"] and options["status"]:
             raise InvalidRequest("`rag db index` takes --drop or --status, not both")
+        if not 1 <= options["sample"] <= 10_000:
+            raise InvalidRequest("--sample must be between 1 and 10000")
         config = get_config()
         if options["status"]:
-            self._status(config, as_json=options["json"])
+            self._status(config, as_json=options["json"], sample=options["sample"])
         elif options["drop"]:
             dropped = vector_index_drop(config=config, every=options["all"])
             self.stdout.write(f"dropped {', '.join(dropped)}" if dropped
@@ -70,10 +89,53 @@ class Command(RagCommand):
                     f"{config.embedding_provider}/{config.embedding_model}, m={config.hnsw_m}, "
                     f"ef_construction={config.hnsw_ef_construction}, {build.seconds:.1f}s "
                     f"(maintenance_work_mem {build.maintenance_work_mem_mb} MB)")
+            kept = (vector_index_tuning_current(index_name=build.name)
+                    if build.action == "unchanged" else None)
+            if kept is None:
+                self._measure(config, sample=options["sample"])
+            else:
+                self.stdout.write(self._measured(config, kept)
+                                  + "; `rag db index --status` measures again")
 
-    def _status(self, config, *, as_json: bool) -> None:
+    def _measure(self, config: Config, *, sample: int) -> VectorIndexTuning | None:
+        """Tune ef_search on the stored vectors, each step on stderr, the outcome on stdout."""
+        self.stderr.write(f"measuring recall@{K} against the exact scan on up to {sample} "
+                          f"stored vectors (target {config.rag_hnsw_target_recall:g})",
+                          style_func=str)
+
+        def step(measured: RecallStep) -> None:
+            self.stderr.write(f"  ef_search {measured.ef_search}: recall@{K} "
+                              f"{recall_text(measured.recall)}", style_func=str)
+
+        tuning = vector_index_tune(config=config, sample=sample, progress=step)
+        self.stdout.write("no vector to measure recall with" if tuning is None
+                          else self._measured(config, tuning) + "; stored")
+        return tuning
+
+    @staticmethod
+    def _measured(config: Config, tuning: VectorIndexTuning) -> str:
+        chosen = tuning.chosen(target=config.rag_hnsw_target_recall)
+        met = chosen.recall >= config.rag_hnsw_target_recall
+        return (f"recall@{K} {recall_text(chosen.recall)} at ef_search {chosen.ef_search} (target "
+                f"{config.rag_hnsw_target_recall:g}: {'met' if met else 'NOT met'}), "
+                f"{tuning.sample_size} queries over {tuning.vectors} vectors, "
+                f"{tuning.seconds:.1f}s, measured {tuning.measured_at:%Y-%m-%d %H:%M}")
+
+    def _status(self, config: Config, *, as_json: bool, sample: int) -> None:
         indexes = vector_index_status(config=config)
         running = vector_index_builds_running()
+        measurable = any(index.current and index.valid for index in indexes)
+        if not as_json:
+            self._print_indexes(config, indexes)
+            for build in running:
+                self.stdout.write(f"a build is running: {build.phase} {build.done}/{build.total}")
+        tuning = None
+        if measurable:
+            tuning = (vector_index_tune(config=config, sample=sample) if as_json
+                      else self._measure(config, sample=sample))
+        plan = vector_path_plan(conn=index_connection(), config=config,
+                                provider=config.embedding_provider,
+                                model=config.embedding_model)
         if as_json:
             self.write_json({
                 "indexes": [{"name": i.name, "current": i.current, "valid": i.valid,
@@ -82,8 +144,21 @@ class Command(RagCommand):
                              "predicate": i.predicate} for i in indexes],
                 "builds_running": [{"phase": b.phase, "done": b.done, "total": b.total}
                                    for b in running],
+                "recall": None if tuning is None else {
+                    "steps": [{"ef_search": s.ef_search, f"recall_at_{K}": s.recall}
+                              for s in tuning.steps],
+                    "target_recall": tuning.target_recall, "sample_size": tuning.sample_size,
+                    "vectors": tuning.vectors, "seconds": round(tuning.seconds, 3),
+                    "measured_at": tuning.measured_at.isoformat()},
+                "vector_search": plan.details(),
                 "vector_index_setting": config.rag_vector_index})
             return
+        path = (f"HNSW at ef_search {plan.ef_search}" if plan.path == "hnsw"
+                else "the exact scan" if plan.path == "exact" else "nothing (no index)")
+        self.stdout.write(f"RAG_VECTOR_INDEX={config.rag_vector_index}: searches use {path}; "
+                          f"{plan.reason}")
+
+    def _print_indexes(self, config: Config, indexes: list) -> None:
         if not any(index.current for index in indexes):
             self.stdout.write(f"no HNSW index for {config.embedding_provider}/"
                               f"{config.embedding_model}; build it with `rag db index`")
@@ -93,9 +168,6 @@ class Command(RagCommand):
                 f"{'* ' if i.current else '  '}{i.name}: {i.size_bytes / 1048576:.1f} MiB, "
                 f"~{i.vectors} vectors, m={i.m}, ef_construction={i.ef_construction}, "
                 f"WHERE {i.predicate}{state}")
-        for build in running:
-            self.stdout.write(f"a build is running: {build.phase} {build.done}/{build.total}")
-        self.stdout.write(f"RAG_VECTOR_INDEX={config.rag_vector_index}")
 
 
 class ProgressLine:

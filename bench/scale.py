@@ -1,0 +1,225 @@
+"""Scale benchmark: a team's vault of 100k chunks (1M with --notes 250000), end to end.
+
+Writes N notes of four sections each (one chunk per section: Zipf-distributed mixed Chinese and
+English words with identifiers) as Markdown files, ingests them through the normal ingest
+(cold, then unchanged), checks the pruned BM25 top 50 against the exhaustive ranking on every
+query, then measures over HTTP keep-alive through `rag serve`: the default pipeline with 1 and 8
+clients and the lexical channel alone (RAG_RETRIEVAL=lexical), with the stage timings the
+explain output reports. Queries hold 2-12 terms drawn from the same vocabulary, identifiers
+included. Runs against DATABASE_URL (`rag pg start && rag db init`); prints one JSON line per
+measurement. The vault's documents are removed afterwards unless --keep is given.
+
+    .venv/bin/python bench/scale.py --notes 25000
+    .venv/bin/python bench/scale.py --notes 25000 --vault .local/scale --keep   # then --reuse
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from _setup import django_setup, server_start, vacuum
+from lexical import identifier, vocabulary
+
+SEED = 29
+SECTIONS = 4
+
+
+def section_text(rng: random.Random, words: tuple) -> str:
+    """60-200 terms: English and Chinese sentences of Zipf-distributed words, identifiers.
+    (bench/lexical.py's chunk_text makes longer chunks with other sentence lengths; this one is
+    kept as the measurements in docs/benchmarks.md were taken.)"""
+    english, english_weights, chinese, chinese_weights = words
+    parts = []
+    for _ in range(rng.randint(4, 10)):
+        roll = rng.random()
+        if roll < 0.45:
+            sentence = rng.choices(english, cum_weights=english_weights, k=rng.randint(5, 14))
+            parts.append(" ".join(sentence).capitalize() + ".")
+        elif roll < 0.9:
+            sentence = rng.choices(chinese, cum_weights=chinese_weights, k=rng.randint(3, 9))
+            parts.append("".join(sentence) + "。")
+        else:
+            parts.append(f"See {identifier(rng)}.")
+    return " ".join(parts)
+
+
+def vault_write(root: Path, notes: int, words: tuple) -> None:
+    rng = random.Random(SEED)
+    english = words[0]
+    for index in range(notes):
+        folder = root / f"area-{index % 50:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = [f"# Note {index}"]
+        for section in range(SECTIONS):
+            lines.append(f"## {rng.choice(english[:400]).capitalize()} {section}")
+            lines.append(section_text(rng, words))
+        (folder / f"note-{index:06d}.md").write_text("\n\n".join(lines) + "\n", encoding="utf-8")
+
+
+def queries_make(count: int, words: tuple) -> list[str]:
+    """2-12 terms each, drawn with the corpus's own Zipf weights (so common terms are common in
+    queries too), a third with an identifier, half mixing the two languages."""
+    rng = random.Random(SEED + 1)
+    english, english_weights, chinese, chinese_weights = words
+    queries = []
+    for _ in range(count):
+        size = rng.randint(2, 12)
+        terms: list[str] = []
+        if rng.random() < 1 / 3:
+            terms.append(identifier(rng))
+        mixed = rng.random() < 0.5
+        english_share = 0.5 if mixed else (1.0 if rng.random() < 0.5 else 0.0)
+        while len(terms) < size:
+            if rng.random() < english_share:
+                terms.append(rng.choices(english, cum_weights=english_weights)[0])
+            else:
+                terms.append(rng.choices(chinese, cum_weights=chinese_weights)[0])
+        queries.append(" ".join(terms))
+    return queries
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {"p50_ms": round(statistics.median(ordered) * 1000, 2),
+            "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 2),
+            "requests": len(ordered)}
+
+
+def ingest(root: Path, name: str) -> dict:
+    from core.config import get_config
+    from knowledge.ingest import vault_ingest
+
+    started = time.perf_counter()
+    result = vault_ingest(vault_path=root, config=get_config())
+    elapsed = time.perf_counter() - started
+    return {"measurement": name, "seconds": round(elapsed, 1),
+            "chunks_written": result.chunks_written,
+            "chunks_per_s": round(result.chunks_written / elapsed) if result.chunks_written else 0,
+            "notes_per_s": round((result.documents_added + result.documents_updated
+                                  + result.documents_skipped) / elapsed),
+            "timings": result.timings}
+
+
+def lexical_check(queries: list[str], limit: int) -> dict:
+    """The pruned ranking against the exhaustive one on every query, and both one's latency."""
+    from knowledge.access import scope_all
+    from retrieval.lexical import LexicalReport, lexical_search
+
+    kb_ids = scope_all().knowledge_base_ids
+    equal = overlap = 0
+    pruned_times, exhaustive_times, levels, scored, exhaustive_scored = [], [], [], [], []
+    for query in queries:
+        report = LexicalReport()
+        started = time.perf_counter()
+        pruned = lexical_search(query=query, limit=limit, knowledge_base_ids=kb_ids,
+                                report=report)
+        pruned_times.append(time.perf_counter() - started)
+        full_report = LexicalReport()
+        started = time.perf_counter()
+        full = lexical_search(query=query, limit=limit, knowledge_base_ids=kb_ids,
+                              exhaustive=True, report=full_report)
+        exhaustive_times.append(time.perf_counter() - started)
+        levels.append(report.levels)
+        scored.append(report.scored)
+        exhaustive_scored.append(full_report.scored)
+        same = [(hit.chunk_id, round(hit.score, 9)) for hit in pruned] \
+            == [(hit.chunk_id, round(hit.score, 9)) for hit in full]
+        equal += same
+        top = {hit.chunk_id for hit in full[:10]}
+        overlap += len(top & {hit.chunk_id for hit in pruned[:10]}) / len(top) if top else 1
+    return {"measurement": "lexical_pruned_vs_exhaustive", "queries": len(queries),
+            "identical_rankings": equal, "recall_at_10": round(overlap / len(queries), 4),
+            "pruned": percentiles(pruned_times), "exhaustive": percentiles(exhaustive_times),
+            "runs_per_query": {str(n): levels.count(n) for n in sorted(set(levels))},
+            "chunks_scored_median": statistics.median(scored),
+            "chunks_scored_exhaustive_median": statistics.median(exhaustive_scored)}
+
+
+def over_http(url: str, queries: list[str], concurrency: int) -> dict:
+    import httpx
+
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    stages: dict[str, list[float]] = {}
+    with httpx.Client(base_url=url, timeout=120, limits=limits) as client:
+        for query in queries[:5]:  # warm-up: connections, plans, caches
+            client.post("/search", json={"query": query}).raise_for_status()
+
+        def one(query: str) -> float:
+            started = time.perf_counter()
+            response = client.post("/search", json={"query": query, "explain": True})
+            response.raise_for_status()
+            elapsed = time.perf_counter() - started
+            for stage, ms in response.json()["explain"]["timings_ms"].items():
+                stages.setdefault(stage, []).append(ms)
+            return elapsed
+
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            samples = list(pool.map(one, queries))
+    return {**percentiles(samples), "clients": concurrency,
+            "stage_p50_ms": {stage: round(statistics.median(ms), 2)
+                             for stage, ms in sorted(stages.items())}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--notes", type=int, default=25_000, help="4 chunks each")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--vault", type=Path, default=None,
+                        help="where to write the notes (default: a temporary folder)")
+    parser.add_argument("--keep", action="store_true", help="keep the vault and its index")
+    parser.add_argument("--reuse", action="store_true",
+                        help="measure a vault kept by --keep (no writing, no ingest)")
+    parser.add_argument("--no-http", action="store_true", help="skip the HTTP measurements")
+    args = parser.parse_args()
+    django_setup()
+    from core.config import get_config
+    from knowledge.store import documents_delete
+
+    words = vocabulary(random.Random(SEED))
+    queries = queries_make(args.queries, words)
+    root = (args.vault or Path(tempfile.mkdtemp(prefix="local-rag-scale-"))).resolve()
+    base = {"notes": args.notes, "load_1m": round(os.getloadavg()[0], 2)}
+    try:
+        if not args.reuse:
+            started = time.perf_counter()
+            vault_write(root, args.notes, words)
+            print(json.dumps({**base, "measurement": "write_files",
+                              "seconds": round(time.perf_counter() - started, 1)}), flush=True)
+            vacuum()
+            print(json.dumps({**base, **ingest(root, "cold_ingest")}), flush=True)
+            print(json.dumps({**base, **ingest(root, "unchanged_reingest")}), flush=True)
+            vacuum()
+        print(json.dumps({**base, **lexical_check(queries, get_config().rag_candidates)},
+                         ensure_ascii=False), flush=True)
+        if not args.no_http:
+            for retrieval, clients in (("hybrid", 1), ("hybrid", 8), ("lexical", 1)):
+                process, url = server_start(env={**os.environ, "RAG_RETRIEVAL": retrieval})
+                try:
+                    print(json.dumps({**base, "measurement": f"http_{retrieval}",
+                                      "load_1m": round(os.getloadavg()[0], 2),
+                                      **over_http(url, queries, clients)}), flush=True)
+                finally:
+                    process.terminate()
+                    process.wait(timeout=30)
+    finally:
+        if not args.keep:
+            relative = [path.relative_to(root).as_posix() for path in root.rglob("*.md")]
+            for start in range(0, len(relative), 5000):
+                documents_delete(vault_path=str(root), relative_paths=relative[start:start + 5000])
+            vacuum()
+            if args.vault is None:
+                shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
