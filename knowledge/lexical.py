@@ -84,7 +84,7 @@ HEADING_WEIGHT = 3
 # GIN index over those lexemes is an impact-ordered inverted index: BM25's weight of a term in
 # a chunk grows with the frequency and falls with the length, so a cell bounds the weight of
 # every chunk in it, whatever the corpus statistics at query time, and retrieval/lexical.py
-# reads the cells of highest bound first and stops once no unread chunk can reach the top k.
+# reads the cells of highest bound first and scores only the chunks that can reach the top k.
 # Cell t holds frequencies up to TF_CELL_UPPER[t] (the last, everything above); cell d holds
 # lengths from DL_CELL_LOWER[d] up to the next lower bound. Steps of about 1.5 keep the bound
 # within ~25% of any chunk's own weight.

@@ -1,10 +1,10 @@
 """Parse, chunk (and for light embedders, embed) notes and documents, in worker processes when
 there are many.
 
-Parsing, token counting, lexical analysis and lexical hashing are pure-Python CPU work; done in one process they
-would leave the other cores idle while the database writes. After the first notes have been
-prepared in process, the rest go to a pool of worker processes, in order, with a bounded window
-so memory stays flat however large the vault is.
+Parsing, token counting, lexical analysis and lexical hashing are pure-Python CPU work; done in
+one process they would leave the other cores idle while the database writes. After the first
+notes have been prepared in process, the rest go to a pool of worker processes, in order, with a
+bounded window so memory stays flat however large the vault is.
 """
 
 from __future__ import annotations

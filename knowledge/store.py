@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -244,7 +244,7 @@ def chunks_lexical_refresh(*, vault_path: str | None, batch: int) -> int:
 # A first load of at least this many notes, into an index holding fewer chunks than that, builds
 # the GIN index of the impact cells after writing them.
 BULK_LOAD_MIN_NOTES = 1000
-BULK_BUILD_MEMORY = "512MB"
+BULK_BUILD_MEMORY = "256MB"  # maintenance_work_mem of that one build
 
 
 def bulk_load_is(*, adding_notes: int) -> bool:
@@ -261,7 +261,7 @@ def bulk_load_is(*, adding_notes: int) -> bool:
 def lexical_index_deferred(*, enabled: bool) -> Iterator[bool]:
     """With `enabled`, drop the impact cells' GIN index for the block and build it once at the
     end (also when the block fails): one sort of every entry instead of merging each batch's
-    into a growing index, several times faster for a first load. Searches during the block
+    entries into a growing index. Searches during the block
     still answer, from a scan. Yields whether the index was dropped (not when a search or
     another ingest holds the table for more than 2 s). An index lost to a crash in between is
     built again by `lexical_index_ensure` at the next ingest, and by `rag db init`."""
@@ -276,9 +276,15 @@ def lexical_index_deferred(*, enabled: bool) -> Iterator[bool]:
             dropped = False
     try:
         yield dropped
-    finally:
+    except BaseException:
         if dropped:
-            lexical_index_ensure()
+            # The block's own error is the one to report; a build that fails too (the database
+            # gone) is done by the next ingest.
+            with suppress(DatabaseError):
+                lexical_index_ensure()
+        raise
+    if dropped:
+        lexical_index_ensure()
 
 
 def lexical_index_ensure() -> bool:
