@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from core.config import EMBEDDING_DIM
 from core.errors import LocalRagError
 from knowledge.embeddings.base import ChunkText, EmbeddingDimMismatch
+from knowledge.embeddings.batching import batches_encode, token_lengths
 
 if TYPE_CHECKING:
     from core.config import Config
@@ -46,6 +47,11 @@ _POOLING_FLAGS = ("pooling_mode_cls_token", "pooling_mode_mean_tokens", "pooling
                   "pooling_mode_lasttoken")
 # Read by huggingface_hub / transformers when they are first imported (during the first load).
 _OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
+# Read once by torch's OpenMP runtime when torch is first imported. Its default lets a waiting
+# thread spin before it sleeps: on a few cores shared with PostgreSQL and other processes the
+# spinning thread takes the core from the thread it waits for, and under load that cost more
+# than half the embedding throughput (docs/benchmarks.md). A value already set is kept.
+_OPENMP_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 _SEARCH_DEPTH = 3
 
 
@@ -200,24 +206,29 @@ class LocalModelEmbedder:
         document = next((name for name in _DOCUMENT_PROMPTS if prompts.get(name)), None)
         # An explicit empty prompt also keeps a model's default prompt away from documents.
         self._document_prompt = {"prompt_name": document} if document else {"prompt": ""}
+        self._document_prefix = prompts[document] if document else ""
 
     def embed_documents(self, chunks: Sequence[ChunkText]) -> list[list[float]]:
-        """One vector per chunk, without the query instruction, with a progress bar on a TTY."""
+        """One vector per chunk, in the chunks' order, without the query instruction: encoded in
+        batches of similar token length, with a progress bar on a TTY."""
         if not chunks:
             return []
-        progress = len(chunks) > self.batch_size and sys.stderr.isatty()
-        return self._encode([document_text(chunk) for chunk in chunks], self._document_prompt,
-                            progress=progress)
+        texts = [document_text(chunk) for chunk in chunks]
+        lengths = token_lengths(encoder=self._encoder,
+                                texts=[self._document_prefix + text for text in texts])
+        return batches_encode(texts=texts, lengths=lengths, max_passages=self.batch_size,
+                              encode=lambda batch: self._encode(batch, self._document_prompt),
+                              progress=len(texts) > self.batch_size and sys.stderr.isatty())
 
     def embed_query(self, text: str) -> list[float]:
         """The vector of a question: the model's query prompt, else (Qwen3) the instruction."""
-        return self._encode([text], self._query_prompt, progress=False)[0]
+        return self._encode([text], self._query_prompt)[0]
 
-    def _encode(self, texts: list[str], prompt: dict[str, str], *,
-                progress: bool) -> list[list[float]]:
-        vectors = self._encoder.encode(texts, batch_size=self.batch_size,
-                                       show_progress_bar=progress, normalize_embeddings=True,
-                                       convert_to_numpy=True, **prompt)
+    def _encode(self, texts: list[str], prompt: dict[str, str]) -> list[list[float]]:
+        # One forward pass: embed_documents has already cut the batches.
+        vectors = self._encoder.encode(texts, batch_size=len(texts), show_progress_bar=False,
+                                       normalize_embeddings=True, convert_to_numpy=True,
+                                       **prompt)
         padding = [0.0] * (self.dim - vectors.shape[1])
         return [row.tolist() + padding for row in vectors]
 
@@ -317,6 +328,8 @@ def _folder_require(*, config: Config) -> Path:
 
 
 def _model_read(*, folder: Path, device: str) -> Any:
+    for name, value in _OPENMP_ENV.items():
+        os.environ.setdefault(name, value)
     with hub_offline():
         try:
             from sentence_transformers import SentenceTransformer

