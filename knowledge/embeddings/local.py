@@ -47,11 +47,13 @@ _POOLING_FLAGS = ("pooling_mode_cls_token", "pooling_mode_mean_tokens", "pooling
                   "pooling_mode_lasttoken")
 # Read by huggingface_hub / transformers when they are first imported (during the first load).
 _OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
-# Read once by torch's OpenMP runtime when torch is first imported. Its default lets a waiting
-# thread spin before it sleeps: on a few cores shared with PostgreSQL and other processes the
-# spinning thread takes the core from the thread it waits for, and under load that cost more
-# than half the embedding throughput (docs/benchmarks.md). A value already set is kept.
-_OPENMP_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
+# Read once by libgomp, the OpenMP runtime of torch's Linux wheels, when torch is first
+# imported. By default a waiting thread spins about 300,000 rounds (milliseconds) before it
+# sleeps: on 2 cores shared with PostgreSQL and other processes the spinning thread holds the
+# core the other one needs. A tenth of that still covers the gaps between the operators of one
+# forward pass, so an idle machine and a single query lose nothing, while OMP_WAIT_POLICY=PASSIVE
+# (sleep at once) cost a query half again its time (docs/benchmarks.md).
+_OPENMP_SPINCOUNT = "30000"
 _SEARCH_DEPTH = 3
 
 
@@ -328,8 +330,9 @@ def _folder_require(*, config: Config) -> Path:
 
 
 def _model_read(*, folder: Path, device: str) -> Any:
-    for name, value in _OPENMP_ENV.items():
-        os.environ.setdefault(name, value)
+    # Whoever set either variable has chosen how OpenMP waits.
+    if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
+        os.environ["GOMP_SPINCOUNT"] = _OPENMP_SPINCOUNT
     with hub_offline():
         try:
             from sentence_transformers import SentenceTransformer

@@ -200,16 +200,18 @@ def test_model_is_loaded_once_per_process(qwen, monkeypatch):
     assert len(reads) == 1
 
 
-@pytest.mark.parametrize(("before", "after"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
-def test_loading_asks_openmp_for_sleeping_threads_unless_told_otherwise(qwen_cache, monkeypatch,
-                                                                       before, after):
-    if before is None:
-        monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
-    else:
-        monkeypatch.setenv("OMP_WAIT_POLICY", before)
+@pytest.mark.parametrize(("environ", "spincount"), [
+    ({}, "30000"), ({"GOMP_SPINCOUNT": "300000"}, "300000"),
+    ({"OMP_WAIT_POLICY": "PASSIVE"}, None)])
+def test_loading_shortens_the_openmp_spin_unless_the_environment_chose(qwen_cache, monkeypatch,
+                                                                       environ, spincount):
+    for name in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
     monkeypatch.setattr(local_models, "_models", {})
     model_load(folder=_snapshot(qwen_cache), device="cpu")
-    assert os.environ["OMP_WAIT_POLICY"] == after
+    assert os.environ.get("GOMP_SPINCOUNT") == spincount
 
 
 def test_loading_and_embedding_open_no_network_connection(qwen, monkeypatch):
