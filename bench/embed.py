@@ -95,7 +95,7 @@ def measure_throughput(embedder, chunks: list, rounds: int, label: str) -> None:
           "plain_encode_passages_per_s": rate(statistics.median(theirs)),
           "plain_encode_passages_per_s_range": [rate(max(theirs)), rate(min(theirs))],
           "speedup_median": round(statistics.median(t / o for o, t in zip(ours, theirs)), 2),
-          "cosine_min": round(cosine, 6), "load_1min": loads})
+          "cosine_min": round(cosine, 7), "load_1min": loads})
 
 
 def measure_ingest(config, copies: int) -> None:
