@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 import knowledge.jobs.admin  # noqa: F401 — registers the background jobs' admin
-from knowledge.admin_base import ReadOnlyAdminMixin
+from core.admin import ReadOnlyAdminMixin
 from knowledge.models import Chunk, Document, Embedding, IngestRun, Trace
 
 

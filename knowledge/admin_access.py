@@ -19,7 +19,7 @@ from django.http import HttpRequest
 
 from core.errors import LocalRagError
 from knowledge.access import tokens_revoke
-from knowledge.admin_base import ReadOnlyAdminMixin
+from core.admin import ReadOnlyAdminMixin
 from knowledge.bases import DEFAULT_SLUG, kb_source_documents_move, slug_check
 from knowledge.models import ApiToken, Chunk, Document, Grant, KnowledgeBase, KnowledgeBaseSource
 from knowledge.vault import vault_resolve

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from knowledge.admin_base import ReadOnlyAdminMixin
+from core.admin import ReadOnlyAdminMixin
 from knowledge.models import BackgroundJob
 
 

@@ -1,7 +1,4 @@
-"""What every read-only admin of the knowledge app shares.
-
-A module of its own so that knowledge/admin.py, knowledge/admin_access.py and
-knowledge/jobs/admin.py all import it without importing each other."""
+"""What every app's admin shares: the read-only mixin. Registers no model itself."""
 
 from __future__ import annotations
 
