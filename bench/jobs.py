@@ -29,7 +29,7 @@ def jobs_delete() -> None:
 
 
 def enqueue(jobs: int) -> None:
-    from knowledge.jobs.queue import job_enqueue
+    from jobs.queue import job_enqueue
 
     started = time.perf_counter()
     for index in range(jobs):
@@ -43,7 +43,7 @@ def drain(jobs: int, workers: int) -> None:
     """Run every queued bench job with `workers` threads; check each ran exactly once."""
     from django.db import connection
 
-    from knowledge.jobs.worker import Worker
+    from jobs.worker import Worker
 
     runs: list[int] = []  # list.append is atomic: safe from every worker thread
     worker = Worker(handlers={JOB_TYPE: lambda context: runs.append(context.id)})

@@ -72,7 +72,7 @@ def main() -> None:
     from core.config import get_config
     from knowledge.access import caller_for_user
     from knowledge.ingest import vault_ingest
-    from knowledge.jobs.worker import Worker
+    from jobs.worker import Worker
     from knowledge.models import Chunk
     from knowledge.vault_index import vault_forget
     from workbench.evaluations import question_set_import, run_launch

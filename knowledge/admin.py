@@ -7,7 +7,6 @@ from django.db.models import Count
 from django.urls import reverse
 from django.utils.html import format_html
 
-import knowledge.jobs.admin  # noqa: F401 — registers the background jobs' admin
 from core.admin import ReadOnlyAdminMixin
 from knowledge.models import Chunk, Document, Embedding, IngestRun, Trace
 

@@ -7,5 +7,10 @@ class KnowledgeConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Registers the document jobs' handlers, wherever a worker runs.
-        from knowledge import documents  # noqa: F401
+        # The document jobs' handlers, wherever a worker runs.
+        from jobs.worker import job_handler_register
+        from knowledge import documents
+
+        job_handler_register(documents.JOB_INGEST, documents.document_ingest_job)
+        job_handler_register(documents.JOB_REINDEX, documents.document_ingest_job)
+        job_handler_register(documents.JOB_DELETE, documents.document_delete_job)

@@ -32,8 +32,8 @@ from knowledge.formats import NOTE_SUFFIX, format_name, suffix_of
 from knowledge.formats.base import FormatRejected
 from knowledge.formats.plain_text import text_decode
 from knowledge.ingest import vault_ingest
-from knowledge.jobs.queue import job_enqueue, job_get
-from knowledge.jobs.worker import JobContext, JobPermanentError, job_handler_register
+from jobs.queue import job_enqueue, job_get
+from jobs.worker import JobContext, JobPermanentError
 from knowledge.vault import DEFAULT_MAX_FILE_BYTES
 
 JOB_INGEST = "document_ingest"
@@ -322,7 +322,3 @@ def document_delete_job(context: JobContext) -> dict[str, Any]:
         cursor.execute(sql.DOCUMENT_DELETING_DELETE, [document_id])
     return {"document_id": document_id, "removed": True}
 
-
-job_handler_register(JOB_INGEST, document_ingest_job)
-job_handler_register(JOB_REINDEX, document_ingest_job)
-job_handler_register(JOB_DELETE, document_delete_job)

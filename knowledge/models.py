@@ -174,35 +174,6 @@ class DocumentVersion(models.Model):
         return f"version {self.pk} of document {self.document_id} ({self.status})"
 
 
-class BackgroundJob(models.Model):
-    type = models.TextField()
-    resource = models.TextField()
-    payload = models.JSONField(default=dict)
-    status = models.TextField()
-    stage = models.TextField()
-    progress = models.FloatField()
-    attempt = models.IntegerField()
-    max_attempts = models.IntegerField()
-    run_after = models.DateTimeField()
-    lease_owner = models.TextField(null=True)
-    lease_token = models.UUIDField(null=True)
-    lease_until = models.DateTimeField(null=True)
-    last_error = models.TextField(null=True)
-    result = models.JSONField(default=dict)
-    created_at = models.DateTimeField()
-    updated_at = models.DateTimeField()
-    started_at = models.DateTimeField(null=True)
-    finished_at = models.DateTimeField(null=True)
-
-    class Meta:
-        managed = False
-        db_table = "background_jobs"
-        ordering = ["-id"]
-
-    def __str__(self) -> str:
-        return f"job {self.pk} {self.type} ({self.status})"
-
-
 class Grant(models.Model):
     """A user's role on a knowledge base: readers search and ask; maintainers also upload,
     delete and reindex. Superusers need no grant."""

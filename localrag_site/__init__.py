@@ -15,7 +15,7 @@ embedding_providers_use(PROVIDERS)
 
 def _jobs_worker() -> BackgroundWorker:
     # Imported when `rag serve` starts a worker, not by every command: it loads the database layer.
-    from knowledge.jobs.worker import Worker
+    from jobs.worker import Worker
 
     return Worker()
 

@@ -32,6 +32,7 @@ INSTALLED_APPS = [
     # Serves /docs from its bundled Swagger UI files instead of a CDN (offline sites).
     "ninja",
     "core",
+    "jobs",
     "knowledge",
     "retrieval",
     "answering",

@@ -7,5 +7,8 @@ class WorkbenchConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Registers the evaluation-run job handler, wherever a worker runs.
-        from workbench import evaluations  # noqa: F401
+        # The evaluation-run job's handler, wherever a worker runs.
+        from jobs.worker import job_handler_register
+        from workbench import evaluations
+
+        job_handler_register(evaluations.JOB_EVAL_RUN, evaluations.eval_run_job)

@@ -21,8 +21,8 @@ from answering.evaluation import Question, evaluate, questions_parse
 from core.config import RETRIEVAL_MODES, get_config
 from core.errors import Conflict, InvalidRequest, LocalRagError, NotFound
 from knowledge.access import Caller, Scope, caller_for_user
-from knowledge.jobs.queue import JobRecord, job_enqueue, job_get
-from knowledge.jobs.worker import JobContext, JobPermanentError, LeaseLost, job_handler_register
+from jobs.queue import JobRecord, job_enqueue, job_get
+from jobs.worker import JobContext, JobPermanentError, LeaseLost
 from retrieval.services import top_k_validate
 from workbench.models import EvalRun, QuestionSet
 
@@ -215,5 +215,3 @@ def _run_fail(run: EvalRun, error: str) -> None:
 def _readable(caller: Caller) -> tuple[int, ...]:
     return caller.scope().knowledge_base_ids
 
-
-job_handler_register(JOB_EVAL_RUN, eval_run_job)

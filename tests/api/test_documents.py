@@ -14,7 +14,7 @@ from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 
 from knowledge.access import token_create
 from knowledge.bases import kb_create
-from knowledge.jobs.worker import Worker
+from jobs.worker import Worker
 from tests.api.http import error_of
 from tests.knowledge.formats.files import docx_bytes, pdf_bytes
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from knowledge.jobs.worker import Worker
+from jobs.worker import Worker
 from tests.browser.conftest import css, sign_in, wait
 from tests.knowledge.formats.files import pdf_bytes
 

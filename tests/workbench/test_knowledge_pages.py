@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 
 from knowledge.bases import kb_create
-from knowledge.jobs.worker import Worker
+from jobs.worker import Worker
 from knowledge.models import Document, Grant
 from tests.knowledge.formats.files import pdf_bytes
 from workbench import knowledge_pages

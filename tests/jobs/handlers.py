@@ -10,7 +10,7 @@ import time
 
 from django.db import connection
 
-from knowledge.jobs.worker import JobContext
+from jobs.worker import JobContext
 
 RUNS_CREATE = """
 CREATE TABLE IF NOT EXISTS test_job_runs (

@@ -14,7 +14,7 @@ from django.db import connection
 from django.utils import timezone
 
 from core.errors import Conflict, InvalidRequest, NotFound
-from knowledge.jobs.queue import (
+from jobs.queue import (
     BACKOFF_CAP_SECONDS,
     job_backoff_seconds,
     job_cancel,
@@ -27,8 +27,8 @@ from knowledge.jobs.queue import (
     job_retry,
     jobs_list,
 )
-from knowledge.jobs.worker import JobContext, LeaseLost
-from tests.knowledge.jobs.support import lease_expire, retry_make_due
+from jobs.worker import JobContext, LeaseLost
+from tests.jobs.support import lease_expire, retry_make_due
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ the claim drew. Heartbeat, complete and fail match all three of id, owner and to
 whose lease expired and was reclaimed changes nothing (its statements match no row).
 """
 
-# In the field order of knowledge.jobs.queue.JobRecord.
+# In the field order of jobs.queue.JobRecord.
 JOB_COLUMNS = """id, type, resource, payload, status, stage, progress, attempt, max_attempts,
 run_after, lease_owner, lease_until, last_error, result, created_at, updated_at, started_at,
 finished_at"""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from tests.knowledge.jobs.handlers import OUTPUTS_CREATE, RUNS_CREATE, TABLES_DROP
+from tests.jobs.handlers import OUTPUTS_CREATE, RUNS_CREATE, TABLES_DROP
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from uuid import uuid4
 import pytest
 from django.db import connection
 
-from knowledge.jobs import worker as worker_module
-from knowledge.jobs.queue import (
+from jobs import worker as worker_module
+from jobs.queue import (
     ClaimedJob,
     job_cancel,
     job_claim,
@@ -20,9 +20,9 @@ from knowledge.jobs.queue import (
     job_get,
     jobs_list,
 )
-from knowledge.jobs.worker import JobContext, JobPermanentError, LeaseLost, Worker
-from tests.knowledge.jobs.handlers import TEST_HANDLERS
-from tests.knowledge.jobs.support import retry_make_due
+from jobs.worker import JobContext, JobPermanentError, LeaseLost, Worker
+from tests.jobs.handlers import TEST_HANDLERS
+from tests.jobs.support import retry_make_due
 
 
 def worker_with(**handlers) -> Worker:

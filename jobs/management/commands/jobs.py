@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from core.commands import RagCommand
 from core.errors import InvalidRequest
-from knowledge.jobs.queue import (
+from jobs.queue import (
     JOB_STATUSES,
     JOBS_LIST_LIMIT,
     JobRecord,

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from core.embedded_pg import free_port
-from knowledge.jobs.queue import job_enqueue, job_get
+from jobs.queue import job_enqueue, job_get
 from tests.conftest import cli_env
 from tests.harness import ROOT
 

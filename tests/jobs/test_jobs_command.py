@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from knowledge.jobs.queue import job_cancel, job_claim, job_enqueue, job_fail, job_get
+from jobs.queue import job_cancel, job_claim, job_enqueue, job_fail, job_get
 from tests.commands.support import rag
 from tests.conftest import cli_env
 from tests.harness import ROOT

@@ -1,6 +1,6 @@
 """Read-only admin of the background jobs: what is queued, running, failed, and why.
 
-Registered when knowledge/admin.py imports this module. Jobs change only through the queue
+Found by the admin site like any app's admin.py. Jobs change only through the queue
 (`rag jobs retry|cancel`, the worker), never by editing a row."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from core.admin import ReadOnlyAdminMixin
-from knowledge.models import BackgroundJob
+from jobs.models import BackgroundJob
 
 
 @admin.register(BackgroundJob)

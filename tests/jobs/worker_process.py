@@ -1,6 +1,6 @@
 """A jobs worker process running the test handlers, for the tests that race or kill workers:
 
-    python -m tests.knowledge.jobs.worker_process --lease 2 --poll 0.05 --concurrency 2
+    python -m tests.jobs.worker_process --lease 2 --poll 0.05 --concurrency 2
 
 Run with tests.conftest.cli_env() (DATABASE_URL is the test database). Prints `ready` once
 Django is set up; SIGTERM stops it after the running jobs.
@@ -23,8 +23,8 @@ def main() -> None:
     import django
 
     django.setup()
-    from knowledge.jobs.worker import Worker
-    from tests.knowledge.jobs.handlers import TEST_HANDLERS
+    from jobs.worker import Worker
+    from tests.jobs.handlers import TEST_HANDLERS
 
     worker = Worker(lease_seconds=args.lease, poll_seconds=args.poll, handlers=TEST_HANDLERS)
     signal.signal(signal.SIGTERM, lambda signum, frame: worker.stop())

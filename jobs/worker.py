@@ -8,6 +8,7 @@ A handler is a plain function of a `JobContext`, registered per job type:
             context.progress(stage, fraction)  # raises LeaseLost once the job is not ours
         return {"chunks": 12}                  # stored as the job's result (JSON)
 
+    # in the AppConfig.ready() of the app that owns the job type:
     job_handler_register("document_ingest", document_ingest)
 
 It runs on a worker thread with that thread's own database connection, in autocommit: no
@@ -31,7 +32,7 @@ from typing import Any
 from django.db import connection
 
 from core.errors import LocalRagError
-from knowledge.jobs.queue import ClaimedJob, job_claim, job_complete, job_fail, job_heartbeat
+from jobs.queue import ClaimedJob, job_claim, job_complete, job_fail, job_heartbeat
 
 logger = logging.getLogger("localrag.jobs")
 

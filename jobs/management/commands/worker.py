@@ -6,7 +6,7 @@ import signal
 
 from core.commands import RagCommand
 from core.errors import InvalidRequest
-from knowledge.jobs.worker import LEASE_SECONDS, POLL_SECONDS, Worker
+from jobs.worker import LEASE_SECONDS, POLL_SECONDS, Worker
 
 
 class Command(RagCommand):

@@ -20,7 +20,7 @@ from django.db import connection
 
 from core.db import db_errors_translated
 from core.errors import Conflict, InvalidRequest, NotFound
-from knowledge.jobs import sql
+from jobs import sql
 
 JOB_STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
 # Retry backoff with "equal jitter": half the exponential delay is kept, half is random. The

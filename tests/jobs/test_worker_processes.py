@@ -14,11 +14,11 @@ from collections import Counter
 
 from django.db import connection
 
-from knowledge.jobs.queue import job_enqueue, job_get, jobs_list
-from knowledge.jobs.worker import Worker
+from jobs.queue import job_enqueue, job_get, jobs_list
+from jobs.worker import Worker
 from tests.conftest import cli_env
 from tests.harness import ROOT
-from tests.knowledge.jobs.handlers import TEST_HANDLERS
+from tests.jobs.handlers import TEST_HANDLERS
 
 LEASE = 2.0
 
@@ -26,7 +26,7 @@ LEASE = 2.0
 def worker_process(*, concurrency: int = 1) -> subprocess.Popen:
     """A worker process running the test handlers, once it says it is ready."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.knowledge.jobs.worker_process", "--lease", str(LEASE),
+        [sys.executable, "-m", "tests.jobs.worker_process", "--lease", str(LEASE),
          "--poll", "0.05", "--concurrency", str(concurrency)],
         cwd=ROOT, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert process.stdout.readline().strip() == "ready"
