@@ -34,7 +34,7 @@ from knowledge.bases_view import kb_list_visible
 from knowledge.chunks_view import chunk_get
 from knowledge.documents import document_get
 from knowledge.schemas import DocumentOut, KnowledgeBaseOut
-from knowledge.traces import traced
+from traces.recording import traced
 from retrieval.schemas import SearchRequest, SearchResponse
 from retrieval.services import search, search_body
 

@@ -35,7 +35,7 @@ from core.db import connection_released
 from core.errors import LocalRagError, error_body
 from core.tokens import tokens_count
 from knowledge.access import Scope
-from knowledge.traces import trace_current, trace_fail
+from traces.recording import trace_current, trace_fail
 from retrieval.services import search
 
 logger = logging.getLogger("localrag.answering")

@@ -1,5 +1,5 @@
 """Structured logs: one JSON object per line, carrying the id of the trace (the request) the
-line belongs to. knowledge/traces.py sets the id for the time a trace is current; core holds
+line belongs to. traces/recording.py sets the id for the time a trace is current; core holds
 only the variable, so every app's loggers can carry it."""
 
 from __future__ import annotations

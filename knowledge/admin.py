@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from core.admin import ReadOnlyAdminMixin
-from knowledge.models import Chunk, Document, Embedding, IngestRun, Trace
+from knowledge.models import Chunk, Document, Embedding, IngestRun
 
 
 def _link(model_name: str, pk: int, label: str) -> str:
@@ -103,19 +103,6 @@ class IngestRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                     "documents_skipped", "chunks_written", "embeddings_written")
     list_filter = ("status", "embedding_provider", "vault_path")
     search_fields = ("vault_path", "error_summary")
-
-
-@admin.register(Trace)
-class TraceAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ("created_at", "operation", "channel", "caller", "status", "mode",
-                    "total_ms", "llm_model", "prompt_tokens", "completion_tokens",
-                    "token_source")
-    list_filter = ("operation", "channel", "status", "mode", "token_source")
-    search_fields = ("id", "caller", "error_code")
-
-    @admin.display(description="total ms")
-    def total_ms(self, obj: Trace) -> float | None:
-        return obj.timings_ms.get("total")
 
 
 from knowledge import admin_access  # noqa: E402,F401  (registers its admins)

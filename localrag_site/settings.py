@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "ninja",
     "core",
     "jobs",
+    "traces",
     "knowledge",
     "retrieval",
     "answering",

@@ -1,5 +1,5 @@
 """Every /search, /ask and /ask/stream request (and the workbench's asks and retrieval-lab runs)
-runs under a trace (knowledge/traces.py): its id
+runs under a trace (traces/recording.py): its id
 goes back as the X-Request-ID header (and as `trace_id` in the JSON body), and the trace is
 recorded when the response is complete — for a stream, when its last event has been sent or
 the client went away."""
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from django.http import HttpRequest, HttpResponse
 
-from knowledge.traces import Trace, trace_attach, trace_begin, trace_detach, trace_finish
+from traces.recording import Trace, trace_attach, trace_begin, trace_detach, trace_finish
 
 # path -> (operation, channel)
 TRACED = {"/search": ("search", "api"), "/ask": ("ask", "api"),

@@ -15,7 +15,7 @@ from core.errors import InvalidRequest
 from knowledge.access import Scope
 from knowledge.embeddings import EmbeddingDimMismatch, EmbeddingProvider, get_embedder
 from knowledge.schema import index_connection
-from knowledge.traces import trace_current
+from traces.recording import trace_current
 from retrieval import sql
 from retrieval.pipeline import pipeline_clock, pipeline_run
 from retrieval.types import SearchOutcome

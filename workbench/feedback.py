@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from core.errors import InvalidRequest, NotFound
-from knowledge.models import Trace
+from traces.models import Trace
 from workbench.models import Feedback
 
 RATINGS = {"up": Feedback.UP, "down": Feedback.DOWN}

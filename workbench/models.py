@@ -1,6 +1,6 @@
 """What the workbench keeps of its own: feedback on answers, evaluation question sets and runs.
 
-Traces (knowledge/traces.py) may be pruned after their retention period; feedback and runs keep
+Traces (traces/recording.py) may be pruned after their retention period; feedback and runs keep
 the trace id or the numbers they need, not a foreign key to a trace.
 """
 

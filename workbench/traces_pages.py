@@ -19,7 +19,8 @@ from django.db.models import QuerySet
 
 from core.errors import NotFound
 from knowledge.access import Caller
-from knowledge.models import Chunk, KnowledgeBase, Trace
+from knowledge.models import Chunk, KnowledgeBase
+from traces.models import Trace
 from workbench.models import Feedback
 
 PAGE_SIZE = 50

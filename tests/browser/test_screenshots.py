@@ -15,7 +15,8 @@ import pytest
 from knowledge.access import caller_for_user
 from knowledge.bases import kb_create
 from jobs.worker import Worker
-from knowledge.models import Chunk, Trace
+from knowledge.models import Chunk
+from traces.models import Trace
 from tests.browser.conftest import DESKTOP, NARROW, chrome, css, ingest, screenshot_dir, wait
 from tests.browser.conftest import sign_in as browser_sign_in
 from tests.harness import ROOT

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from knowledge.models import Trace
+from traces.models import Trace
 from tests.api.http import sse_events
 from workbench.models import Feedback
 

@@ -11,7 +11,7 @@ import pytest
 from core.config import get_config
 from knowledge.access import caller_for_user
 from knowledge.bases import kb_get
-from knowledge.models import Trace
+from traces.models import Trace
 from retrieval.services import search
 
 QUERY = "How long does a P1 incident have before it is escalated?"

@@ -9,9 +9,10 @@ import pytest
 from django.db import connection
 
 from knowledge.bases import kb_create, kb_get
-from knowledge.models import Grant, Trace
-from knowledge.traces import Trace as TraceRecord
-from knowledge.traces import trace_finish
+from knowledge.models import Grant
+from traces.models import Trace
+from traces.recording import Trace as TraceRecord
+from traces.recording import trace_finish
 from workbench.models import Feedback
 
 

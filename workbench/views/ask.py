@@ -16,7 +16,7 @@ from answering.sse import SSE_CONTENT_TYPE, SSEFrames, sse_frame, sse_response
 from core.config import get_config
 from core.errors import LocalRagError, http_status_of
 from knowledge.bases_view import kb_list_visible
-from knowledge.traces import trace_fail
+from traces.recording import trace_fail
 from workbench.answers import AnswerView, answer_error, answer_events, answer_fragment
 from workbench.auth import person_view
 from workbench.feedback import feedback_record

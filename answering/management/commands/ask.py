@@ -7,7 +7,7 @@ from core.commands import RagCommand
 from core.config import get_config
 from core.output import body_json, citation_line
 from knowledge.access import OPERATOR
-from knowledge.traces import traced
+from traces.recording import traced
 
 
 class Command(RagCommand):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from core.commands import RagCommand
 from core.config import get_config
-from knowledge.traces import traces_prune, traces_stats
+from traces.recording import traces_prune
+from traces.selectors import traces_stats
 
 
 class Command(RagCommand):

@@ -135,7 +135,7 @@ def test_log_lines_are_json_with_the_trace_id(client, sample_index, config_overr
     import logging
 
     from core.logs import JsonFormatter
-    from knowledge.traces import trace_begin, trace_finish
+    from traces.recording import trace_begin, trace_finish
 
     trace = trace_begin(operation="search", channel="cli")
     record = logging.LogRecord("localrag.test", logging.WARNING, __file__, 1, "slow: %s ms",
