@@ -32,7 +32,7 @@ import yaml
 from answering.modes import MODE_NO_ANSWER, MODE_RAG, mode_decide
 from core.config import MAX_TEXT_CHARS, Config
 from core.errors import InvalidRequest
-from knowledge.access import Scope
+from access.callers import Scope
 from knowledge.embeddings import EmbeddingProvider, get_embedder
 from retrieval.services import search
 from retrieval.types import SearchHit, SearchOutcome

@@ -29,7 +29,7 @@ from answering.services import ask
 from core.config import Config, get_config
 from core.errors import LocalRagError, Unauthorized, error_body, invalid_request_of
 from core.output import body_json
-from knowledge.access import OPERATOR, Caller, caller_for_secret
+from access.callers import OPERATOR, Caller, caller_for_secret
 from knowledge.bases_view import kb_list_visible
 from knowledge.chunks_view import chunk_get
 from knowledge.documents import document_get

@@ -34,7 +34,7 @@ from core.config import Config
 from core.db import connection_released
 from core.errors import LocalRagError, error_body
 from core.tokens import tokens_count
-from knowledge.access import Scope
+from access.callers import Scope
 from traces.recording import trace_current, trace_fail
 from retrieval.services import search
 

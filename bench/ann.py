@@ -259,7 +259,7 @@ def measure(config, kinds: dict[str, list[list[float]]], *, embedder: BenchEmbed
     """Latency over every query (after one warm-up pass) and recall@10 against `reference`
     (the exact scan's (chunk id, distance) rows), counted as `rag db index` counts it: a hit no
     farther than the exact tenth distance is found, whichever of the tied chunks it is."""
-    from knowledge.access import scope_all
+    from access.callers import scope_all
     from retrieval.vector import vector_search
 
     results: dict[str, list[list[tuple[int, float]]]] = {}

@@ -123,7 +123,7 @@ def seed(chunks: int, rng: random.Random) -> None:
 
 
 def measure(query: str, requests: int, limit: int) -> dict[str, float]:
-    from knowledge.access import scope_all
+    from access.callers import scope_all
     from retrieval.lexical import lexical_search
 
     hits = lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query=query, limit=limit)  # warm-up, and the result size

@@ -112,7 +112,7 @@ def ingest(root: Path, name: str) -> dict:
 
 def lexical_check(queries: list[str], limit: int) -> dict:
     """The pruned ranking against the exhaustive one on every query, and both one's latency."""
-    from knowledge.access import scope_all
+    from access.callers import scope_all
     from retrieval.lexical import LexicalReport, lexical_search
 
     kb_ids = scope_all().knowledge_base_ids

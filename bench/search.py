@@ -66,7 +66,7 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 def in_process(requests: int) -> dict[str, float]:
     from core.config import get_config
-    from knowledge.access import scope_all
+    from access.callers import scope_all
     from retrieval.services import search
 
     config = get_config()

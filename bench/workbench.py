@@ -70,7 +70,7 @@ def main() -> None:
     from django.test import Client
 
     from core.config import get_config
-    from knowledge.access import caller_for_user
+    from access.callers import caller_for_user
     from knowledge.ingest import vault_ingest
     from jobs.worker import Worker
     from knowledge.models import Chunk

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -90,6 +90,9 @@ DEFAULTS: dict[str, str] = {
 }
 SECRET_KEYS = frozenset({"LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY", "RAG_MCP_TOKEN"})
 ENV_FILE_VARIABLE = "LOCALRAG_ENV_FILE"
+# Set for the server's processes by `rag serve --trusted-network` (core/serving.py), never in a
+# `.env`: the API then answers callers beyond loopback without a token while no token is issued.
+TRUSTED_NETWORK_VARIABLE = "LOCALRAG_TRUSTED_NETWORK"
 EMBEDDING_DEVICES = ("cpu", "cuda", "mps")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -195,6 +198,8 @@ class Config:
     env_file: Path | None
     raw: Mapping[str, str] = field(repr=False)
     sources: Mapping[str, str] = field(repr=False)
+    # This process serves a network its operator trusts (TRUSTED_NETWORK_VARIABLE).
+    trusted_network: bool = False
 
     @property
     def embedding_spec(self) -> EmbeddingProviderSpec:
@@ -278,15 +283,17 @@ def config_load(
             raw[name], sources[name] = str(file_values[name]).strip(), ".env"
         else:
             raw[name], sources[name] = default, "default"
-    return _validate(raw, sources, project_root=project_root, env_file=env_file)
+    config = _validate(raw, sources, project_root=project_root, env_file=env_file)
+    return replace(config, trusted_network=environ.get(TRUSTED_NETWORK_VARIABLE) == "1")
 
 
 def config_with(config: Config, **variables: str) -> Config:
     """`config` with some variables (by name, e.g. RAG_CANDIDATES="30") set otherwise, checked
     by the same validation as at start-up; reads no file. ConfigError names the one at fault."""
-    return _validate({**config.raw, **variables},
-                     {**config.sources, **{name: "override" for name in variables}},
-                     project_root=config.project_root, env_file=config.env_file)
+    checked = _validate({**config.raw, **variables},
+                        {**config.sources, **{name: "override" for name in variables}},
+                        project_root=config.project_root, env_file=config.env_file)
+    return replace(checked, trusted_network=config.trusted_network)
 
 
 def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Path | None,

@@ -16,11 +16,12 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Protocol
 
 from django.conf import settings
 
-from core.config import Config
+from core.config import TRUSTED_NETWORK_VARIABLE, Config, config_use, get_config
 from core.errors import InvalidRequest, LocalRagError
 
 
@@ -34,19 +35,18 @@ def host_is_loopback(host: str) -> bool:
         return False
 
 
-# Set for the server's processes by `rag serve --trusted-network`: the API then answers callers
-# beyond loopback without a token while no token is issued (knowledge/auth.py reads it).
-TRUSTED_NETWORK_VARIABLE = "LOCALRAG_TRUSTED_NETWORK"
-
-
 def serve_exposure_check(*, host: str, config: Config, trusted_network: bool) -> None:
     """Refuse to serve beyond this machine when no caller there could use it safely: without
     RAG_API_TOKEN or an issued token (`rag token create`), unless the operator says the network
     is trusted (then the API answers anyone who can reach the port)."""
+    # The environment carries it to the server's child processes; this one's configuration is
+    # already loaded, so it is told directly (access/auth.py reads it there).
     if trusted_network:
         os.environ[TRUSTED_NETWORK_VARIABLE] = "1"
+        config_use(replace(get_config(), trusted_network=True))
         return
     os.environ.pop(TRUSTED_NETWORK_VARIABLE, None)
+    config_use(replace(get_config(), trusted_network=False))
     if host_is_loopback(host) or config.rag_api_token or _tokens_issued(config):
         return
     raise InvalidRequest(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ninja import Router
 
 from core.config import get_config
-from knowledge.auth import request_caller
+from access.auth import request_caller
 from knowledge.schema import schema_state
 from knowledge.selectors import health_report
 

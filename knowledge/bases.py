@@ -13,6 +13,7 @@ from pathlib import Path
 
 from django.db import connection, transaction
 
+from access.models import ApiToken, Grant
 from core.config import Config
 from core.db import db_errors_translated
 from core.errors import Conflict, InvalidRequest, NotFound
@@ -116,8 +117,6 @@ def kb_source_documents_move(*, knowledge_base_id: int, path: str) -> None:
 def kb_delete(*, slug: str) -> None:
     """Remove an empty knowledge base (its documents forgotten first) with its sources, grants
     and token links; `default` and a base that still holds documents are refused."""
-    from knowledge.models import ApiToken, Grant
-
     base = kb_get(slug)
     with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
         Grant.objects.filter(knowledge_base_id=base.id).delete()
@@ -149,12 +148,6 @@ def kb_list(*, slugs: list[str] | None = None,
                               documents=documents, chunks=chunks,
                               sources=sources.get(base_id, []))
             for base_id, slug, name, description, documents, chunks in rows]
-
-
-def kb_ids_all() -> tuple[int, ...]:
-    with db_errors_translated(), connection.cursor() as cursor:
-        cursor.execute(sql.KB_IDS)
-        return tuple(row[0] for row in cursor.fetchall())
 
 
 def source_base(*, path: str) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from knowledge.access import Caller
+from access.callers import Caller
 from knowledge.bases import KnowledgeBaseInfo, kb_list
 
 

@@ -10,7 +10,7 @@ from django.db import connection
 from core.db import db_errors_translated
 from core.errors import NotFound
 from knowledge import sql
-from knowledge.access import Caller
+from access.callers import Caller
 
 
 def chunk_get(*, caller: Caller, chunk_id: int) -> dict[str, Any]:

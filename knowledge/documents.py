@@ -26,7 +26,7 @@ from core.config import Config, get_config
 from core.db import db_errors_translated
 from core.errors import Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType
 from knowledge import sql
-from knowledge.access import Caller
+from access.callers import Caller
 from knowledge.bases import kb_get, uploads_folder
 from knowledge.formats import NOTE_SUFFIX, format_name, suffix_of
 from knowledge.formats.base import FormatRejected

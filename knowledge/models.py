@@ -4,14 +4,10 @@ Unmanaged models over the tables of knowledge/schema.sql (the schema's source of
 never creates or alters those tables; they exist for the admin and for simple ORM reads. Writes
 of the index go through knowledge.store with psycopg (set-based statements in knowledge.sql).
 Knowledge bases and their sources are edited in the admin; everything else there is read-only.
-
-Grants and API tokens belong to Django's users, so they are ordinary managed models with
-migrations.
 """
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
@@ -172,55 +168,3 @@ class DocumentVersion(models.Model):
 
     def __str__(self) -> str:
         return f"version {self.pk} of document {self.document_id} ({self.status})"
-
-
-class Grant(models.Model):
-    """A user's role on a knowledge base: readers search and ask; maintainers also upload,
-    delete and reindex. Superusers need no grant."""
-
-    READER = "reader"
-    MAINTAINER = "maintainer"
-    ROLES = [(READER, "reader"), (MAINTAINER, "maintainer")]
-
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                             related_name="knowledge_grants")
-    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE,
-                                       related_name="grants", db_constraint=False)
-    role = models.CharField(max_length=16, choices=ROLES, default=READER)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["user", "knowledge_base"],
-                                               name="one_grant_per_user_and_base")]
-        ordering = ["knowledge_base_id", "user_id"]
-
-    def __str__(self) -> str:
-        return f"{self.user} {self.role} on {self.knowledge_base}"
-
-
-class ApiToken(models.Model):
-    """An API token issued to a user: only the SHA-256 of the secret is stored. It acts with
-    its user's grants, narrowed to `knowledge_bases` (when any are listed) and to reading when
-    `read_only`."""
-
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                             related_name="api_tokens")
-    name = models.CharField(max_length=100, blank=True, default="")
-    prefix = models.CharField(max_length=16, help_text="the token's first characters, to "
-                                                       "recognise it; not secret")
-    token_hash = models.CharField(max_length=64, unique=True)
-    read_only = models.BooleanField(default=False)
-    # True when the token was issued for listed knowledge bases: it then reads at most those,
-    # and nothing once they are all gone (an empty list must not mean "every base").
-    narrowed = models.BooleanField(default=False)
-    knowledge_bases = models.ManyToManyField(KnowledgeBase, blank=True, related_name="+",
-                                             db_constraint=False)
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
-    revoked_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-id"]
-
-    def __str__(self) -> str:
-        return f"token {self.pk} ({self.prefix}…) of {self.user}"

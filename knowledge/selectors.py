@@ -9,7 +9,7 @@ from django.db import connection
 from core.config import Config
 from core.db import db_errors_translated
 from knowledge import sql
-from knowledge.access import Scope
+from access.callers import Scope
 from knowledge.embeddings import embedder_status, embedding_native_dim
 from knowledge.schema import index_connection, schema_error, schema_state
 from knowledge.vector_path import vector_path_plan

@@ -21,7 +21,7 @@ def _jobs_worker() -> BackgroundWorker:
 
 
 def _tokens_issued(config) -> bool:
-    from knowledge.access import access_control_on
+    from access.callers import access_control_on
 
     return access_control_on(config=config)
 

@@ -13,7 +13,7 @@ from ninja.renderers import JSONRenderer
 from answering.api import router as answering_router
 from core.errors import LocalRagError, error_body, invalid_request_of
 from knowledge.api import router as knowledge_router
-from knowledge.auth import caller_auth
+from access.auth import caller_auth
 from knowledge.documents_api import router as documents_router
 from localrag_site.http_errors import body_drain
 from retrieval.api import router as retrieval_router
@@ -33,7 +33,7 @@ api = NinjaAPI(
     description="Answers from a local Markdown / Obsidian knowledge base, with citations.",
     docs_url="/docs",
     openapi_url="/openapi.json",
-    # Every operation gets its caller (knowledge/auth.py), or 401; /health opts out.
+    # Every operation gets its caller (access/auth.py), or 401; /health opts out.
     auth=caller_auth,
 )
 api.add_router("", knowledge_router)

@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "core",
     "jobs",
     "traces",
+    "access",
     "knowledge",
     "retrieval",
     "answering",

@@ -2,9 +2,11 @@ from django.contrib import admin
 from django.contrib.staticfiles.views import serve
 from django.urls import include, path, re_path
 
+from localrag_site import admin_moved
 from localrag_site.api import api
 
 urlpatterns = [
+    re_path(admin_moved.PATTERN, admin_moved.admin_moved),
     path("admin/", admin.site.urls),
     path("workbench/", include("workbench.urls")),
     # gunicorn serves no static files; the admin's own CSS/JS come straight from the app.

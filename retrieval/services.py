@@ -12,7 +12,7 @@ import psycopg
 from core.config import EMBEDDING_DIM, MAX_TEXT_CHARS, TOP_K_RANGE, Config
 from core.db import db_errors_translated
 from core.errors import InvalidRequest
-from knowledge.access import Scope
+from access.callers import Scope
 from knowledge.embeddings import EmbeddingDimMismatch, EmbeddingProvider, get_embedder
 from knowledge.schema import index_connection
 from traces.recording import trace_current

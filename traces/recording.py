@@ -67,7 +67,7 @@ class Trace:
     _log_token: contextvars.Token | None = field(default=None, repr=False)
 
     def caller_set(self, caller: Any) -> None:
-        """Who asked: a knowledge.access.Caller (its label and ids, never a secret)."""
+        """Who asked: an access.callers.Caller (its label and ids, never a secret)."""
         if caller is not None and hasattr(caller, "label"):
             self.caller = caller.label
             self.user_id = caller.user_id

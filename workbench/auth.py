@@ -1,5 +1,5 @@
 """Who a workbench request acts for: the signed-in person, as a `Caller` of
-knowledge/access.py — the same object the API and MCP use, so every page reads exactly the
+access/callers.py — the same object the API and MCP use, so every page reads exactly the
 knowledge bases that person's grants allow."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import resolve_url
 
 from core.errors import Forbidden, NotFound
-from knowledge.access import caller_for_user
+from access.callers import caller_for_user
 
 
 def person_view(view):

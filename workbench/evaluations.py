@@ -20,7 +20,7 @@ from django.utils import timezone
 from answering.evaluation import Question, evaluate, questions_parse
 from core.config import RETRIEVAL_MODES, get_config
 from core.errors import Conflict, InvalidRequest, LocalRagError, NotFound
-from knowledge.access import Caller, Scope, caller_for_user
+from access.callers import Caller, Scope, caller_for_user
 from jobs.queue import JobRecord, job_enqueue, job_get
 from jobs.worker import JobContext, JobPermanentError, LeaseLost
 from retrieval.services import top_k_validate

@@ -12,7 +12,7 @@ from django.core.paginator import Page, Paginator
 
 from core.config import Config
 from core.errors import Conflict, InvalidRequest, NotFound
-from knowledge.access import Caller
+from access.callers import Caller
 from knowledge.bases_view import kb_entry
 from knowledge.documents import (
     JOB_DELETE,

@@ -21,7 +21,7 @@ from core.config import (
     config_with,
 )
 from core.errors import InvalidRequest
-from knowledge.access import Caller
+from access.callers import Caller
 from retrieval.rerank import RERANKERS, reranker_status
 from retrieval.services import search
 from retrieval.types import SearchHit

@@ -21,7 +21,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from core.errors import NotFound
-from knowledge.access import Caller
+from access.callers import Caller
 from knowledge.chunks_view import chunk_get
 from knowledge.models import Chunk, Document
 

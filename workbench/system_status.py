@@ -14,7 +14,7 @@ from answering.llm import LLMConfigMissing, llm_config_check
 from core.config import Config
 from core.db import db_errors_translated, raw_connection
 from core.errors import LocalRagError
-from knowledge.access import Caller
+from access.callers import Caller
 from knowledge.bases_view import kb_list_visible
 from knowledge.selectors import health_report
 from knowledge.vector_index import VectorIndex, vector_index_status

@@ -18,7 +18,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 
 from core.errors import NotFound
-from knowledge.access import Caller
+from access.callers import Caller
 from knowledge.models import Chunk, KnowledgeBase
 from traces.models import Trace
 from workbench.models import Feedback

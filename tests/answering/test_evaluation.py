@@ -25,7 +25,7 @@ from answering.evaluation import (
 )
 from core.config import get_config
 from core.errors import InvalidRequest
-from knowledge.access import scope_all
+from access.callers import scope_all
 from retrieval.services import search
 from retrieval.types import SearchHit, SearchOutcome
 from tests.harness import ROOT

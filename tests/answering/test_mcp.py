@@ -19,7 +19,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from core.config import get_config
-from knowledge.access import token_create, token_revoke
+from access.api_tokens import token_create, token_revoke
 from knowledge.bases import kb_create
 from knowledge.ingest import vault_ingest
 from tests.api.leaks_fixtures import QUERY, QUESTION, notes_write, raw_check

@@ -18,10 +18,10 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 
 from core.config import get_config
-from knowledge.access import token_create
+from access.api_tokens import token_create
 from knowledge.bases import kb_create
 from knowledge.ingest import vault_ingest
-from knowledge.models import Grant
+from access.models import Grant
 from tests.api.http import sse_events
 
 # Everything that names a base: its slug, name, marker word, identifier and folder. The slugs

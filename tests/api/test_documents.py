@@ -12,7 +12,7 @@ from django.db import connection
 from django.test import Client
 from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 
-from knowledge.access import token_create
+from access.api_tokens import token_create
 from knowledge.bases import kb_create
 from jobs.worker import Worker
 from tests.api.http import error_of
@@ -178,7 +178,8 @@ def test_roles_readers_cannot_upload_or_delete_and_others_see_nothing(client, cl
                                                                      project):
     from django.contrib.auth import get_user_model
 
-    from knowledge.models import Grant, KnowledgeBase
+    from knowledge.models import KnowledgeBase
+    from access.models import Grant
 
     users = get_user_model()
     reader = users.objects.create_user("rita")

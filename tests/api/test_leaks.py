@@ -20,7 +20,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection, transaction
 
 from core.config import get_config
-from knowledge.access import token_revoke
+from access.api_tokens import token_revoke
 from knowledge.vector_index import vector_index_build
 from tests.api.http import error_of
 from tests.api.leaks_fixtures import (

@@ -15,7 +15,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from knowledge.bases import kb_get
-from knowledge.models import Grant
+from access.models import Grant
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")

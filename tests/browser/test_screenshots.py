@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.access import caller_for_user
+from access.callers import caller_for_user
 from knowledge.bases import kb_create
 from jobs.worker import Worker
 from knowledge.models import Chunk

@@ -196,7 +196,7 @@ def test_the_workbench_over_gunicorn(clean_tables, serve, run_cli):
     from django.contrib.auth import get_user_model
 
     from knowledge.bases import kb_get
-    from knowledge.models import Grant
+    from access.models import Grant
 
     assert run_cli("ingest", "samples/acme-vault").returncode == 0
     from django.contrib.auth.hashers import PBKDF2PasswordHasher

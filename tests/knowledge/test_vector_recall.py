@@ -14,7 +14,7 @@ import pytest
 from pgvector import Vector
 
 from core.config import get_config
-from knowledge.access import scope_all
+from access.callers import scope_all
 from knowledge.embeddings import FakeLexicalEmbedder
 from knowledge.embeddings.base import ChunkText
 from knowledge.schema import index_connection

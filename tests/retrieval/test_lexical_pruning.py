@@ -149,7 +149,7 @@ def test_identifier_hits_inside_compounds_are_scored_at_every_budget(monkeypatch
                 [document, index, text, built.terms, built.length])
             if index == 0:
                 (compound,) = cursor.fetchone()
-    from knowledge.access import scope_all
+    from access.callers import scope_all
 
     kb_ids = scope_all().knowledge_base_ids
     hits = lexical_search(query="foo_bar", limit=3, knowledge_base_ids=kb_ids)

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 
 from core.errors import InvalidRequest
-from knowledge.access import scope_all
+from access.callers import scope_all
 from knowledge.lexical import chunk_lexical_build, tsvector_literal_build
 from knowledge.schema import index_connection
 from retrieval import sql

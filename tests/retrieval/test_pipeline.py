@@ -10,7 +10,7 @@ import pytest
 from pgvector import Vector
 
 from core.config import get_config
-from knowledge.access import scope_all
+from access.callers import scope_all
 from knowledge.embeddings import get_embedder
 from knowledge.schema import index_connection
 from retrieval.fusion import agreed_vector_weight, channel_agreement

@@ -7,7 +7,7 @@ from django.db import connection
 
 from core.config import get_config
 from core.errors import InvalidRequest
-from knowledge.access import scope_all
+from access.callers import scope_all
 from knowledge.embeddings import EmbeddingDimMismatch, FakeLexicalEmbedder
 from retrieval.services import search
 from retrieval.vector import RetrievalNotReady

@@ -14,7 +14,7 @@ from django.core.management import call_command
 from pgvector import Vector
 
 from core.config import get_config
-from knowledge.access import scope_all
+from access.callers import scope_all
 from knowledge.embeddings import FakeLexicalEmbedder
 from knowledge.schema import index_connection
 from knowledge.vector_index import (

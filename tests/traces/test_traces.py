@@ -117,7 +117,7 @@ def test_prune_deletes_traces_past_the_retention(sample_index, client, days, lef
 def test_a_token_is_never_in_a_trace(client, sample_index):
     from django.contrib.auth import get_user_model
 
-    from knowledge.access import token_create
+    from access.api_tokens import token_create
 
     get_user_model().objects.create_superuser("tracer")
     secret = token_create(username="tracer").secret

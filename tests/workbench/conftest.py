@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from knowledge.bases import kb_get
-from knowledge.models import Grant
+from access.models import Grant
 
 PASSWORD = "a long test password 1"
 

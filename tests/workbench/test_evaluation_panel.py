@@ -11,11 +11,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from answering.evaluation import evaluate, questions_load
 from core.config import get_config
-from knowledge.access import Scope
+from access.callers import Scope
 from knowledge.bases import kb_create, kb_get
 from jobs.queue import job_cancel, job_get
 from jobs.worker import Worker
-from knowledge.models import Grant
+from access.models import Grant
 from tests.harness import ROOT
 from workbench.models import EvalRun, QuestionSet
 

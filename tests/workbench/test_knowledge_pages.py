@@ -12,7 +12,8 @@ from django.db import connection
 
 from knowledge.bases import kb_create
 from jobs.worker import Worker
-from knowledge.models import Document, Grant
+from knowledge.models import Document
+from access.models import Grant
 from tests.knowledge.formats.files import pdf_bytes
 from workbench import knowledge_pages
 

@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 import pytest
 
 from core.config import get_config
-from knowledge.access import caller_for_user
+from access.callers import caller_for_user
 from knowledge.bases import kb_get
 from traces.models import Trace
 from retrieval.services import search

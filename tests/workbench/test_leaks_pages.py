@@ -18,7 +18,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.test import Client
 
-from knowledge.access import caller_for_user
+from access.callers import caller_for_user
 from knowledge.documents import document_upload
 from tests.api.leaks_fixtures import QUERY, QUESTION, raw_check, slugs_seen, world_build
 from workbench.models import EvalRun, QuestionSet

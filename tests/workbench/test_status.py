@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 from knowledge.bases import kb_create
-from knowledge.models import Chunk, Document, Grant
+from knowledge.models import Chunk, Document
+from access.models import Grant
 
 LLM_KEY = "sk-test-LLMKEY-4f9a2c"
 RERANK_KEY = "rr-test-RERANKKEY-77d1"

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 
 from knowledge.bases import kb_create, kb_get
-from knowledge.models import Grant
+from access.models import Grant
 from traces.models import Trace
 from traces.recording import Trace as TraceRecord
 from traces.recording import trace_finish

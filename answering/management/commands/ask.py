@@ -6,7 +6,7 @@ from answering.services import ask
 from core.commands import RagCommand
 from core.config import get_config
 from core.output import body_json, citation_line
-from knowledge.access import OPERATOR
+from access.callers import OPERATOR
 from traces.recording import traced
 
 

@@ -12,7 +12,7 @@ from core.commands import RagCommand
 from core.config import get_config
 from core.errors import EXIT_FAILURE, InvalidRequest
 from core.output import body_json
-from knowledge.access import OPERATOR
+from access.callers import OPERATOR
 from retrieval.services import top_k_validate
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from core.commands import RagCommand
 from core.config import get_config
 from core.output import body_json, citation_line
-from knowledge.access import OPERATOR
+from access.callers import OPERATOR
 from traces.recording import traced
 from retrieval.schemas import SearchResponse
 from retrieval.services import search, search_body

@@ -21,7 +21,7 @@ from knowledge.ingest import vault_ingest
 from knowledge.selectors import health_report
 from core import config as module
 from retrieval.services import search
-from knowledge.access import scope_all
+from access.callers import scope_all
 
 config = module.get_config()
 vault_ingest(vault_path=sys.argv[1], config=config, prepare_workers=0)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from knowledge.access import scope_all
+from access.callers import scope_all
 from knowledge.embeddings import ChunkText, get_embedder
 from knowledge.embeddings import local as local_models
 from knowledge.embeddings.local import QWEN_INSTRUCTION, document_text, model_load

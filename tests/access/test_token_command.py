@@ -8,9 +8,9 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from core.config import get_config
-from knowledge.access import caller_for_secret
+from access.callers import caller_for_secret
 from knowledge.bases import kb_create
-from knowledge.models import ApiToken, Grant
+from access.models import ApiToken, Grant
 from tests.commands.support import rag_ok, rag_refused
 
 

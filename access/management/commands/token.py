@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from access.api_tokens import token_create, token_revoke, tokens_list
 from core.commands import RagCommand
-from knowledge.access import token_create, token_revoke, tokens_list
 
 
 class Command(RagCommand):

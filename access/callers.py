@@ -1,4 +1,5 @@
-"""Who may read and maintain which knowledge bases: callers, scopes and API tokens.
+"""Who may read and maintain which knowledge bases: callers and scopes (tokens are issued by
+access/api_tokens.py).
 
 Every retrieval query takes a `Scope`, the explicit list of knowledge base ids it may read, and
 filters on it inside its SQL (`knowledge_base_id = ANY(...)`); nothing is dropped afterwards. A
@@ -16,19 +17,17 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from django.db import connection, transaction
+from django.db import connection
 
+from access import sql
+from access.models import Grant
 from core.config import Config
 from core.db import db_errors_translated
 from core.errors import Forbidden, NotFound
-from knowledge import sql
-from knowledge.bases import kb_ids_all
-from knowledge.models import Grant
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractUser
@@ -66,7 +65,8 @@ class Caller:
         readable = set(kb_ids_all()) if self.everything else set(self.readable)
         if slugs is None:
             return Scope.of(readable)
-        ids = _ids_by_slug(slugs)
+        with db_errors_translated(), connection.cursor() as cursor:
+            ids = kb_ids_by_slug(cursor, slugs)
         for slug in slugs:
             if ids.get(slug) not in readable:
                 raise NotFound(f"knowledge base not found: {slug}",
@@ -160,67 +160,21 @@ def token_digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-@dataclass(frozen=True)
-class IssuedToken:
-    id: int
-    secret: str  # shown once, stored nowhere
-    prefix: str
-
-
-def token_create(*, username: str, slugs: list[str] | None = None, read_only: bool = False,
-                 name: str = "") -> IssuedToken:
-    """Issue a token to a user; only its SHA-256 is stored."""
-    secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    prefix = secret[:10]
-    with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(sql.USER_BY_NAME, [username])
-        row = cursor.fetchone()
-        if row is None:
-            raise NotFound(f"no user named {username!r}; create one with `rag createsuperuser` "
-                           "or in the admin", details={"user": username})
-        user_id = row[0]
-        ids = _ids_by_slug(slugs or [])
-        missing = [slug for slug in slugs or [] if slug not in ids]
-        if missing:
-            raise NotFound(f"knowledge base not found: {missing[0]}",
-                           details={"knowledge_base": missing[0]})
-        cursor.execute(sql.TOKEN_INSERT, [user_id, name, prefix, token_digest(secret), read_only,
-                                          bool(slugs)])
-        token_id = cursor.fetchone()[0]
-        for base_id in sorted(set(ids.values())):
-            cursor.execute(sql.TOKEN_BASE_INSERT, [token_id, base_id])
-    return IssuedToken(id=token_id, secret=secret, prefix=prefix)
-
-
-def tokens_list() -> list[dict]:
-    with db_errors_translated(), connection.cursor() as cursor:
-        cursor.execute(sql.TOKENS_LIST)
-        columns = [column.name for column in cursor.description]
-        return [dict(zip(columns, row)) for row in cursor.fetchall()]
-
-
-def token_revoke(*, token_id: int) -> None:
-    with db_errors_translated(), connection.cursor() as cursor:
-        cursor.execute(sql.TOKEN_REVOKE, [token_id])
-        if cursor.fetchone() is None:
-            raise NotFound(f"no active token with id {token_id}", details={"id": token_id})
-
-
-def tokens_revoke(*, token_ids: Iterable[int]) -> int:
-    """Revoke many tokens in one statement; returns how many were active until now."""
-    with db_errors_translated(), connection.cursor() as cursor:
-        cursor.execute(sql.TOKENS_REVOKE, [list(token_ids)])
-        return len(cursor.fetchall())
-
-
-def _ids_by_slug(slugs: list[str]) -> dict[str, int]:
+def kb_ids_by_slug(cursor, slugs: list[str]) -> dict[str, int]:
+    """slug -> id of those of `slugs` that exist."""
     if not slugs:
         return {}
-    with db_errors_translated(), connection.cursor() as cursor:
-        cursor.execute(sql.KB_IDS_BY_SLUG, [list(slugs)])
-        return dict(cursor.fetchall())
+    cursor.execute(sql.KB_IDS_BY_SLUG, [list(slugs)])
+    return dict(cursor.fetchall())
 
 
 def scope_all() -> Scope:
     """Every knowledge base, for the local operator's tools (CLI, eval, benchmarks)."""
     return OPERATOR.scope()
+
+
+def kb_ids_all() -> tuple[int, ...]:
+    """Every knowledge base's id: what a caller that may read everything reads now."""
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.KB_IDS)
+        return tuple(row[0] for row in cursor.fetchall())

@@ -1,4 +1,4 @@
-"""Callers, scopes and API tokens (knowledge/access.py) on the real database."""
+"""Callers, scopes and API tokens (access/callers.py, access/api_tokens.py) on the real database."""
 
 from __future__ import annotations
 
@@ -10,16 +10,11 @@ from django.db import connection
 
 from core.config import get_config
 from core.errors import NotFound
-from knowledge.access import (
-    OPERATOR,
-    access_control_on,
-    caller_for_secret,
-    token_create,
-    token_revoke,
-    tokens_list,
-)
-from knowledge.bases import DEFAULT_SLUG, kb_create, kb_get, kb_ids_all
-from knowledge.models import ApiToken, Grant
+from access.callers import OPERATOR, access_control_on, caller_for_secret
+from access.api_tokens import token_create, token_revoke, tokens_list
+from knowledge.bases import DEFAULT_SLUG, kb_create, kb_get
+from access.callers import kb_ids_all
+from access.models import ApiToken, Grant
 
 pytestmark = pytest.mark.django_db
 
@@ -187,7 +182,8 @@ def test_a_narrowed_token_reads_nothing_once_its_bases_are_gone(config_override)
     """Deleting the only base a token was narrowed to must not widen it to every base."""
     from django.contrib.auth import get_user_model
 
-    from knowledge.access import caller_for_secret, token_create
+    from access.callers import caller_for_secret
+    from access.api_tokens import token_create
     from knowledge.bases import kb_create
     from knowledge.models import KnowledgeBase
 

@@ -1,5 +1,5 @@
 """Bearer authentication of the API: every operation that reads or changes knowledge gets a
-`Caller` (knowledge/access.py) as `request.auth`, or the request is answered 401.
+`Caller` (access/callers.py) as `request.auth`, or the request is answered 401.
 
 Compatibility with the first release: while access control is off (no token issued, no
 RAG_API_TOKEN), a request from loopback — or any request to a server started with
@@ -11,15 +11,13 @@ exists, every such call needs one.
 from __future__ import annotations
 
 import ipaddress
-import os
 from typing import Any
 
 from django.http import HttpRequest
 from ninja.security import HttpBearer
 
-from core.config import get_config
-from core.serving import TRUSTED_NETWORK_VARIABLE
-from knowledge.access import Caller, access_control_on, caller_for_secret
+from access.callers import Caller, access_control_on, caller_for_secret
+from core.config import Config, get_config
 
 OPEN_CALLER = Caller(label="open access (no token issued)", readable=frozenset(),
                      writable=frozenset(), everything=True)
@@ -28,7 +26,7 @@ OPEN_CALLER = Caller(label="open access (no token issued)", readable=frozenset()
 class CallerAuth(HttpBearer):
     def __call__(self, request: HttpRequest) -> Any:
         config = get_config()
-        if not access_control_on(config=config) and _open_to(request):
+        if not access_control_on(config=config) and _open_to(request, config=config):
             return OPEN_CALLER
         return super().__call__(request)
 
@@ -40,7 +38,7 @@ def request_caller(request: HttpRequest) -> Caller | None:
     """The caller of a request to an operation without required auth (/health): its caller
     when it sent valid credentials or access control is off for it, else None."""
     config = get_config()
-    if not access_control_on(config=config) and _open_to(request):
+    if not access_control_on(config=config) and _open_to(request, config=config):
         return OPEN_CALLER
     header = request.headers.get("Authorization", "")
     scheme, _, secret = header.partition(" ")
@@ -54,8 +52,8 @@ def request_caller(request: HttpRequest) -> Caller | None:
 PROXY_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Real-IP")
 
 
-def _open_to(request: HttpRequest) -> bool:
-    if os.environ.get(TRUSTED_NETWORK_VARIABLE) == "1":
+def _open_to(request: HttpRequest, *, config: Config) -> bool:
+    if config.trusted_network:
         return True
     if any(header in request.headers for header in PROXY_HEADERS):
         return False

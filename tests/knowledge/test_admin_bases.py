@@ -1,4 +1,4 @@
-"""The admin of knowledge bases, sources, grants and tokens (knowledge/admin_access.py)."""
+"""The admin of knowledge bases, sources, grants and tokens (knowledge/admin.py, access/admin.py)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,15 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from core.config import get_config
-from knowledge.access import caller_for_secret, token_create
+from access.callers import caller_for_secret
+from access.api_tokens import token_create
 from knowledge.bases import DEFAULT_SLUG, kb_create, kb_get
 from knowledge.ingest import vault_ingest
-from knowledge.models import ApiToken, Chunk, Document, Grant, KnowledgeBase, KnowledgeBaseSource
+from knowledge.models import Chunk, Document, KnowledgeBase, KnowledgeBaseSource
+from access.models import ApiToken, Grant
 
 ADMIN = "/admin/knowledge"
+ACCESS_ADMIN = "/admin/access"
 
 
 @pytest.fixture
@@ -35,13 +38,14 @@ def inline_management(prefix: str, total: int) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("page", [
-    "knowledgebase/", "knowledgebase/add/", "knowledgebasesource/", "knowledgebasesource/add/",
-    "grant/", "grant/add/", "apitoken/"])
+    f"{ADMIN}/knowledgebase/", f"{ADMIN}/knowledgebase/add/", f"{ADMIN}/knowledgebasesource/",
+    f"{ADMIN}/knowledgebasesource/add/", f"{ACCESS_ADMIN}/grant/", f"{ACCESS_ADMIN}/grant/add/",
+    f"{ACCESS_ADMIN}/apitoken/"])
 def test_pages_render_for_a_superuser(admin_client, handbook, page):
     alice = get_user_model().objects.create_user(username="alice")
     Grant.objects.create(user=alice, knowledge_base=handbook, role=Grant.READER)
     token_create(username="alice", slugs=["handbook"])
-    assert admin_client.get(f"{ADMIN}/{page}").status_code == 200
+    assert admin_client.get(page).status_code == 200
 
 
 def test_change_pages_render_with_sources_and_grants_inline(admin_client, handbook):
@@ -51,7 +55,7 @@ def test_change_pages_render_with_sources_and_grants_inline(admin_client, handbo
     page = admin_client.get(f"{ADMIN}/knowledgebase/{handbook.pk}/change/").content.decode()
     assert source.path in page and 'name="grants-0-role"' in page
     assert admin_client.get(f"{ADMIN}/knowledgebasesource/{source.pk}/change/").status_code == 200
-    assert admin_client.get(f"{ADMIN}/grant/{grant.pk}/change/").status_code == 200
+    assert admin_client.get(f"{ACCESS_ADMIN}/grant/{grant.pk}/change/").status_code == 200
 
 
 def test_the_base_list_counts_documents_and_chunks(admin_client, handbook):
@@ -96,16 +100,16 @@ def test_token_admin_never_shows_the_hash_and_cannot_add_change_or_delete(admin_
     get_user_model().objects.create_user(username="alice")
     issued = token_create(username="alice", name="laptop")
     token = ApiToken.objects.get(pk=issued.id)
-    listing = admin_client.get(f"{ADMIN}/apitoken/").content.decode()
-    detail = admin_client.get(f"{ADMIN}/apitoken/{token.pk}/change/").content.decode()
+    listing = admin_client.get(f"{ACCESS_ADMIN}/apitoken/").content.decode()
+    detail = admin_client.get(f"{ACCESS_ADMIN}/apitoken/{token.pk}/change/").content.decode()
     for page in (listing, detail):
         assert issued.prefix in page and "laptop" in page
         assert token.token_hash not in page and issued.secret not in page
         assert "token_hash" not in page
-    assert f"{ADMIN}/apitoken/add/" not in listing
+    assert f"{ACCESS_ADMIN}/apitoken/add/" not in listing
     assert 'name="_save"' not in detail
-    assert admin_client.get(f"{ADMIN}/apitoken/add/").status_code == 403
-    assert admin_client.post(f"{ADMIN}/apitoken/{token.pk}/delete/",
+    assert admin_client.get(f"{ACCESS_ADMIN}/apitoken/add/").status_code == 403
+    assert admin_client.post(f"{ACCESS_ADMIN}/apitoken/{token.pk}/delete/",
                              {"post": "yes"}).status_code == 403
     assert ApiToken.objects.filter(pk=token.pk).exists()
 
@@ -113,7 +117,7 @@ def test_token_admin_never_shows_the_hash_and_cannot_add_change_or_delete(admin_
 def test_revoke_action_revokes_the_selected_tokens_only(admin_client, db):
     get_user_model().objects.create_user(username="alice")
     first, second, kept = (token_create(username="alice") for _ in range(3))
-    response = admin_client.post(f"{ADMIN}/apitoken/", {
+    response = admin_client.post(f"{ACCESS_ADMIN}/apitoken/", {
         "action": "revoke_tokens", "_selected_action": [first.id, second.id], "index": "0"},
         follow=True)
     assert "2 tokens revoked" in response.content.decode()
@@ -123,7 +127,7 @@ def test_revoke_action_revokes_the_selected_tokens_only(admin_client, db):
     assert caller_for_secret(kept.secret, config=config) is not None
     revoked_at = ApiToken.objects.get(pk=first.id).revoked_at
     assert revoked_at is not None
-    again = admin_client.post(f"{ADMIN}/apitoken/", {
+    again = admin_client.post(f"{ACCESS_ADMIN}/apitoken/", {
         "action": "revoke_tokens", "_selected_action": [first.id], "index": "0"}, follow=True)
     assert "0 tokens revoked" in again.content.decode()
     assert ApiToken.objects.get(pk=first.id).revoked_at == revoked_at
