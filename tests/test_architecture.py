@@ -1,5 +1,6 @@
-"""The layers import one way: core <- knowledge <- retrieval <- answering <- workbench <-
-localrag_site.
+"""The layers import one way: core <- access, jobs, traces <- knowledge <- retrieval <-
+answering <- workbench <- localrag_site. Apps of one layer (access, jobs, traces) are peers that
+import none of each other.
 
 Parsed, not imported: every `import` and `from ... import` in a module counts, including those
 inside functions and `if TYPE_CHECKING:` blocks, because a lazy import is still a dependency.
@@ -14,7 +15,13 @@ import pytest
 
 from tests.harness import ROOT
 
-LAYERS = ("core", "knowledge", "retrieval", "answering", "workbench", "localrag_site")
+TIERS = (("core",), ("access", "jobs", "traces"), ("knowledge",), ("retrieval",), ("answering",),
+         ("workbench",), ("localrag_site",))
+LAYERS = tuple(package for tier in TIERS for package in tier)
+
+
+def tier_of(package: str) -> int:
+    return next(index for index, tier in enumerate(TIERS) if package in tier)
 
 
 def imported_packages(source: str, *, package: str) -> set[str]:
@@ -33,9 +40,10 @@ def imported_packages(source: str, *, package: str) -> set[str]:
 
 
 def layer_violations(source: str, *, package: str) -> set[str]:
-    """Higher layers that a module of `package` imports."""
-    higher = set(LAYERS[LAYERS.index(package) + 1:])
-    return imported_packages(source, package=package) & higher
+    """Higher layers, and peers of its own layer, that a module of `package` imports."""
+    forbidden = {other for other in LAYERS
+                 if other != package and tier_of(other) >= tier_of(package)}
+    return imported_packages(source, package=package) & forbidden
 
 
 def project_modules() -> list[tuple[str, Path]]:
@@ -64,6 +72,11 @@ def test_every_layer_has_modules_to_check():
     ("retrieval", "import localrag_site.settings", {"localrag_site"}),
     ("answering", "from retrieval.services import search\nfrom core import db\n", set()),
     ("knowledge", "from . import sql\nfrom .embeddings import base\n", set()),
+    ("knowledge", "from access.callers import Scope\nfrom jobs.worker import JobContext\n", set()),
+    ("access", "from knowledge.models import KnowledgeBase\n", {"knowledge"}),
+    ("access", "from traces.recording import trace_current\n", {"traces"}),
+    ("jobs", "def f():\n    from access import callers\n", {"access"}),
+    ("traces", "from core.db import db_errors_translated\n", set()),
 ])
 def test_checker_sees_imports_wherever_they_are(package: str, source: str, expected: set[str]):
     assert layer_violations(source, package=package) == expected
