@@ -1,7 +1,7 @@
 """LLM clients (offline fake and OpenAI-compatible over httpx) and their domain errors.
 
 The API key is a secret: it goes into the Authorization header and nowhere else — not into
-error messages, details, reprs, logs or exception chains.
+error messages, details, reprs, logs or exception chains (core/http_client.py).
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import codecs
 import json
 import logging
-import math
 import re
 from collections.abc import Iterator
 from contextlib import closing
@@ -29,15 +28,9 @@ from answering.llm_usage import (
 from answering.prompts import QUESTION_HEADER, SOURCES_HEADER
 from core.config import Config
 from core.errors import LocalRagError
-from core.http_deadlines import Deadline, deadline_transport
-from core.http_retries import (
-    RetryableFailure,
-    endpoint_display,
-    error_details,
-    retry_after_seconds,
-    retry_wait,
-    status_retryable,
-)
+from core.http_client import OpenAICompatibleHTTP, UpstreamService, upstream_malformed
+from core.http_deadlines import Deadline
+from core.http_retries import RetryableFailure, retry_wait
 
 logger = logging.getLogger("localrag.llm")
 
@@ -163,52 +156,45 @@ def _fake_first_sentence(content: str) -> str:
 # --- openai-compatible --------------------------------------------------------------------------
 
 
-# A dropped or refused connection may well work the second time; a malformed request will not.
-_RETRYABLE_ERRORS = (httpx.NetworkError, httpx.RemoteProtocolError)
+LLM_SERVICE = UpstreamService(
+    name="LLM", url_setting="LLM_BASE_URL", key_setting="LLM_API_KEY",
+    timeout_setting="LLM_TIMEOUT_SECONDS", size_setting="LLM_MAX_RESPONSE_BYTES",
+    timeout=LLMTimeout, auth_failed=LLMAuthFailed, rate_limited=LLMRateLimited,
+    upstream_error=LLMUpstreamError)
 
 
 class _StreamUsageRefused(Exception):
     """The server refused `stream_options` (answering/llm_usage.py)."""
 
 
-class OpenAICompatibleClient:
+class OpenAICompatibleClient(OpenAICompatibleHTTP):
     """Chat completions over `POST {base_url}/chat/completions`, JSON or SSE.
 
-    Each call keeps one wall-clock deadline (core/http_deadlines.py), retries within it by
-    core/http_retries.py's rules, and refuses an answer over `max_response_bytes`. The URL goes
-    to the log only: error bodies reach API clients, who have no business knowing it.
+    Each call keeps one wall-clock deadline, retries within it and refuses an answer over
+    `max_response_bytes`: core/http_client.py, which every OpenAI-compatible client shares.
     """
+
+    service = LLM_SERVICE
 
     def __init__(self, *, base_url: str, model: str, api_key: str, timeout_seconds: float,
                  stream_max_seconds: float = 300.0, max_retries: int = 2,
                  max_response_bytes: int = 2 * 1024 * 1024) -> None:
-        self.url = f"{base_url.rstrip('/')}/chat/completions"
-        self.model = model
-        self.timeout_seconds = timeout_seconds
+        super().__init__(url=f"{base_url.rstrip('/')}/chat/completions", model=model,
+                         api_key=api_key, timeout_seconds=timeout_seconds,
+                         max_retries=max_retries, max_response_bytes=max_response_bytes,
+                         logger=logger)
         self.stream_max_seconds = stream_max_seconds
-        self.max_retries = max_retries
-        self.max_response_bytes = max_response_bytes
-        self._api_key = api_key
-        self._display_url = endpoint_display(self.url, setting="LLM_BASE_URL")
         self.last_usage: TokenUsage | None = None
-
-    def __repr__(self) -> str:
-        return (f"OpenAICompatibleClient(url={self._display_url!r}, "
-                f"model={self.model!r}, timeout_seconds={self.timeout_seconds!r}, api_key=<set>)")
 
     def complete(self, *, messages: Messages) -> str:
         """The full answer text of one non-streaming completion, all within the timeout."""
         deadline = Deadline(seconds=self.timeout_seconds)
         body = self._body(messages=messages, stream=False)
         self.last_usage = None
-        retries = 0
-        while True:
-            try:
-                return self._complete_once(body=body, deadline=deadline)
-            except RetryableFailure as failure:
-                retry_wait(failure=failure, retries_done=retries, max_retries=self.max_retries,
-                           deadline=deadline)
-                retries += 1
+        raw = self.with_retries(lambda attempt: self.post_read(body, deadline=attempt),
+                                deadline=deadline)
+        content, self.last_usage = _completion_parse(raw)
+        return content
 
     def stream(self, *, messages: Messages) -> Iterator[str]:
         """Text deltas from a streaming completion, ending at `data: [DONE]`: at most the timeout
@@ -238,52 +224,33 @@ class OpenAICompatibleClient:
                 if yielded:
                     raise failure.error from None
                 retry_wait(failure=failure, retries_done=retries, max_retries=self.max_retries,
-                           deadline=deadline)
+                           deadline=deadline, logger=logger, subject="LLM request")
                 retries += 1
 
-    def _complete_once(self, *, body: dict[str, Any], deadline: Deadline) -> str:
-        try:
-            with self._http(deadline) as client, client.stream(
-                    "POST", self.url, headers=self._headers(), json=body) as response:
-                self._check_status(response)
-                raw = b"".join(self._body_chunks(response, deadline=deadline))
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise self._translate(exc, deadline=deadline) from None
-        content, self.last_usage = _completion_parse(raw)
-        return content
+    def timeout_message(self, deadline: Deadline) -> str:
+        if deadline.cap_seconds is None:
+            return super().timeout_message(deadline)
+        if deadline.capped:
+            return (f"the LLM stream did not finish within LLM_STREAM_MAX_SECONDS "
+                    f"({self.stream_max_seconds}s)")
+        return f"the LLM stream sent no text for LLM_TIMEOUT_SECONDS ({self.timeout_seconds}s)"
 
     def _stream_once(self, *, body: dict[str, Any], deadline: Deadline) -> Iterator[str]:
-        try:
-            with self._http(deadline) as client, client.stream(
-                    "POST", self.url, headers=self._headers(), json=body) as response:
-                if "stream_options" in body and self._usage_refused(response, deadline):
-                    raise _StreamUsageRefused
-                self._check_status(response)
-                for line in _lines(self._body_chunks(response, deadline=deadline)):
-                    payload = _sse_data(line)
-                    if payload is None:
-                        continue
-                    if payload == "[DONE]":
-                        return
-                    delta, usage = _chunk_parse(payload)
-                    if usage is not None:
-                        self.last_usage = usage
-                    if delta:
-                        yield delta
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise self._translate(exc, deadline=deadline) from None
-
-    def _http(self, deadline: Deadline) -> httpx.Client:
-        # trust_env=False: a proxy taken from the environment would get httpx's own transport,
-        # which knows nothing of the deadline.
-        return httpx.Client(transport=deadline_transport(deadline=deadline),
-                            timeout=httpx.Timeout(self.timeout_seconds), trust_env=False)
-
-    def _headers(self) -> dict[str, str]:
-        # identity: the size cap then counts what arrives, and no compressed body can expand
-        # far past it in one read.
-        return {"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json",
-                "Accept-Encoding": "identity"}
+        with self.exchange(body, deadline=deadline) as response:
+            if "stream_options" in body and self._usage_refused(response, deadline):
+                raise _StreamUsageRefused
+            self.status_check(response)
+            for line in _lines(self.body_chunks(response, deadline=deadline)):
+                payload = _sse_data(line)
+                if payload is None:
+                    continue
+                if payload == "[DONE]":
+                    return
+                delta, usage = _chunk_parse(payload)
+                if usage is not None:
+                    self.last_usage = usage
+                if delta:
+                    yield delta
 
     def _body(self, *, messages: Messages, stream: bool) -> dict[str, Any]:
         body = {"model": self.model, "messages": messages, "temperature": 0, "stream": stream}
@@ -294,73 +261,7 @@ class OpenAICompatibleClient:
     def _usage_refused(self, response: httpx.Response, deadline: Deadline) -> bool:
         if response.status_code not in USAGE_REFUSAL_STATUSES:
             return False
-        return usage_refusal_named(b"".join(self._body_chunks(response, deadline=deadline)))
-
-    def _body_chunks(self, response: httpx.Response, *, deadline: Deadline) -> Iterator[bytes]:
-        limit = self.max_response_bytes
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
-            raise _too_large(limit)
-        received = 0
-        for chunk in response.iter_bytes():
-            received += len(chunk)
-            if received > limit:
-                raise _too_large(limit)
-            # Every read is bounded already; this also stops data that was buffered in time.
-            if deadline.remaining() <= 0:
-                raise httpx.ReadTimeout("the call's deadline has passed")
-            yield chunk
-
-    def _check_status(self, response: httpx.Response) -> None:
-        status = response.status_code
-        if 200 <= status < 300:
-            return
-        # Bodies are never logged: some servers echo request headers, and with them the key.
-        logger.warning("LLM request failed: HTTP %s from %s", status, self._display_url)
-        details: dict[str, Any] = {"status": status}
-        if status in (401, 403):
-            raise LLMAuthFailed(
-                f"the LLM server rejected the credentials (HTTP {status}); check LLM_API_KEY",
-                details=details)
-        retry_after = retry_after_seconds(headers=response.headers)
-        if status == 429:
-            headers = {"Retry-After": str(math.ceil(retry_after))} if retry_after else None
-            error: LocalRagError = LLMRateLimited(
-                "the LLM server is rate limiting requests (HTTP 429)", details=details,
-                headers=headers)
-        else:
-            error = LLMUpstreamError(f"the LLM server answered HTTP {status}", details=details)
-        if status_retryable(status):
-            raise RetryableFailure(error, retry_after=retry_after)
-        raise error
-
-    def _translate(self, exc: httpx.HTTPError | httpx.InvalidURL, *, deadline: Deadline
-                   ) -> LocalRagError | RetryableFailure:
-        name = type(exc).__name__
-        details = error_details(exc, display_url=self._display_url)
-        if isinstance(exc, httpx.TimeoutException):
-            message = self._timeout_message(deadline)
-            logger.warning("LLM request to %s timed out: %s", self._display_url, message)
-            return LLMTimeout(message, details=details)
-        logger.warning("LLM request failed: %s from %s", name, self._display_url)
-        error = LLMUpstreamError(f"the request to the LLM server failed ({name})",
-                                 details=details)
-        return RetryableFailure(error) if isinstance(exc, _RETRYABLE_ERRORS) else error
-
-    def _timeout_message(self, deadline: Deadline) -> str:
-        if deadline.cap_seconds is None:
-            return (f"the LLM server did not answer within LLM_TIMEOUT_SECONDS "
-                    f"({self.timeout_seconds}s)")
-        if deadline.capped:
-            return (f"the LLM stream did not finish within LLM_STREAM_MAX_SECONDS "
-                    f"({self.stream_max_seconds}s)")
-        return f"the LLM stream sent no text for LLM_TIMEOUT_SECONDS ({self.timeout_seconds}s)"
-
-
-def _too_large(limit: int) -> LLMUpstreamError:
-    logger.warning("LLM response cut off: larger than %s bytes", limit)
-    return LLMUpstreamError(f"the LLM answer is larger than LLM_MAX_RESPONSE_BYTES ({limit})",
-                            details={"reason": "response_too_large", "limit_bytes": limit})
+        return usage_refusal_named(b"".join(self.body_chunks(response, deadline=deadline)))
 
 
 def _lines(chunks: Iterator[bytes]) -> Iterator[str]:
@@ -415,6 +316,5 @@ def _chunk_parse(payload: str) -> tuple[str | None, TokenUsage | None]:
     return (content if isinstance(content, str) else None), usage_parse(chunk)
 
 
-def _malformed(message: str) -> LLMUpstreamError:
-    logger.warning("LLM response malformed: %s", message)
-    return LLMUpstreamError(message, details={"reason": "malformed_response"})
+def _malformed(message: str) -> LocalRagError:
+    return upstream_malformed(LLM_SERVICE, message, logger=logger)

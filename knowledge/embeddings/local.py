@@ -14,16 +14,20 @@ import importlib.util
 import json
 import os
 import sys
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.config import EMBEDDING_DIM
 from core.errors import LocalRagError
+from core.local_models import (
+    INSTALL_DETAILS,
+    INSTALL_HINT,
+    runtime_missing,
+    sentence_transformers_load,
+)
 from knowledge.embeddings.base import ChunkText, EmbeddingDimMismatch
 from knowledge.embeddings.batching import batches_encode, token_lengths
 
@@ -34,26 +38,12 @@ QWEN_INSTRUCTION = ("Instruct: Given a user question, retrieve relevant passages
                     "enterprise knowledge base that answer the question\nQuery: ")
 QWEN_SIZE = "about 1.2 GB; reserve 1.5 GB of disk"
 WARMUP_COMMAND = "rag embeddings warmup"
-RUNTIME_MODULES = ("sentence_transformers", "transformers", "torch")
-INSTALL_HINT = ('pip install -e ".[local-qwen3]" (or pip install -r requirements-local-qwen3.txt); '
-                "on CPU-only Linux install the CPU build of torch first, e.g. pip install "
-                "torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu, which avoids "
-                "the multi-GB CUDA build")
 _WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
                  "pytorch_model.bin.index.json")
 _DOCUMENT_PROMPTS = ("document", "passage")
 _POOLING_FLAGS = ("pooling_mode_cls_token", "pooling_mode_mean_tokens", "pooling_mode_max_tokens",
                   "pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens",
                   "pooling_mode_lasttoken")
-# Read by huggingface_hub / transformers when they are first imported (during the first load).
-_OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
-# Read once by libgomp, the OpenMP runtime of torch's Linux wheels, when torch is first
-# imported. By default a waiting thread spins about 300,000 rounds (milliseconds) before it
-# sleeps: on 2 cores shared with PostgreSQL and other processes the spinning thread holds the
-# core the other one needs. A tenth of that still covers the gaps between the operators of one
-# forward pass, so an idle machine and a single query lose nothing, while OMP_WAIT_POLICY=PASSIVE
-# (sleep at once) cost a query half again its time (docs/benchmarks.md).
-_OPENMP_SPINCOUNT = "30000"
 _SEARCH_DEPTH = 3
 
 
@@ -84,11 +74,6 @@ class WarmupReport:
     @property
     def passages_per_second(self) -> float:
         return self.passages / self.passages_seconds if self.passages_seconds else 0.0
-
-
-def runtime_missing() -> list[str]:
-    """The runtime modules that are not installed (found without importing them)."""
-    return [name for name in RUNTIME_MODULES if importlib.util.find_spec(name) is None]
 
 
 def model_folder_locate(*, config: Config) -> Path | None:
@@ -247,18 +232,12 @@ def local_embedder(*, config: Config) -> LocalModelEmbedder:
     return _embedder_build(config=config, folder=_folder_require(config=config))
 
 
-_models: dict[tuple[str, str], Any] = {}
-_models_lock = threading.Lock()
-
-
 def model_load(*, folder: Path, device: str) -> Any:
     """The SentenceTransformer for `folder` on `device`, read from disk once per process."""
-    key = (str(folder), device)
-    # One lock for all: a second request waits for the load in progress instead of repeating it.
-    with _models_lock:
-        if key not in _models:
-            _models[key] = _model_read(folder=folder, device=device)
-        return _models[key]
+    return sentence_transformers_load(kind="SentenceTransformer", folder=folder, device=device,
+                                      runtime_error=EmbeddingRuntimeMissing,
+                                      unavailable_error=EmbeddingModelUnavailable,
+                                      what="the embedding model")
 
 
 def model_warmup(*, config: Config) -> WarmupReport:
@@ -308,7 +287,7 @@ def _runtime_require(*, config: Config) -> None:
             f"EMBEDDING_PROVIDER={config.embedding_provider} runs the model in this process and "
             f"needs sentence-transformers, transformers and torch ({', '.join(missing)} not "
             f"installed); install them with {INSTALL_HINT}",
-            details={"missing": missing, "install": 'pip install -e ".[local-qwen3]"'})
+            details={"missing": missing, **INSTALL_DETAILS})
 
 
 def _folder_require(*, config: Config) -> Path:
@@ -329,33 +308,6 @@ def _folder_require(*, config: Config) -> Path:
         "one", details={"model": config.embedding_model, "variable": "EMBEDDING_MODEL"})
 
 
-def _model_read(*, folder: Path, device: str) -> Any:
-    # Whoever set either variable has chosen how OpenMP waits.
-    if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
-        os.environ["GOMP_SPINCOUNT"] = _OPENMP_SPINCOUNT
-    with hub_offline():
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError as exc:
-            raise EmbeddingRuntimeMissing(
-                f"sentence-transformers is installed but cannot be imported ({exc}); reinstall "
-                f"it with {INSTALL_HINT}", details={"install": 'pip install -e ".[local-qwen3]"'}
-            ) from exc
-        from transformers.utils import logging as transformers_logging
-
-        # Its per-file "Loading weights" bar is noise in server logs and CLI output.
-        transformers_logging.disable_progress_bar()
-        try:
-            return SentenceTransformer(str(folder), device=device, local_files_only=True)
-        # Loading fails in many library-specific ways (bad files, a device torch lacks, ...);
-        # each is the same domain problem here.
-        except Exception as exc:
-            raise EmbeddingModelUnavailable(
-                f"could not load the embedding model from {folder} on {device}: "
-                f"{type(exc).__name__}: {exc}",
-                details={"folder": str(folder), "device": device}) from exc
-
-
 def _qwen_download(*, config: Config) -> None:
     from huggingface_hub import snapshot_download
 
@@ -370,22 +322,6 @@ def _qwen_download(*, config: Config) -> None:
             f"({QWEN_SIZE}): {type(exc).__name__}: {exc}",
             details={"model": config.embedding_model,
                      "cache_dir": str(config.embedding_cache_dir)}) from exc
-
-
-@contextmanager
-def hub_offline() -> Iterator[None]:
-    """Forbid the Hugging Face libraries any network access while a model loads (the local
-    embedders and the cross-encoder reranker alike)."""
-    previous = {name: os.environ.get(name) for name in _OFFLINE_ENV}
-    os.environ.update(_OFFLINE_ENV)
-    try:
-        yield
-    finally:
-        for name, value in previous.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def _model_folder_within(root: Path, *, depth: int) -> Path | None:

@@ -10,13 +10,17 @@ loaded once per process and runs on EMBEDDING_DEVICE.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.errors import LocalRagError
-from knowledge.embeddings.local import INSTALL_HINT, hub_offline, runtime_missing
+from core.local_models import (
+    INSTALL_DETAILS,
+    INSTALL_HINT,
+    runtime_missing,
+    sentence_transformers_load,
+)
 from retrieval.rerank.base import (
     RerankCandidate,
     RerankedCandidate,
@@ -32,7 +36,6 @@ logger = logging.getLogger("localrag.rerank")
 PREDICT_BATCH_SIZE = 16
 _WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
                  "pytorch_model.bin.index.json")
-# Read by huggingface_hub / transformers when they are first imported (during the first load).
 
 
 class RerankModelUnavailable(LocalRagError):
@@ -100,7 +103,7 @@ def cross_encoder_reranker(*, config: Config) -> CrossEncoderReranker:
             f"RAG_RERANK=cross-encoder runs the model in this process and needs "
             f"sentence-transformers, transformers and torch ({', '.join(missing)} not "
             f"installed); install them with {INSTALL_HINT}",
-            details={"missing": missing, "install": 'pip install -e ".[local-qwen3]"'})
+            details={"missing": missing, **INSTALL_DETAILS})
     folder = rerank_model_folder(config=config)
     if not rerank_model_complete(folder):
         raise RerankModelUnavailable(
@@ -112,41 +115,9 @@ def cross_encoder_reranker(*, config: Config) -> CrossEncoderReranker:
                                 folder=folder)
 
 
-_models: dict[tuple[str, str], Any] = {}
-_models_lock = threading.Lock()
-
-
 def cross_encoder_load(*, folder: Path, device: str) -> Any:
     """The CrossEncoder for `folder` on `device`, read from disk once per process."""
-    key = (str(folder), device)
-    # One lock for all: a second request waits for the load in progress instead of repeating it.
-    with _models_lock:
-        if key not in _models:
-            _models[key] = _model_read(folder=folder, device=device)
-        return _models[key]
-
-
-def _model_read(*, folder: Path, device: str) -> Any:
-    with hub_offline():
-        try:
-            from sentence_transformers import CrossEncoder
-        except ImportError as exc:
-            raise RerankRuntimeMissing(
-                f"sentence-transformers is installed but cannot be imported ({exc}); reinstall "
-                f"it with {INSTALL_HINT}", details={"install": 'pip install -e ".[local-qwen3]"'}
-            ) from exc
-        from transformers.utils import logging as transformers_logging
-
-        # Its per-file "Loading weights" bar is noise in server logs and CLI output.
-        transformers_logging.disable_progress_bar()
-        try:
-            model = CrossEncoder(str(folder), device=device, local_files_only=True)
-        # Loading fails in many library-specific ways (bad files, a device torch lacks, ...);
-        # each is the same domain problem here.
-        except Exception as exc:
-            raise RerankModelUnavailable(
-                f"could not load the rerank model from {folder} on {device}: "
-                f"{type(exc).__name__}: {exc}",
-                details={"folder": str(folder), "device": device}) from exc
-    logger.info("cross-encoder loaded from %s on %s", folder, device)
-    return model
+    return sentence_transformers_load(kind="CrossEncoder", folder=folder, device=device,
+                                      runtime_error=RerankRuntimeMissing,
+                                      unavailable_error=RerankModelUnavailable,
+                                      what="the rerank model")

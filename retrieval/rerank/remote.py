@@ -6,10 +6,9 @@ documents fitted to the provider's limits first (limits.py). Response: `{"result
 the order of the results or a returned text), and an index out of range or repeated is an
 upstream error. A document the server leaves out keeps its fused place, unscored.
 
-Each call keeps one wall-clock deadline of RERANK_TIMEOUT_SECONDS (core/http_deadlines.py) and
-retries within it, up to LLM_MAX_RETRIES times, by the LLM client's rules (core/http_retries.py).
-The API key goes into the Authorization header and nowhere else: not into errors, details,
-reprs, logs or exception chains; the URL goes to the log only.
+Each call keeps one wall-clock deadline of RERANK_TIMEOUT_SECONDS and retries within it, up to
+LLM_MAX_RETRIES times, by the rules every OpenAI-compatible client shares (core/http_client.py),
+which also keeps the API key out of errors, reprs and logs.
 """
 
 from __future__ import annotations
@@ -17,22 +16,13 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
-
-import httpx
 
 from core.config import Config
 from core.errors import LocalRagError
-from core.http_deadlines import Deadline, deadline_transport
-from core.http_retries import (
-    RetryableFailure,
-    endpoint_display,
-    error_details,
-    retry_after_seconds,
-    retry_wait,
-    status_retryable,
-)
+from core.http_client import OpenAICompatibleHTTP, UpstreamService, upstream_malformed
+from core.http_deadlines import Deadline
 from retrieval.rerank.base import RerankCandidate, RerankedCandidate, ranked_by_score
 from retrieval.rerank.limits import rerank_request_plan
 
@@ -41,10 +31,6 @@ logger = logging.getLogger("localrag.rerank")
 ENDPOINT = "/reranks"
 # 500 results, even with each document's text echoed back, stay far below this.
 RESPONSE_MAX_BYTES = 16 * 1024 * 1024
-
-# A dropped or refused connection may well work the second time; a malformed request will not.
-_RETRYABLE_ERRORS = (httpx.NetworkError, httpx.RemoteProtocolError)
-
 
 class RerankTimeout(LocalRagError):
     code = "rerank_timeout"
@@ -62,24 +48,25 @@ class RerankUpstreamError(LocalRagError):
     code = "rerank_upstream_error"
 
 
-class OpenAICompatibleReranker:
+RERANK_SERVICE = UpstreamService(
+    name="rerank", url_setting="RERANK_BASE_URL", key_setting="RERANK_API_KEY",
+    timeout_setting="RERANK_TIMEOUT_SECONDS", timeout=RerankTimeout,
+    auth_failed=RerankAuthFailed, rate_limited=RerankRateLimited,
+    upstream_error=RerankUpstreamError)
+
+
+class OpenAICompatibleReranker(OpenAICompatibleHTTP):
     """A rerank server that scores (query, document) pairs; higher is better."""
 
     name = "openai-compatible"
+    service = RERANK_SERVICE
 
     def __init__(self, *, base_url: str, model: str, api_key: str, timeout_seconds: float,
                  max_retries: int = 2, instruct: str | None = None) -> None:
-        self.url = f"{base_url.rstrip('/')}{ENDPOINT}"
-        self.model = model
-        self.timeout_seconds = timeout_seconds
-        self.max_retries = max_retries
+        super().__init__(url=f"{base_url.rstrip('/')}{ENDPOINT}", model=model, api_key=api_key,
+                         timeout_seconds=timeout_seconds, max_retries=max_retries,
+                         max_response_bytes=RESPONSE_MAX_BYTES, logger=logger)
         self.instruct = instruct
-        self._api_key = api_key
-        self._display_url = endpoint_display(self.url, setting="RERANK_BASE_URL")
-
-    def __repr__(self) -> str:
-        return (f"OpenAICompatibleReranker(url={self._display_url!r}, model={self.model!r}, "
-                f"timeout_seconds={self.timeout_seconds!r}, api_key=<set>)")
 
     def rerank(self, *, query: str,
                candidates: Sequence[RerankCandidate]) -> list[RerankedCandidate]:
@@ -91,7 +78,9 @@ class OpenAICompatibleReranker:
                                 "documents": plan.documents, "top_n": len(plan.documents)}
         if self.instruct:
             body["instruct"] = self.instruct
-        scores = _scores(self._post(body=body), count=len(plan.documents))
+        raw = self.with_retries(lambda attempt: self.post_read(body, deadline=attempt),
+                                deadline=Deadline(seconds=self.timeout_seconds))
+        scores = _scores(raw, count=len(plan.documents))
         if len(scores) < len(plan.documents):
             logger.warning("rerank server scored %d of %d documents; the rest keep their "
                            "fused order", len(scores), len(plan.documents))
@@ -101,73 +90,6 @@ class OpenAICompatibleReranker:
         missing = [candidate for index, candidate in enumerate(plan.sent) if index not in scores]
         return ranked_by_score(scored, [*missing, *plan.left_out])
 
-    def _post(self, *, body: dict[str, Any]) -> bytes:
-        deadline = Deadline(seconds=self.timeout_seconds)
-        retries = 0
-        while True:
-            try:
-                return self._post_once(body=body, deadline=deadline)
-            except RetryableFailure as failure:
-                retry_wait(failure=failure, retries_done=retries, max_retries=self.max_retries,
-                           deadline=deadline, logger=logger, subject="rerank request")
-                retries += 1
-
-    def _post_once(self, *, body: dict[str, Any], deadline: Deadline) -> bytes:
-        try:
-            # trust_env=False: a proxy taken from the environment would get httpx's own
-            # transport, which knows nothing of the deadline.
-            with httpx.Client(transport=deadline_transport(deadline=deadline),
-                              timeout=httpx.Timeout(self.timeout_seconds),
-                              trust_env=False) as client, client.stream(
-                    "POST", self.url, headers=self._headers(), json=body) as response:
-                self._check_status(response)
-                return b"".join(_body_chunks(response, deadline=deadline))
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise self._translate(exc) from None
-
-    def _headers(self) -> dict[str, str]:
-        # identity: the size cap then counts what arrives.
-        return {"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json",
-                "Accept-Encoding": "identity"}
-
-    def _check_status(self, response: httpx.Response) -> None:
-        status = response.status_code
-        if 200 <= status < 300:
-            return
-        # Bodies are never logged: some servers echo request headers, and with them the key.
-        logger.warning("rerank request failed: HTTP %s from %s", status, self._display_url)
-        details: dict[str, Any] = {"status": status}
-        if status in (401, 403):
-            raise RerankAuthFailed(
-                f"the rerank server rejected the credentials (HTTP {status}); check "
-                "RERANK_API_KEY", details=details)
-        retry_after = retry_after_seconds(headers=response.headers)
-        if status == 429:
-            headers = {"Retry-After": str(math.ceil(retry_after))} if retry_after else None
-            error: LocalRagError = RerankRateLimited(
-                "the rerank server is rate limiting requests (HTTP 429)", details=details,
-                headers=headers)
-        else:
-            error = RerankUpstreamError(f"the rerank server answered HTTP {status}",
-                                        details=details)
-        if status_retryable(status):
-            raise RetryableFailure(error, retry_after=retry_after)
-        raise error
-
-    def _translate(self, exc: httpx.HTTPError | httpx.InvalidURL
-                   ) -> LocalRagError | RetryableFailure:
-        name = type(exc).__name__
-        details = error_details(exc, display_url=self._display_url)
-        if isinstance(exc, httpx.TimeoutException):
-            message = (f"the rerank server did not answer within RERANK_TIMEOUT_SECONDS "
-                       f"({self.timeout_seconds}s)")
-            logger.warning("rerank request to %s timed out", self._display_url)
-            return RerankTimeout(message, details=details)
-        logger.warning("rerank request failed: %s from %s", name, self._display_url)
-        error = RerankUpstreamError(f"the request to the rerank server failed ({name})",
-                                    details=details)
-        return RetryableFailure(error) if isinstance(exc, _RETRYABLE_ERRORS) else error
-
 
 def openai_compatible_reranker(*, config: Config) -> OpenAICompatibleReranker:
     """The reranker for RERANK_BASE_URL / RERANK_MODEL / RERANK_API_KEY."""
@@ -175,23 +97,6 @@ def openai_compatible_reranker(*, config: Config) -> OpenAICompatibleReranker:
                                     api_key=config.rerank_api_key,
                                     timeout_seconds=config.rerank_timeout_seconds,
                                     max_retries=config.llm_max_retries)
-
-
-def _body_chunks(response: httpx.Response, *, deadline: Deadline) -> Iterator[bytes]:
-    declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > RESPONSE_MAX_BYTES:
-        raise _malformed(f"the rerank answer is larger than {RESPONSE_MAX_BYTES} bytes",
-                         reason="response_too_large")
-    received = 0
-    for chunk in response.iter_bytes():
-        received += len(chunk)
-        if received > RESPONSE_MAX_BYTES:
-            raise _malformed(f"the rerank answer is larger than {RESPONSE_MAX_BYTES} bytes",
-                             reason="response_too_large")
-        # Every read is bounded already; this also stops data that was buffered in time.
-        if deadline.remaining() <= 0:
-            raise httpx.ReadTimeout("the call's deadline has passed")
-        yield chunk
 
 
 def _scores(raw: bytes, *, count: int) -> dict[int, float]:
@@ -223,6 +128,5 @@ def _is_number(value: object) -> bool:
 
 
 
-def _malformed(message: str, *, reason: str = "malformed_response") -> RerankUpstreamError:
-    logger.warning("rerank response unusable: %s", message)
-    return RerankUpstreamError(message, details={"reason": reason})
+def _malformed(message: str, *, reason: str = "malformed_response") -> LocalRagError:
+    return upstream_malformed(RERANK_SERVICE, message, logger=logger, reason=reason)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from core import local_models as model_loader
 from retrieval.rerank import RerankCandidate, rerank, rerank_safely, reranker_status
 from retrieval.rerank import cross_encoder as cross_encoders
 from retrieval.rerank.base import candidate_text
@@ -108,9 +109,9 @@ def test_scores_are_the_models_and_the_order_follows_them(cross_encoder_config,
 @needs_runtime
 def test_model_is_loaded_once_per_process(cross_encoder_config, monkeypatch):
     reads = []
-    original = cross_encoders._model_read
-    monkeypatch.setattr(cross_encoders, "_models", {})
-    monkeypatch.setattr(cross_encoders, "_model_read",
+    original = model_loader._model_read
+    monkeypatch.setattr(model_loader, "_models", {})
+    monkeypatch.setattr(model_loader, "_model_read",
                         lambda **kwargs: reads.append(kwargs) or original(**kwargs))
     first = rerank(query=QUERY, candidates=candidates_of(TEXTS), config=cross_encoder_config)
     second = rerank(query=QUERY, candidates=candidates_of(TEXTS), config=cross_encoder_config)
@@ -132,7 +133,7 @@ def test_loading_and_scoring_open_no_network_connection(cross_encoder_config,
         return original(sock, address)
 
     monkeypatch.setattr(socket.socket, "connect", guarded)
-    monkeypatch.setattr(cross_encoders, "_models", {})
+    monkeypatch.setattr(model_loader, "_models", {})
     ranked = rerank(query=QUERY, candidates=candidates_of(TEXTS), config=cross_encoder_config)
     assert len(ranked) == len(TEXTS) and attempts == []
 

@@ -19,6 +19,7 @@ import pytest
 from django.db import connection
 
 from access.callers import scope_all
+from core import local_models as model_loader
 from knowledge.embeddings import ChunkText, get_embedder
 from knowledge.embeddings import local as local_models
 from knowledge.embeddings.local import QWEN_INSTRUCTION, document_text, model_load
@@ -191,9 +192,9 @@ def test_documents_are_encoded_in_batches_of_embedding_batch_size(config_overrid
 
 def test_model_is_loaded_once_per_process(qwen, monkeypatch):
     reads = []
-    original = local_models._model_read
-    monkeypatch.setattr(local_models, "_models", {})
-    monkeypatch.setattr(local_models, "_model_read",
+    original = model_loader._model_read
+    monkeypatch.setattr(model_loader, "_models", {})
+    monkeypatch.setattr(model_loader, "_model_read",
                         lambda **kwargs: reads.append(kwargs) or original(**kwargs))
     first, second = get_embedder(config=qwen), get_embedder(config=qwen)
     assert first.embed_query("x") == second.embed_query("x")
@@ -209,7 +210,7 @@ def test_loading_shortens_the_openmp_spin_unless_the_environment_chose(qwen_cach
         monkeypatch.delenv(name, raising=False)
     for name, value in environ.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setattr(local_models, "_models", {})
+    monkeypatch.setattr(model_loader, "_models", {})
     model_load(folder=_snapshot(qwen_cache), device="cpu")
     assert os.environ.get("GOMP_SPINCOUNT") == spincount
 
@@ -225,7 +226,7 @@ def test_loading_and_embedding_open_no_network_connection(qwen, monkeypatch):
         return original(sock, address)
 
     monkeypatch.setattr(socket.socket, "connect", guarded)
-    monkeypatch.setattr(local_models, "_models", {})
+    monkeypatch.setattr(model_loader, "_models", {})
     embedder = get_embedder(config=qwen)
     embedder.embed_query("offline?")
     embedder.embed_documents([ChunkText(content="offline.")])

@@ -12,6 +12,7 @@ from django.test import Client
 
 from core.config import ConfigError, config_load
 from core.errors import LocalRagError
+from core.local_models import RUNTIME_MODULES
 from knowledge.embeddings import embedder_status, get_embedder
 from knowledge.embeddings import local as local_models
 
@@ -65,7 +66,7 @@ def runtime_present(monkeypatch):
 @pytest.fixture
 def runtime_absent(monkeypatch):
     """Make the runtime unimportable, as on a default install."""
-    for name in local_models.RUNTIME_MODULES:
+    for name in RUNTIME_MODULES:
         monkeypatch.setitem(sys.modules, name, None)
 
 
