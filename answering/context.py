@@ -20,7 +20,7 @@ from typing import Any
 
 from answering.citations import MARKER_PATTERN
 from core.output import page_span_label
-from core.tokens import decode, encode, tokens_count
+from core.text_tokens import decode, encode, tokens_count
 from retrieval.types import SearchHit
 
 BLOCK_SEPARATOR = "\n\n"

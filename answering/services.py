@@ -16,6 +16,7 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
+from access.callers import Scope
 from answering.citations import CitationStreamFilter, citations_strip
 from answering.context import context_build
 from answering.llm import LLMClient, get_llm_client
@@ -33,10 +34,9 @@ from answering.slots import LLMSlot, llm_slot, llm_slot_acquire
 from core.config import Config
 from core.db import connection_released
 from core.errors import LocalRagError, error_body
-from core.tokens import tokens_count
-from access.callers import Scope
-from traces.recording import trace_current, trace_fail
+from core.text_tokens import tokens_count
 from retrieval.services import search
+from traces.recording import trace_current, trace_fail
 
 logger = logging.getLogger("localrag.answering")
 

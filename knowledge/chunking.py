@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.tokens import decode, encode, tokens_count
+from core.text_tokens import decode, encode, tokens_count
 from knowledge.formats.base import Block
 from knowledge.formats.ocr import confidence_mean
 from knowledge.markdown import ParsedNote, Section, wikilinks_extract

@@ -57,7 +57,7 @@ class Trace:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     # Where the token numbers came from: "provider" (the LLM server's `usage`) or "counted"
-    # (core/tokens.py); None without an LLM call.
+    # (core/text_tokens.py); None without an LLM call.
     token_source: str | None = None
     prompt_version: str | None = None
     citations: list[dict[str, Any]] = field(default_factory=list)

@@ -13,7 +13,7 @@ import io
 import re
 import zipfile
 
-from core.tokens import tokens_count
+from core.text_tokens import tokens_count
 from knowledge.formats.base import (
     Block,
     Extracted,

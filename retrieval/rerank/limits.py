@@ -3,7 +3,7 @@
 The provider's limits: at most MAX_DOCUMENTS documents; at most MAX_TEXT_TOKENS tokens in the
 query and in each document; and at most MAX_REQUEST_TOKENS for the request, where the query
 counts once per document (query_tokens × documents + the documents' tokens). Tokens are counted
-with core/tokens.py (cl100k_base) on the exact strings sent.
+with core/text_tokens.py (cl100k_base) on the exact strings sent.
 
 The policy, in fused order (the best-fused candidates are the ones worth a model's attention):
 a query over MAX_TEXT_TOKENS is refused (`rerank_request_invalid`: cutting a question changes
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.errors import LocalRagError
-from core.tokens import decode, encode, tokens_count
+from core.text_tokens import decode, encode, tokens_count
 from retrieval.rerank.base import RerankCandidate, candidate_text, fused_order
 
 logger = logging.getLogger("localrag.rerank")

@@ -7,7 +7,7 @@ import pytest
 from answering.context import TRUNCATION_MARKER, context_build
 from answering.llm import FakeLLMClient
 from answering.prompts import rag_messages
-from core.tokens import tokens_count
+from core.text_tokens import tokens_count
 from retrieval.types import SearchHit
 
 

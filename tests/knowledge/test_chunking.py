@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from core.tokens import tokens_count
+from core.text_tokens import tokens_count
 from knowledge.chunking import MAX_TOKENS, OVERLAP_TOKENS, TARGET_TOKENS, ChunkDraft, note_chunk
 from knowledge.markdown import ParsedNote, note_parse
 

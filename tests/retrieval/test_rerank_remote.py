@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from core.tokens import tokens_count
+from core.text_tokens import tokens_count
 from retrieval.rerank import RerankCandidate, rerank
 from retrieval.rerank.limits import (
     MAX_DOCUMENTS,

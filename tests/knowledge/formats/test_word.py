@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.tokens import tokens_count
+from core.text_tokens import tokens_count
 from knowledge.chunking import MAX_TOKENS, blocks_chunk
 from knowledge.formats import word
 from knowledge.formats.base import ExtractOptions, FormatRejected
