@@ -24,19 +24,18 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from ninja import Schema
 from pydantic import Field, ValidationError
 
+from access.callers import OPERATOR, Caller, caller_for_secret
 from answering.schemas import AskRequest, AskResponse
 from answering.services import ask
 from core.config import Config, get_config
 from core.errors import LocalRagError, Unauthorized, error_body, invalid_request_of
 from core.output import body_json
-from access.callers import OPERATOR, Caller, caller_for_secret
-from knowledge.bases_view import kb_list_visible
-from knowledge.chunks_view import chunk_get
 from knowledge.documents import document_get
 from knowledge.schemas import DocumentOut, KnowledgeBaseOut
-from traces.recording import traced
+from knowledge.selectors import chunk_get, kb_list_visible
 from retrieval.schemas import SearchRequest, SearchResponse
 from retrieval.services import search, search_body
+from traces.recording import traced
 
 logger = logging.getLogger("localrag.mcp")
 

@@ -9,8 +9,8 @@ from ninja.responses import Status
 from core.config import get_config
 from core.schemas import ErrorBody
 from knowledge import documents
-from knowledge.bases_view import kb_list_visible
 from knowledge.schemas import DocumentOut, JobOut, JobRef, KnowledgeBaseOut, UploadOut
+from knowledge.selectors import kb_list_visible
 
 router = Router(tags=["documents"])
 ERRORS = {code: ErrorBody for code in (400, 401, 403, 404, 409, 413, 415, 422, 503)}

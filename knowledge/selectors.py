@@ -1,15 +1,21 @@
-"""Read-only questions about the index: readiness and counts (used by /health and the CLI)."""
+"""Read-only questions about the index: readiness and counts (used by /health and the CLI), the
+knowledge bases a caller sees (the body of GET /knowledge-bases, which the MCP server's
+`list_knowledge_bases` returns too), and one chunk by id for a caller that may read its base (the
+MCP `get_chunk` tool), in the words of /search's results."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
 
+from access.callers import Caller, Scope
 from core.config import Config
 from core.db import db_errors_translated
+from core.errors import NotFound
 from knowledge import sql
-from access.callers import Scope
+from knowledge.bases import KnowledgeBaseInfo, kb_list
 from knowledge.embeddings import embedder_status, embedding_native_dim
 from knowledge.schema import index_connection, schema_error, schema_state
 from knowledge.vector_path import vector_path_plan
@@ -83,3 +89,29 @@ def health_report(*, config: Config, scope: Scope | None) -> dict:
         details.update(documents=counts.documents, chunks=counts.chunks,
                        embeddings_current_config=counts.embeddings_current_config)
     return {"status": "ok" if healthy else "degraded", "checks": checks, "details": details}
+
+
+def kb_list_visible(*, caller: Caller) -> list[dict[str, Any]]:
+    """The knowledge bases the caller may read, with their counts and the caller's role."""
+    return [kb_entry(base, caller=caller)
+            for base in kb_list(ids=caller.scope().knowledge_base_ids)]
+
+
+def kb_entry(base: KnowledgeBaseInfo, *, caller: Caller) -> dict[str, Any]:
+    """One base as the caller sees it: its counts and the caller's role."""
+    # Without `sources`: those are folders on the server, not the caller's business.
+    return {**{key: value for key, value in base.as_dict().items() if key != "sources"},
+            "role": "maintainer" if caller.may_maintain(base.id) else "reader"}
+
+
+def chunk_get(*, caller: Caller, chunk_id: int) -> dict[str, Any]:
+    """A chunk's content, headings, pages, document and knowledge base; NotFound alike for a
+    missing chunk and one of a base the caller may not read."""
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.CHUNK_DETAIL, [chunk_id])
+        row = cursor.fetchone()
+        if row is None or not caller.may_read(row[1]):
+            raise NotFound(f"chunk not found: {chunk_id}", details={"id": chunk_id})
+        detail = dict(zip([column.name for column in cursor.description], row))
+    detail.pop("knowledge_base_id")
+    return detail

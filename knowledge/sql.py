@@ -401,7 +401,7 @@ DOCUMENT_DELETING_PATH = "SELECT file_path FROM documents WHERE id = %s AND stat
 
 DOCUMENT_DELETING_DELETE = "DELETE FROM documents WHERE id = %s AND status = 'deleting'"
 
-# One chunk by id (knowledge/chunks_view.py); `source` is the chunk's relative path, as in
+# One chunk by id (knowledge/selectors.py); `source` is the chunk's relative path, as in
 # /search results and /ask citations.
 CHUNK_DETAIL = """
 SELECT c.id, c.knowledge_base_id, b.slug AS knowledge_base, c.document_id, c.chunk_index,

@@ -10,10 +10,9 @@ from typing import Any
 from django.core.files.uploadedfile import UploadedFile
 from django.core.paginator import Page, Paginator
 
+from access.callers import Caller
 from core.config import Config
 from core.errors import Conflict, InvalidRequest, NotFound
-from access.callers import Caller
-from knowledge.bases_view import kb_entry
 from knowledge.documents import (
     JOB_DELETE,
     JOB_INGEST,
@@ -27,6 +26,7 @@ from knowledge.documents import (
     kb_get_visible,
 )
 from knowledge.models import Document
+from knowledge.selectors import kb_entry
 from workbench.sources import document_title
 
 DOCUMENTS_PER_PAGE = 50

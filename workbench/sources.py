@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from core.errors import NotFound
 from access.callers import Caller
-from knowledge.chunks_view import chunk_get
+from core.errors import NotFound
 from knowledge.models import Chunk, Document
+from knowledge.selectors import chunk_get
 
 NEIGHBOURS = 2  # chunks shown before and after the cited one
 PAGE_IMAGE_DPI = 110

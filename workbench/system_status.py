@@ -10,13 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from access.callers import Caller
 from answering.llm import LLMConfigMissing, llm_config_check
 from core.config import Config
 from core.db import db_errors_translated, raw_connection
 from core.errors import LocalRagError
-from access.callers import Caller
-from knowledge.bases_view import kb_list_visible
-from knowledge.selectors import health_report
+from knowledge.selectors import health_report, kb_list_visible
 from knowledge.vector_index import VectorIndex, vector_index_status
 from knowledge.vector_path import VectorPath, vector_path_plan
 from retrieval.rerank.providers import reranker_spec, reranker_status

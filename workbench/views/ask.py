@@ -15,7 +15,7 @@ from answering.services import AskEventStream, ask_stream_open
 from answering.sse import SSE_CONTENT_TYPE, SSEFrames, sse_frame, sse_response
 from core.config import get_config
 from core.errors import LocalRagError, http_status_of
-from knowledge.bases_view import kb_list_visible
+from knowledge.selectors import kb_list_visible
 from traces.recording import trace_fail
 from workbench.answers import AnswerView, answer_error, answer_events, answer_fragment
 from workbench.auth import person_view

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from core.config import get_config
 from core.errors import Forbidden, LocalRagError, NotFound
-from knowledge.bases_view import kb_list_visible
+from knowledge.selectors import kb_list_visible
 from workbench import knowledge_pages
 from workbench.auth import person_view
 from workbench.knowledge_pages import Outcome
