@@ -1,20 +1,27 @@
-"""`GET /health`: database, schema, pgvector, embedding config and retrieval readiness."""
+"""The knowledge app's API: `GET /health` (database, schema, pgvector, embedding config and
+retrieval readiness), `/knowledge-bases`, `/knowledge-bases/{slug}/documents`, `/documents/{id}`
+and `/jobs/{id}`: what a caller may see of knowledge bases, uploading documents, and following
+their jobs."""
 
 from __future__ import annotations
 
-from ninja import Router
+from ninja import File, Router, UploadedFile
+from ninja.responses import Status
 
-from core.config import get_config
 from access.auth import request_caller
+from core.config import get_config
+from core.schemas import ErrorBody
+from knowledge import documents
 from knowledge.schema import schema_state
-from knowledge.selectors import health_report
+from knowledge.schemas import DocumentOut, JobOut, JobRef, KnowledgeBaseOut, UploadOut
+from knowledge.selectors import health_report, kb_list_visible
 
-router = Router(tags=["health"])
+router = Router(tags=["documents"])
 
 
 # Open without a token, like a load balancer's probe: it names no document or content, and
 # counts only what the caller may see (nothing without credentials once access control is on).
-@router.get("/health", auth=None,
+@router.get("/health", auth=None, tags=["health"],
             summary="Readiness of the database, schema, pgvector and embeddings")
 def health(request):
     config = get_config()
@@ -22,3 +29,51 @@ def health(request):
         return health_report(config=config, scope=None)  # raises the 503 with the checks
     caller = request_caller(request)
     return health_report(config=config, scope=caller.scope() if caller is not None else None)
+
+
+ERRORS = {code: ErrorBody for code in (400, 401, 403, 404, 409, 413, 415, 422, 503)}
+UPLOAD_CHUNK_BYTES = 1024 * 1024
+
+
+@router.get("/knowledge-bases", response={200: list[KnowledgeBaseOut], **ERRORS},
+            summary="The knowledge bases the caller may read, with counts and its role")
+def knowledge_bases_view(request):
+    return kb_list_visible(caller=request.auth)
+
+
+@router.post("/knowledge-bases/{slug}/documents", response={200: UploadOut, 202: UploadOut,
+                                                           **ERRORS},
+             summary="Upload a document (multipart field `file`): 202 with its job, or 200 "
+                     "with the document that has the same content")
+def upload_view(request, slug: str, file: UploadedFile = File(...)):
+    upload = documents.document_upload(caller=request.auth, slug=slug, filename=file.name,
+                                       chunks=file.chunks(UPLOAD_CHUNK_BYTES),
+                                       config=get_config())
+    return Status(202 if upload.created else 200, upload)
+
+
+@router.get("/documents/{document_id}", response={200: DocumentOut, **ERRORS},
+            summary="A document's metadata, status, page count, versions and last job")
+def document_view(request, document_id: int):
+    return documents.document_get(caller=request.auth, document_id=document_id)
+
+
+@router.delete("/documents/{document_id}", response={202: JobRef, **ERRORS},
+               summary="Take an uploaded document out of search now; its file is removed by "
+                       "a job")
+def document_delete_view(request, document_id: int):
+    job_id = documents.document_delete(caller=request.auth, document_id=document_id)
+    return Status(202, {"document_id": document_id, "job_id": job_id})
+
+
+@router.post("/documents/{document_id}/reindex", response={202: JobRef, **ERRORS},
+             summary="Rebuild a document from its file (it stays searchable meanwhile)")
+def document_reindex_view(request, document_id: int):
+    job_id = documents.document_reindex(caller=request.auth, document_id=document_id)
+    return Status(202, {"document_id": document_id, "job_id": job_id})
+
+
+@router.get("/jobs/{job_id}", response={200: JobOut, **ERRORS},
+            summary="A background job's status, stage, progress, attempts and error")
+def job_view(request, job_id: int):
+    return documents.job_visible(caller=request.auth, job_id=job_id)

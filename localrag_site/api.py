@@ -10,11 +10,10 @@ from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 from ninja.renderers import JSONRenderer
 
+from access.auth import caller_auth
 from answering.api import router as answering_router
 from core.errors import LocalRagError, error_body, invalid_request_of
 from knowledge.api import router as knowledge_router
-from access.auth import caller_auth
-from knowledge.documents_api import router as documents_router
 from localrag_site.http_errors import body_drain
 from retrieval.api import router as retrieval_router
 
@@ -37,7 +36,6 @@ api = NinjaAPI(
     auth=caller_auth,
 )
 api.add_router("", knowledge_router)
-api.add_router("", documents_router)
 api.add_router("", retrieval_router)
 api.add_router("", answering_router)
 

@@ -329,7 +329,7 @@ class TestScoping:
                         world.bearer(token))
         assert narrowed.status_code == 404 and error_of(narrowed)["code"] == "not_found"
 
-    # The knowledge-base, document and job endpoints (knowledge/documents_api.py).
+    # The knowledge-base, document and job endpoints (knowledge/api.py).
 
     @pytest.mark.parametrize("token", [*READS, "env"])
     def test_knowledge_bases_lists_only_what_the_caller_reads(self, client, world, as_token,
