@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from ninja import Router
 
-from answering.schemas import AskRequest, AskResponse
+from answering.api_schemas import AskRequest, AskResponse
 from answering.services import ask, ask_stream_open
 from answering.sse import SSEFrames, sse_response
+from core.api_schemas import ErrorBody
 from core.config import get_config
-from core.schemas import ErrorBody
 
 router = Router(tags=["answering"])
 ERRORS = {code: ErrorBody for code in (401, 404, 422, 500, 502, 503, 504)}

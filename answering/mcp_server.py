@@ -25,15 +25,15 @@ from ninja import Schema
 from pydantic import Field, ValidationError
 
 from access.callers import OPERATOR, Caller, caller_for_secret
-from answering.schemas import AskRequest, AskResponse
+from answering.api_schemas import AskRequest, AskResponse
 from answering.services import ask
 from core.config import Config, get_config
 from core.errors import LocalRagError, Unauthorized, error_body, invalid_request_of
 from core.output import body_json
+from knowledge.api_schemas import DocumentOut, KnowledgeBaseOut
 from knowledge.documents import document_get
-from knowledge.schemas import DocumentOut, KnowledgeBaseOut
 from knowledge.selectors import chunk_get, kb_list_visible
-from retrieval.schemas import SearchRequest, SearchResponse
+from retrieval.api_schemas import SearchRequest, SearchResponse
 from retrieval.services import search, search_body
 from traces.recording import traced
 

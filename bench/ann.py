@@ -305,7 +305,7 @@ def main() -> None:
     args = parser.parse_args()
     django_setup()
     from core.config import get_config
-    from knowledge.schema import index_connection
+    from knowledge.db_schema import index_connection
     from knowledge.vector_index import (
         vector_index_build,
         vector_index_drop,

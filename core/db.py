@@ -1,7 +1,7 @@
 """Database plumbing every app uses: the psycopg connection behind Django's (with pgvector
 registered), translation of driver errors into domain errors, and handing the connection back
 around slow calls. Which tables the schema holds is the knowledge app's business
-(knowledge/schema.py); this module knows only the database and the `vector` extension."""
+(knowledge/db_schema.py); this module knows only the database and the `vector` extension."""
 
 from __future__ import annotations
 

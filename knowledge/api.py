@@ -9,11 +9,11 @@ from ninja import File, Router, UploadedFile
 from ninja.responses import Status
 
 from access.auth import request_caller
+from core.api_schemas import ErrorBody
 from core.config import get_config
-from core.schemas import ErrorBody
 from knowledge import documents
-from knowledge.schema import schema_state
-from knowledge.schemas import DocumentOut, JobOut, JobRef, KnowledgeBaseOut, UploadOut
+from knowledge.api_schemas import DocumentOut, JobOut, JobRef, KnowledgeBaseOut, UploadOut
+from knowledge.db_schema import schema_state
 from knowledge.selectors import health_report, kb_list_visible
 
 router = Router(tags=["documents"])

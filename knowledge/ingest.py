@@ -25,11 +25,11 @@ from core.db import db_errors_translated
 from core.errors import LocalRagError, first_line
 from knowledge import store
 from knowledge.bases import kb_source_add, source_base
+from knowledge.db_schema import schema_ensure
 from knowledge.embeddings import ChunkText, EmbeddingProvider, get_embedder
 from knowledge.formats import ocr
 from knowledge.formats.base import ExtractOptions
 from knowledge.preparing import PrepareFailed, chunk_texts, notes_prepare
-from knowledge.schema import schema_ensure
 from knowledge.vault import (
     DEFAULT_MAX_FILE_BYTES,
     NoteContent,

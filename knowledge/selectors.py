@@ -16,8 +16,8 @@ from core.db import db_errors_translated
 from core.errors import NotFound
 from knowledge import sql
 from knowledge.bases import KnowledgeBaseInfo, kb_list
+from knowledge.db_schema import index_connection, schema_error, schema_state
 from knowledge.embeddings import embedder_status, embedding_native_dim
-from knowledge.schema import index_connection, schema_error, schema_state
 from knowledge.vector_path import vector_path_plan
 
 

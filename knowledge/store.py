@@ -17,9 +17,9 @@ from psycopg.types.json import Jsonb
 
 from knowledge import sql
 from knowledge.chunking import MAX_TOKENS, OVERLAP_TOKENS, TARGET_TOKENS, ChunkDraft
+from knowledge.db_schema import index_connection
 from knowledge.embeddings import EmbeddingProvider
 from knowledge.lexical import ANALYZER_VERSION, ChunkLexical, chunk_lexical_build
-from knowledge.schema import index_connection
 
 
 @dataclass(frozen=True)

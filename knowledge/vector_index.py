@@ -32,7 +32,7 @@ from psycopg import sql as pgsql
 
 from core.config import Config
 from core.db import db_errors_translated
-from knowledge.schema import index_connection
+from knowledge.db_schema import index_connection
 
 INDEX_PREFIX = "idx_embeddings_hnsw_"
 # An interrupted build leaves its index under this suffix (invalid after a failed CONCURRENTLY):

@@ -32,7 +32,7 @@ from django.db import transaction
 
 from core.config import Config
 from core.db import db_errors_translated
-from knowledge.schema import index_connection
+from knowledge.db_schema import index_connection
 from knowledge.vector_index import COUNT_VECTORS, vector_index_status
 
 K = 10

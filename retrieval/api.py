@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ninja import Router
 
+from core.api_schemas import ErrorBody
 from core.config import get_config
-from core.schemas import ErrorBody
-from retrieval.schemas import SearchRequest, SearchResponse
+from retrieval.api_schemas import SearchRequest, SearchResponse
 from retrieval.services import search, search_body
 
 router = Router(tags=["retrieval"])

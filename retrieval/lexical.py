@@ -29,8 +29,8 @@ from django.db import transaction
 
 from core.db import db_errors_translated
 from core.errors import InvalidRequest
+from knowledge.db_schema import index_connection
 from knowledge.lexical import DL_CELL_LOWER, TF_CELL_UPPER, cell_lexeme, text_analyze
-from knowledge.schema import index_connection
 from retrieval import sql
 
 # A long question would otherwise cost one document-frequency count per bigram; the first terms

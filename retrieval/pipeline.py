@@ -22,8 +22,8 @@ from pgvector import Vector
 
 from core.config import Config
 from core.db import db_errors_translated
+from knowledge.db_schema import index_connection
 from knowledge.embeddings import EmbeddingProvider
-from knowledge.schema import index_connection
 from retrieval import sql
 from retrieval.fusion import (
     RRF_K,

@@ -9,17 +9,17 @@ from typing import Any
 
 import psycopg
 
+from access.callers import Scope
 from core.config import EMBEDDING_DIM, MAX_TEXT_CHARS, TOP_K_RANGE, Config
 from core.db import db_errors_translated
 from core.errors import InvalidRequest
-from access.callers import Scope
+from knowledge.db_schema import index_connection
 from knowledge.embeddings import EmbeddingDimMismatch, EmbeddingProvider, get_embedder
-from knowledge.schema import index_connection
-from traces.recording import trace_current
 from retrieval import sql
 from retrieval.pipeline import pipeline_clock, pipeline_run
 from retrieval.types import SearchOutcome
 from retrieval.vector import RetrievalNotReady
+from traces.recording import trace_current
 
 
 def top_k_validate(top_k: int | None, *, config: Config) -> int:

@@ -24,8 +24,8 @@ from pgvector import Vector
 from core.config import EMBEDDING_DIM, Config
 from core.db import db_errors_translated
 from core.errors import InvalidRequest, LocalRagError
+from knowledge.db_schema import index_connection
 from knowledge.embeddings import EmbeddingDimMismatch, EmbeddingProvider
-from knowledge.schema import index_connection
 from knowledge.vector_path import VectorPath, vector_path_plan
 from retrieval import sql
 from retrieval.types import SearchHit

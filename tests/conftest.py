@@ -46,7 +46,7 @@ def django_db_setup(django_db_blocker):
     then start from empty RAG tables."""
     from django.db import connection
 
-    from knowledge.schema import db_init
+    from knowledge.db_schema import db_init
 
     config = _config()
     assert_safe_test_database(test_url=config.test_database_url, main_url=config.database_url)

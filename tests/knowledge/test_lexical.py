@@ -11,8 +11,9 @@ from django.db import connection
 
 from core.config import get_config
 from core.dburl import database_settings
-from knowledge.ingest import vault_ingest
 from knowledge import sql as knowledge_sql
+from knowledge.db_schema import SCHEMA_FILE, DatabaseNotUtf8, database_utf8_check
+from knowledge.ingest import vault_ingest
 from knowledge.lexical import (
     ANALYZER_VERSION,
     POSITION_MAX,
@@ -23,8 +24,6 @@ from knowledge.lexical import (
     text_tokenize,
     tsvector_literal_build,
 )
-from knowledge.schema import SCHEMA_FILE
-from knowledge.schema import DatabaseNotUtf8, database_utf8_check
 from knowledge.store import chunks_lexical_refresh
 from tests.conftest import cli_env
 from tests.harness import bootstrap_credentials

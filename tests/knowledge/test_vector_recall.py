@@ -13,11 +13,11 @@ import psycopg
 import pytest
 from pgvector import Vector
 
-from core.config import get_config
 from access.callers import scope_all
+from core.config import get_config
+from knowledge.db_schema import index_connection
 from knowledge.embeddings import FakeLexicalEmbedder
 from knowledge.embeddings.base import ChunkText
-from knowledge.schema import index_connection
 from knowledge.vector_index import vector_index_build, vector_index_name
 from knowledge.vector_path import vector_path_plan
 from knowledge.vector_recall import (

@@ -9,10 +9,10 @@ import psycopg
 import pytest
 from pgvector import Vector
 
-from core.config import get_config
 from access.callers import scope_all
+from core.config import get_config
+from knowledge.db_schema import index_connection
 from knowledge.embeddings import get_embedder
-from knowledge.schema import index_connection
 from retrieval.fusion import agreed_vector_weight, channel_agreement
 from retrieval.pipeline import channels_fetch, pipeline_run
 from retrieval.services import search

@@ -13,10 +13,10 @@ import pytest
 from django.core.management import call_command
 from pgvector import Vector
 
-from core.config import get_config
 from access.callers import scope_all
+from core.config import get_config
+from knowledge.db_schema import index_connection
 from knowledge.embeddings import FakeLexicalEmbedder
-from knowledge.schema import index_connection
 from knowledge.vector_index import (
     BUILDING_SUFFIX,
     vector_index_build,

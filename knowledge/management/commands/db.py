@@ -12,8 +12,8 @@ from django.core.management.base import OutputWrapper
 from core.commands import RagCommand
 from core.config import Config, get_config
 from core.errors import InvalidRequest
+from knowledge.db_schema import db_init, index_connection
 from knowledge.ingest import LEXICAL_FILL_BATCH
-from knowledge.schema import db_init, index_connection
 from knowledge.store import chunks_lexical_refresh
 from knowledge.vector_index import (
     BuildProgress,
@@ -24,8 +24,8 @@ from knowledge.vector_index import (
 )
 from knowledge.vector_path import vector_path_plan
 from knowledge.vector_recall import (
-    K,
     RECALL_SAMPLE,
+    K,
     RecallStep,
     VectorIndexTuning,
     recall_text,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from access.callers import OPERATOR
 from core.commands import RagCommand
 from core.config import get_config
 from core.output import body_json, citation_line
-from access.callers import OPERATOR
-from traces.recording import traced
-from retrieval.schemas import SearchResponse
+from retrieval.api_schemas import SearchResponse
 from retrieval.services import search, search_body
+from traces.recording import traced
 
 
 class Command(RagCommand):

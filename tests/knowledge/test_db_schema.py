@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from knowledge.schema import NEWEST_CHUNK_COLUMN, db_init, schema_state
+from knowledge.db_schema import NEWEST_CHUNK_COLUMN, db_init, schema_state
 
 VECTOR = "[" + ",".join(["0.5"] * 1024) + "]"
 

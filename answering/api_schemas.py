@@ -6,7 +6,7 @@ from typing import Literal
 
 from ninja import Schema
 
-from core.schemas import KnowledgeBases, QueryText, StrictRequest, TopK
+from core.api_schemas import KnowledgeBases, QueryText, StrictRequest, TopK
 
 
 class AskRequest(StrictRequest):
