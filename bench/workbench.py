@@ -69,14 +69,14 @@ def main() -> None:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from core.config import get_config
     from access.callers import caller_for_user
-    from knowledge.ingest import vault_ingest
+    from core.config import get_config
     from jobs.worker import Worker
+    from knowledge.ingest import vault_ingest
     from knowledge.models import Chunk
     from knowledge.vault_index import vault_forget
-    from workbench.evaluations import question_set_import, run_launch
     from workbench.models import QuestionSet
+    from workbench.pages.evaluation import question_set_import, run_launch
 
     work = Path(tempfile.mkdtemp(prefix="local-rag-bench-workbench-"))
     users = get_user_model().objects

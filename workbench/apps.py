@@ -9,6 +9,6 @@ class WorkbenchConfig(AppConfig):
     def ready(self) -> None:
         # The evaluation-run job's handler, wherever a worker runs.
         from jobs.worker import job_handler_register
-        from workbench import evaluations
+        from workbench.pages import evaluation
 
-        job_handler_register(evaluations.JOB_EVAL_RUN, evaluations.eval_run_job)
+        job_handler_register(evaluation.JOB_EVAL_RUN, evaluation.eval_run_job)

@@ -12,8 +12,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import resolve_url
 
-from core.errors import Forbidden, NotFound
 from access.callers import caller_for_user
+from core.errors import Forbidden, NotFound
 
 
 def person_view(view):

@@ -13,14 +13,14 @@ from __future__ import annotations
 import pytest
 
 from access.callers import caller_for_user
-from knowledge.bases import kb_create
 from jobs.worker import Worker
+from knowledge.bases import kb_create
 from knowledge.models import Chunk
-from traces.models import Trace
 from tests.browser.conftest import DESKTOP, NARROW, chrome, css, ingest, screenshot_dir, wait
 from tests.browser.conftest import sign_in as browser_sign_in
 from tests.harness import ROOT
-from workbench.evaluations import question_set_import, run_launch
+from traces.models import Trace
+from workbench.pages.evaluation import question_set_import, run_launch
 
 QUESTION = "客户 P1 工单应该怎么升级？"
 LAB_QUERY = "ZK-0805 钻孔 Mo 品位"

@@ -6,8 +6,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from knowledge.bases import kb_get
 from access.models import Grant
+from knowledge.bases import kb_get
 
 PASSWORD = "a long test password 1"
 

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from traces.models import Trace
 from tests.api.http import sse_events
+from traces.models import Trace
 from workbench.models import Feedback
 
 QUESTION = "How long does a P1 incident have before it is escalated?"
@@ -186,7 +186,7 @@ def test_a_generation_that_fails_gives_the_page_its_errors_status(reader, sample
 def test_a_page_that_fails_after_taking_the_llm_slot_gives_it_back(reader, sample_index,
                                                                    stub_llm, monkeypatch):
     from core.db import DatabaseUnavailable
-    from workbench import answers
+    from workbench.pages import ask as answers
 
     cards = answers.source_cards
 

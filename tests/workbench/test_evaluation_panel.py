@@ -9,13 +9,13 @@ import time
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from access.callers import Scope
+from access.models import Grant
 from answering.evaluation import evaluate, questions_load
 from core.config import get_config
-from access.callers import Scope
-from knowledge.bases import kb_create, kb_get
 from jobs.queue import job_cancel, job_get
 from jobs.worker import Worker
-from access.models import Grant
+from knowledge.bases import kb_create, kb_get
 from tests.harness import ROOT
 from workbench.models import EvalRun, QuestionSet
 

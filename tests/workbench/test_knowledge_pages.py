@@ -10,12 +10,12 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 
-from knowledge.bases import kb_create
-from jobs.worker import Worker
-from knowledge.models import Document
 from access.models import Grant
+from jobs.worker import Worker
+from knowledge.bases import kb_create
+from knowledge.models import Document
 from tests.knowledge.formats.files import pdf_bytes
-from workbench import knowledge_pages
+from workbench.pages import knowledge as knowledge_pages
 
 MARKER = "Wolframite veins at Ridge 9 carry tungsten trioxide grades near 0.8 percent."
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -102,7 +102,7 @@ def test_a_readers_upload_is_403_and_stores_nothing(person, project):
     assert documents_count() == 0
 
 
-def test_upload_is_polled_until_the_document_is_searchable(maintainer, person, 
+def test_upload_is_polled_until_the_document_is_searchable(maintainer, person,
                                                            project):
     page = maintainer.get("/workbench/knowledge/field/").content.decode()
     assert 'enctype="multipart/form-data"' in page and 'name="csrfmiddlewaretoken"' in page

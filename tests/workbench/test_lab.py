@@ -8,11 +8,11 @@ from html.parser import HTMLParser
 
 import pytest
 
-from core.config import get_config
 from access.callers import caller_for_user
+from core.config import get_config
 from knowledge.bases import kb_get
-from traces.models import Trace
 from retrieval.services import search
+from traces.models import Trace
 
 QUERY = "How long does a P1 incident have before it is escalated?"
 HTMX = {"HTTP_HX_REQUEST": "true"}

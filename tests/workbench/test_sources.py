@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from access.models import Grant
 from core.config import get_config
 from knowledge.bases import kb_create
 from knowledge.ingest import vault_ingest
 from knowledge.models import Chunk, Document
-from access.models import Grant
 from tests.knowledge.formats.files import pdf_bytes
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
+from access.models import Grant
 from knowledge.bases import kb_create
 from knowledge.models import Chunk, Document
-from access.models import Grant
 
 LLM_KEY = "sk-test-LLMKEY-4f9a2c"
 RERANK_KEY = "rr-test-RERANKKEY-77d1"

@@ -8,8 +8,8 @@ import re
 import pytest
 from django.db import connection
 
-from knowledge.bases import kb_create, kb_get
 from access.models import Grant
+from knowledge.bases import kb_create, kb_get
 from traces.models import Trace
 from traces.recording import Trace as TraceRecord
 from traces.recording import trace_finish

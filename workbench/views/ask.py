@@ -17,11 +17,11 @@ from core.config import get_config
 from core.errors import LocalRagError, http_status_of
 from knowledge.selectors import kb_list_visible
 from traces.recording import trace_fail
-from workbench.answers import AnswerView, answer_error, answer_events, answer_fragment
 from workbench.auth import person_view
-from workbench.feedback import feedback_record
 from workbench.forms import AskForm
 from workbench.models import Feedback
+from workbench.pages.ask import AnswerView, answer_error, answer_events, answer_fragment
+from workbench.pages.feedback import feedback_record
 
 
 @require_http_methods(["GET", "POST"])

@@ -14,22 +14,22 @@ from core.config import get_config
 from core.errors import LocalRagError
 from knowledge.selectors import kb_list_visible
 from workbench.auth import person_view
-from workbench.evaluation_forms import QuestionSetImportForm, RunLaunchForm
-from workbench.evaluation_report import (
-    LATENCY_METRICS,
-    METRICS,
-    RATIO_METRICS,
-    chart_build,
-    run_row,
-    runs_compare,
-)
-from workbench.evaluations import (
+from workbench.forms import QuestionSetImportForm, RunLaunchForm
+from workbench.pages.evaluation import (
     question_set_import,
     question_set_visible,
     question_sets_visible,
     run_launch,
     run_visible,
     runs_visible,
+)
+from workbench.pages.evaluation_report import (
+    LATENCY_METRICS,
+    METRICS,
+    RATIO_METRICS,
+    chart_build,
+    run_row,
+    runs_compare,
 )
 
 

@@ -13,9 +13,9 @@ from django.views.decorators.http import require_GET, require_POST
 from core.config import get_config
 from core.errors import Forbidden, LocalRagError, NotFound
 from knowledge.selectors import kb_list_visible
-from workbench import knowledge_pages
 from workbench.auth import person_view
-from workbench.knowledge_pages import Outcome
+from workbench.pages import knowledge as knowledge_pages
+from workbench.pages.knowledge import Outcome
 
 
 @require_GET

@@ -13,7 +13,7 @@ from core.config import get_config
 from core.errors import LocalRagError
 from knowledge.selectors import kb_list_visible
 from workbench.auth import person_view
-from workbench.lab import LabForm, lab_run
+from workbench.pages.lab import LabForm, lab_run
 
 
 @require_GET

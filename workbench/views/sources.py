@@ -9,7 +9,7 @@ from django.urls import path
 from django.views.decorators.http import require_GET
 
 from workbench.auth import person_view
-from workbench.sources import page_image_png, source_get
+from workbench.pages.sources import page_image_png, source_get
 
 
 @require_GET

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET
 
 from core.config import get_config
 from workbench.auth import person_view
-from workbench.system_status import system_status
+from workbench.pages.status import system_status
 
 
 @require_GET

@@ -10,7 +10,7 @@ from django.urls import path
 from django.views.decorators.http import require_GET
 
 from workbench.auth import admin_view
-from workbench.traces_pages import trace_detail, traces_page
+from workbench.pages.traces import trace_detail, traces_page
 
 
 @require_GET

@@ -27,7 +27,7 @@ from knowledge.documents import (
 )
 from knowledge.models import Document
 from knowledge.selectors import kb_entry
-from workbench.sources import document_title
+from workbench.pages.sources import document_title
 
 DOCUMENTS_PER_PAGE = 50
 UPLOAD_CHUNK_BYTES = 1024 * 1024

@@ -7,8 +7,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.evaluations import RunProgress
 from workbench.models import EvalRun
+from workbench.pages.evaluation import RunProgress
 
 
 @dataclass(frozen=True)

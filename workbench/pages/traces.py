@@ -17,8 +17,8 @@ from typing import Any
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 
-from core.errors import NotFound
 from access.callers import Caller
+from core.errors import NotFound
 from knowledge.models import Chunk, KnowledgeBase
 from traces.models import Trace
 from workbench.models import Feedback

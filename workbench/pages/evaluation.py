@@ -17,10 +17,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Func, IntegerField, QuerySet
 from django.utils import timezone
 
+from access.callers import Caller, Scope, caller_for_user
 from answering.evaluation import Question, evaluate, questions_parse
 from core.config import RETRIEVAL_MODES, get_config
 from core.errors import Conflict, InvalidRequest, LocalRagError, NotFound
-from access.callers import Caller, Scope, caller_for_user
 from jobs.queue import JobRecord, job_enqueue, job_get
 from jobs.worker import JobContext, JobPermanentError, LeaseLost
 from retrieval.services import top_k_validate

@@ -12,6 +12,7 @@ from typing import Any
 
 from django import forms
 
+from access.callers import Caller
 from core.config import (
     MAX_TEXT_CHARS,
     RETRIEVAL_MODES,
@@ -21,7 +22,6 @@ from core.config import (
     config_with,
 )
 from core.errors import InvalidRequest
-from access.callers import Caller
 from retrieval.rerank import RERANKERS, reranker_status
 from retrieval.services import search
 from retrieval.types import SearchHit

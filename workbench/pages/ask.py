@@ -14,8 +14,8 @@ from answering.services import AskEventStream
 from core.errors import LocalRagError
 from knowledge.models import Chunk
 from workbench.models import Feedback
+from workbench.pages.sources import document_title
 from workbench.rendering import answer_html, excerpt
-from workbench.sources import document_title
 
 EXCERPT_CHARS = 320
 
