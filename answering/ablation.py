@@ -16,10 +16,10 @@ import statistics
 import time
 from typing import Any
 
+from access.callers import Scope
 from answering.evaluation import NDCG_DEPTH, Question, ndcg_at_10, refusal_scores
 from answering.modes import MODE_NO_ANSWER, MODE_RAG
 from core.config import Config
-from access.callers import Scope
 from knowledge.embeddings import get_embedder
 from knowledge.selectors import corpus_fingerprint
 from retrieval.rerank import reranker_status

@@ -29,10 +29,10 @@ from typing import Any
 
 import yaml
 
+from access.callers import Scope
 from answering.modes import MODE_NO_ANSWER, MODE_RAG, mode_decide
 from core.config import MAX_TEXT_CHARS, Config
 from core.errors import InvalidRequest
-from access.callers import Scope
 from knowledge.embeddings import EmbeddingProvider, get_embedder
 from retrieval.services import search
 from retrieval.types import SearchHit, SearchOutcome

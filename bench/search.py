@@ -65,8 +65,8 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 
 def in_process(requests: int) -> dict[str, float]:
-    from core.config import get_config
     from access.callers import scope_all
+    from core.config import get_config
     from retrieval.services import search
 
     config = get_config()

@@ -22,18 +22,18 @@ from typing import Any
 
 from django.db import connection, transaction
 
+from access.callers import Caller
 from core.config import Config, get_config
 from core.db import db_errors_translated
 from core.errors import Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType
+from jobs.queue import job_enqueue, job_get
+from jobs.worker import JobContext, JobPermanentError
 from knowledge import sql
-from access.callers import Caller
 from knowledge.bases import kb_get, uploads_folder
 from knowledge.formats import NOTE_SUFFIX, format_name, suffix_of
 from knowledge.formats.base import FormatRejected
 from knowledge.formats.plain_text import text_decode
 from knowledge.ingest import vault_ingest
-from jobs.queue import job_enqueue, job_get
-from jobs.worker import JobContext, JobPermanentError
 from knowledge.vault import DEFAULT_MAX_FILE_BYTES
 
 JOB_INGEST = "document_ingest"

@@ -334,7 +334,7 @@ def run_finish(*, run_id: int, status: str, counts: dict[str, int], error_summar
 
 def vault_lock_key(vault_path: str) -> int:
     """A stable signed 64-bit advisory-lock key per canonical vault path."""
-    digest = hashlib.sha256(f"local-rag-ingest:{vault_path}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"local-rag-ingest:{vault_path}".encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
 
 

@@ -25,7 +25,7 @@ import psycopg
 
 from core.config import Config
 from knowledge.vector_index import vector_index_name
-from knowledge.vector_recall import K, STALE_SHARE, recall_text, vector_index_facts
+from knowledge.vector_recall import STALE_SHARE, K, recall_text, vector_index_facts
 
 REMEASURE = "`rag db index --status` measures again"
 

@@ -8,13 +8,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 
+from access.api_tokens import token_create, token_revoke, tokens_list
+from access.callers import OPERATOR, access_control_on, caller_for_secret, kb_ids_all
+from access.models import ApiToken, Grant
 from core.config import get_config
 from core.errors import NotFound
-from access.callers import OPERATOR, access_control_on, caller_for_secret
-from access.api_tokens import token_create, token_revoke, tokens_list
 from knowledge.bases import DEFAULT_SLUG, kb_create, kb_get
-from access.callers import kb_ids_all
-from access.models import ApiToken, Grant
 
 pytestmark = pytest.mark.django_db
 
@@ -182,8 +181,8 @@ def test_a_narrowed_token_reads_nothing_once_its_bases_are_gone(config_override)
     """Deleting the only base a token was narrowed to must not widen it to every base."""
     from django.contrib.auth import get_user_model
 
-    from access.callers import caller_for_secret
     from access.api_tokens import token_create
+    from access.callers import caller_for_secret
     from knowledge.bases import kb_create
     from knowledge.models import KnowledgeBase
 

@@ -68,8 +68,8 @@ def test_serving_beyond_loopback_needs_a_token_or_an_explicit_trust(config_overr
                                                                     monkeypatch):
     from django.contrib.auth import get_user_model
 
-    from core.config import TRUSTED_NETWORK_VARIABLE
     from access.api_tokens import token_create
+    from core.config import TRUSTED_NETWORK_VARIABLE
 
     monkeypatch.setenv(TRUSTED_NETWORK_VARIABLE, "0")  # restored (unset) after the test
     config = config_override(rag_api_token="")

@@ -7,10 +7,10 @@ import json
 import pytest
 from django.contrib.auth import get_user_model
 
-from core.config import get_config
 from access.callers import caller_for_secret
-from knowledge.bases import kb_create
 from access.models import ApiToken, Grant
+from core.config import get_config
+from knowledge.bases import kb_create
 from tests.commands.support import rag_ok, rag_refused
 
 

@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from access.callers import scope_all
 from answering.ablation import ablation_run
 from answering.evaluation import (
     Question,
@@ -25,7 +26,6 @@ from answering.evaluation import (
 )
 from core.config import get_config
 from core.errors import InvalidRequest
-from access.callers import scope_all
 from retrieval.services import search
 from retrieval.types import SearchHit, SearchOutcome
 from tests.harness import ROOT

@@ -18,8 +18,8 @@ from django.test import Client
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from core.config import get_config
 from access.api_tokens import token_create, token_revoke
+from core.config import get_config
 from knowledge.bases import kb_create
 from knowledge.ingest import vault_ingest
 from tests.api.leaks_fixtures import QUERY, QUESTION, notes_write, raw_check

@@ -7,12 +7,12 @@ import re
 import pytest
 from django.db import connection
 
+from access.callers import scope_all
 from answering import services
 from answering.llm import FAKE_FALLBACK_ANSWER
 from answering.modes import FALLBACK_NOTICE
 from answering.services import ask, ask_events, ask_prepare
 from core.config import get_config
-from access.callers import scope_all
 from knowledge.ingest import vault_ingest
 from retrieval.services import search
 from tests.conftest import PAGED_SOURCE

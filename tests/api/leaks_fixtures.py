@@ -17,11 +17,11 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from core.config import get_config
 from access.api_tokens import token_create
+from access.models import Grant
+from core.config import get_config
 from knowledge.bases import kb_create
 from knowledge.ingest import vault_ingest
-from access.models import Grant
 from tests.api.http import sse_events
 
 # Everything that names a base: its slug, name, marker word, identifier and folder. The slugs

@@ -13,8 +13,8 @@ from django.test import Client
 from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 
 from access.api_tokens import token_create
-from knowledge.bases import kb_create
 from jobs.worker import Worker
+from knowledge.bases import kb_create
 from tests.api.http import error_of
 from tests.knowledge.formats.files import docx_bytes, pdf_bytes
 
@@ -178,8 +178,8 @@ def test_roles_readers_cannot_upload_or_delete_and_others_see_nothing(client, cl
                                                                      project):
     from django.contrib.auth import get_user_model
 
-    from knowledge.models import KnowledgeBase
     from access.models import Grant
+    from knowledge.models import KnowledgeBase
 
     users = get_user_model()
     reader = users.objects.create_user("rita")

@@ -19,8 +19,8 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection, transaction
 
-from core.config import get_config
 from access.api_tokens import token_revoke
+from core.config import get_config
 from knowledge.vector_index import vector_index_build
 from tests.api.http import error_of
 from tests.api.leaks_fixtures import (

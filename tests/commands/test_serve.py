@@ -195,8 +195,8 @@ def test_the_workbench_over_gunicorn(clean_tables, serve, run_cli):
 
     from django.contrib.auth import get_user_model
 
-    from knowledge.bases import kb_get
     from access.models import Grant
+    from knowledge.bases import kb_get
 
     assert run_cli("ingest", "samples/acme-vault").returncode == 0
     from django.contrib.auth.hashers import PBKDF2PasswordHasher

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from jobs.queue import job_claim, job_enqueue, job_fail, job_heartbeat
 from jobs.models import BackgroundJob
+from jobs.queue import job_claim, job_enqueue, job_fail, job_heartbeat
 
 
 def test_background_jobs_are_registered_in_the_admin():

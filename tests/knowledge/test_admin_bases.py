@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 
-from core.config import get_config
-from access.callers import caller_for_secret
 from access.api_tokens import token_create
+from access.callers import caller_for_secret
+from access.models import ApiToken, Grant
+from core.config import get_config
 from knowledge.bases import DEFAULT_SLUG, kb_create, kb_get
 from knowledge.ingest import vault_ingest
 from knowledge.models import Chunk, Document, KnowledgeBase, KnowledgeBaseSource
-from access.models import ApiToken, Grant
 
 ADMIN = "/admin/knowledge"
 ACCESS_ADMIN = "/admin/access"

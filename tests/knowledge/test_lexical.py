@@ -12,7 +12,7 @@ from django.db import connection
 from core.config import get_config
 from core.dburl import database_settings
 from knowledge import sql as knowledge_sql
-from knowledge.db_schema import SCHEMA_FILE, DatabaseNotUtf8, database_utf8_check
+from knowledge.db_schema import DatabaseNotUtf8, database_utf8_check
 from knowledge.ingest import vault_ingest
 from knowledge.lexical import (
     ANALYZER_VERSION,

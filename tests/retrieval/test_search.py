@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
+from access.callers import scope_all
 from core.config import get_config
 from core.errors import InvalidRequest
-from access.callers import scope_all
 from knowledge.embeddings import EmbeddingDimMismatch, FakeLexicalEmbedder
 from retrieval.services import search
 from retrieval.vector import RetrievalNotReady

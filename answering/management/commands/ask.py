@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from access.callers import OPERATOR
 from answering.services import ask
 from core.commands import RagCommand
 from core.config import get_config
 from core.output import body_json, citation_line
-from access.callers import OPERATOR
 from traces.recording import traced
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from access.callers import OPERATOR
 from answering.ablation import ablation_run
 from answering.beir import beir_evaluate
 from answering.evaluation import evaluate, questions_load
@@ -12,7 +13,6 @@ from core.commands import RagCommand
 from core.config import get_config
 from core.errors import EXIT_FAILURE, InvalidRequest
 from core.output import body_json
-from access.callers import OPERATOR
 from retrieval.services import top_k_validate
 
 
