@@ -8,7 +8,7 @@ TEST_STAMP := $(VENV)/.installed-test
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test install install-ocr install-local-qwen3 browser-deps
+.PHONY: demo test lint install install-ocr install-local-qwen3 browser-deps
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -58,6 +58,11 @@ browser-deps:
 	    echo "could not install chromium; the browser tests will be skipped"; \
 	else echo "chromium/chromedriver missing and not root: the browser tests will be skipped"; fi
 
-## make test: throw-away embedded cluster, the whole pytest suite, cluster removed
-test: $(TEST_STAMP) browser-deps
+## make lint: ruff over everything, mypy (django-stubs) over the product code; part of make test
+lint: $(TEST_STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+## make test: lint, then a throw-away embedded cluster, the whole pytest suite, cluster removed
+test: $(TEST_STAMP) browser-deps lint
 	$(PY) tests/run_with_cluster.py -- $(PYTEST_ARGS)
