@@ -84,7 +84,8 @@ def test_a_silent_server_times_out_naming_the_services_setting(stub):
     stub.behaviour, stub.hang_seconds = "hang", 3.0
     with pytest.raises(LLMTimeout) as caught:
         EchoClient(stub, timeout=0.3).call()
-    assert caught.value.message == "the echo server did not answer within ECHO_TIMEOUT_SECONDS (0.3s)"
+    assert caught.value.message == ("the echo server did not answer within "
+                                    "ECHO_TIMEOUT_SECONDS (0.3s)")
 
 
 def test_the_repr_names_the_endpoint_never_the_key(stub):
