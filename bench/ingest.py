@@ -21,7 +21,8 @@ from _setup import django_setup, vacuum
 EN_WORDS = ("latency deploy customer export policy incident escalation runbook database replica "
             "quota token invoice contract pipeline cluster failover alert dashboard region "
             "backup restore retention audit schema migration index throughput release").split()
-ZH_WORDS = "客户 工单 升级 导出 限制 延迟 告警 数据 合同 审计 备份 恢复 发布 集群 索引 性能 值班 流程".split()
+ZH_WORDS = ("客户 工单 升级 导出 限制 延迟 告警 数据 合同 审计 备份 恢复 "
+            "发布 集群 索引 性能 值班 流程").split()
 
 
 def paragraph(rng: random.Random, sentences: int) -> str:
@@ -68,10 +69,12 @@ def measure(name: str, root: Path, notes: int, workers: int | None) -> dict:
     started = time.perf_counter()
     result = vault_ingest(vault_path=root, config=get_config(), prepare_workers=workers)
     elapsed = time.perf_counter() - started
-    line = {"measurement": name, "notes": notes, "prepare_workers": workers, "seconds": round(elapsed, 3),
+    line = {"measurement": name, "notes": notes, "prepare_workers": workers,
+            "seconds": round(elapsed, 3),
             "files_per_s": round(notes / elapsed, 1),
             "chunks_written": result.chunks_written,
-            "chunks_per_s": round(result.chunks_written / elapsed, 1) if result.chunks_written else 0,
+            "chunks_per_s": (round(result.chunks_written / elapsed, 1)
+                             if result.chunks_written else 0),
             "added": result.documents_added, "updated": result.documents_updated,
             "skipped": result.documents_skipped, "timings": result.timings}
     print(json.dumps(line), flush=True)

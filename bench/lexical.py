@@ -126,7 +126,9 @@ def measure(query: str, requests: int, limit: int) -> dict[str, float]:
     from access.callers import scope_all
     from retrieval.lexical import lexical_search
 
-    hits = lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query=query, limit=limit)  # warm-up, and the result size
+    # warm-up, and the result size
+    hits = lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query=query,
+                          limit=limit)
     samples = []
     for _ in range(requests):
         started = time.perf_counter()

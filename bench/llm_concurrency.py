@@ -3,10 +3,11 @@
 Runs against DATABASE_URL (start it with `rag pg start && rag db init`). Ingests the sample vault
 (with the configured embedder), starts a local stub OpenAI-compatible server that answers each
 request in --answer-seconds (`--upstream hang`: silence, then the answer; `--upstream drip`: the
-answer one byte at a time, which no per-read timeout stops), and `rag serve` (gunicorn, 2 workers x 8 threads) pointed at
-it with LLM_TIMEOUT_SECONDS=--deadline. Then it sends --asks concurrent POST /ask while polling
-GET /health every 50 ms (a new connection each time), and prints JSON lines: /health latency before and during the burst
-(p50/p95/max ms; the goal is under 200 ms), one line per /ask (status, error code, end time and
+answer one byte at a time, which no per-read timeout stops), and `rag serve` (gunicorn, 2 workers
+x 8 threads) pointed at it with LLM_TIMEOUT_SECONDS=--deadline. Then it sends --asks concurrent
+POST /ask while polling GET /health every 50 ms (a new connection each time), and prints JSON
+lines: /health latency before and during the burst (p50/p95/max ms; the goal is under 200 ms),
+one line per /ask (status, error code, end time and
 its distance from the deadline) and a summary of the /ask outcomes.
 
     .venv/bin/python bench/llm_concurrency.py --asks 16 --answer-seconds 5 --deadline 3

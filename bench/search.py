@@ -25,7 +25,8 @@ WORDS = ("latency deploy customer export policy incident escalation runbook data
          "限制 延迟 告警 数据 合同 审计 备份 恢复 发布 集群 索引 性能 值班 流程").split()
 QUERIES = ["客户 P1 工单应该怎么升级？", "Atlas CRM export limits", "API latency on-call steps",
            "哪些客户数据不能发送给外部模型？", "claims sales must avoid against competitors",
-           "postgres replica failover runbook", "导出配额 每日 限制", "incident escalation timeline"]
+           "postgres replica failover runbook", "导出配额 每日 限制",
+           "incident escalation timeline"]
 NOTES_PER_BATCH = 100
 CHUNKS_PER_NOTE = 10
 

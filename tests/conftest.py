@@ -20,8 +20,8 @@ from tests.harness import (
     bootstrap_credentials,
 )
 
-RAG_TABLES = ("ingest_runs, embeddings, chunks, documents, background_jobs, knowledge_base_sources, "
-              "knowledge_bases, traces, vector_index_tuning")
+RAG_TABLES = ("ingest_runs, embeddings, chunks, documents, background_jobs, "
+              "knowledge_base_sources, knowledge_bases, traces, vector_index_tuning")
 # TRUNCATE empties knowledge_bases too; the `default` base that schema.sql creates comes back.
 DEFAULT_KB = "INSERT INTO knowledge_bases (slug, name) VALUES ('default', 'Default')"
 

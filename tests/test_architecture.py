@@ -85,7 +85,7 @@ def test_checker_sees_imports_wherever_they_are(package: str, source: str, expec
 def module_level_imports() -> dict[str, set[str]]:
     """module -> the project modules it imports at module level (lazy imports excluded)."""
     paths = {}
-    for package, path in project_modules():
+    for _package, path in project_modules():
         parts = path.relative_to(ROOT).with_suffix("").parts
         paths[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     graph = {}
@@ -135,7 +135,7 @@ def test_cycle_finder_sees_an_indirect_cycle():
 def test_every_logger_is_under_the_projects_configured_logger():
     # settings.LOGGING configures "localrag"; a logger named after its module would log nowhere.
     names = []
-    for package, path in project_modules():
+    for _package, path in project_modules():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "getLogger"):
                 argument = node.args[0] if node.args else None

@@ -34,7 +34,8 @@ def test_pytest_aborts_before_touching_a_badly_named_database(tmp_path):
     env = cli_env(TEST_DATABASE_URL="postgresql://u@127.0.0.1:1/local_rag")
     env["LOCALRAG_ENV_FILE"] = str(ROOT / ".env.sample")
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                             str(ROOT / "tests/test_harness.py::test_distinct_test_database_is_accepted")],
+                             str(ROOT / ("tests/test_harness.py"
+                                         "::test_distinct_test_database_is_accepted"))],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 3
     assert "unsafe test database" in result.stdout + result.stderr

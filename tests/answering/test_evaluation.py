@@ -49,7 +49,8 @@ def test_questions_file_covers_the_demo_and_out_of_domain_cases():
 def test_fake_provider_calibration_at_default_threshold(sample_index):
     config = get_config()
     assert config.threshold == 0.20
-    report = evaluate(scope=scope_all(), questions=questions_load(path=QUESTIONS), top_k=5, config=config)
+    report = evaluate(scope=scope_all(), questions=questions_load(path=QUESTIONS), top_k=5,
+                      config=config)
     summary = report["summary"]
     print(f"\nfake-lexical-v1 calibration: lowest in-domain confidence "
           f"{summary['lowest_in_domain_confidence']:.4f}, highest out-of-domain "
@@ -70,7 +71,8 @@ def test_failed_expectation_is_reported(sample_index, tmp_path: Path):
     path.write_text("questions:\n  - id: w1\n    question: 客户 P1 工单应该怎么升级？\n"
                     "    expected_sources: [sales/Competitive Positioning.md]\n"
                     "    expected_mode: no_answer\n", encoding="utf-8")
-    report = evaluate(scope=scope_all(), questions=questions_load(path=path), top_k=5, config=get_config())
+    report = evaluate(scope=scope_all(), questions=questions_load(path=path), top_k=5,
+                      config=get_config())
     assert report["summary"]["failed"] == ["w1"]
     assert report["questions"][0]["mode"] == "rag"
 
@@ -205,7 +207,8 @@ def _paged_questions_file(tmp_path: Path) -> Path:
 
 def test_eval_reports_page_hits_from_indexed_page_spans(sample_index, tmp_path: Path):
     _pages_set(ESCALATION, 2, 4)
-    report = evaluate(scope=scope_all(), questions=questions_load(path=_paged_questions_file(tmp_path)), top_k=5,
+    report = evaluate(scope=scope_all(),
+                      questions=questions_load(path=_paged_questions_file(tmp_path)), top_k=5,
                       config=get_config())
     rows = {row["id"]: row for row in report["questions"]}
     assert rows["right_page"]["page_hit_rank"] == rows["right_page"]["hit_rank"] == 1

@@ -23,9 +23,11 @@ OUT_OF_DOMAIN = "明天巴黎天气如何？"
 
 
 def test_confident_question_is_answered_from_context_with_citations(sample_index):
-    body = ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False, config=get_config())
+    body = ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False,
+               config=get_config())
     assert body["mode"] == "rag"
-    assert body["confidence"] == search(scope=scope_all(), query=IN_DOMAIN, top_k=None, config=get_config()).confidence
+    assert body["confidence"] == search(scope=scope_all(), query=IN_DOMAIN, top_k=None,
+                                        config=get_config()).confidence
     assert body["citations"][0]["source"] == "policies/Support Escalation Policy.md"
     assert "[1]" in body["answer"] and body["invalid_citations_removed"] == 0
     assert set(body["citations"][0]) == {"source", "heading", "heading_path", "score",
@@ -35,7 +37,8 @@ def test_confident_question_is_answered_from_context_with_citations(sample_index
 
 
 def test_context_headers_and_citations_name_the_pages_of_paged_sources(paged_index):
-    plan = ask_prepare(scope=scope_all(), question=IN_DOMAIN, top_k=10, fallback=False, config=get_config())
+    plan = ask_prepare(scope=scope_all(), question=IN_DOMAIN, top_k=10, fallback=False,
+                       config=get_config())
     assert plan.mode == "rag"
     headers = re.findall(r"^\[(\d+)\] source: (.*)$", plan.messages[-1]["content"], re.MULTILINE)
     assert [int(number) for number, _ in headers] == list(range(1, len(plan.citations) + 1))
@@ -53,7 +56,8 @@ def test_context_headers_and_citations_name_the_pages_of_paged_sources(paged_ind
 
 
 def test_below_threshold_without_fallback_is_no_answer(sample_index):
-    body = ask(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None, fallback=False, config=get_config())
+    body = ask(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None, fallback=False,
+               config=get_config())
     assert body["mode"] == "no_answer" and body["citations"] == []
     assert "knowledge base" in body["answer"] and "知识库" in body["answer"]
     assert "See also:" in body["answer"]
@@ -76,8 +80,8 @@ def test_fallback_requested_and_enabled_prefixes_the_notice(sample_index, config
 
 def test_fallback_stream_starts_with_the_notice(sample_index, config_override):
     config = config_override(rag_fallback_enabled=True)
-    events = list(ask_events(ask_prepare(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None, fallback=True,
-                                         config=config)))
+    events = list(ask_events(ask_prepare(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None,
+                                         fallback=True, config=config)))
     assert events[0] == ("retrieval", {"mode": "fallback", "confidence": events[0][1]["confidence"],
                                        "citations": []})
     assert events[1] == ("delta", {"text": FALLBACK_NOTICE})
@@ -87,19 +91,21 @@ def test_fallback_stream_starts_with_the_notice(sample_index, config_override):
 
 def test_confident_question_ignores_fallback_flag(sample_index, config_override):
     config = config_override(rag_fallback_enabled=True)
-    assert ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=True, config=config)["mode"] == "rag"
+    assert ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=True,
+               config=config)["mode"] == "rag"
 
 
 def test_explicit_threshold_changes_the_mode(sample_index, config_override):
     config = config_override(rag_min_similarity=0.99)
-    assert ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False, config=config)["mode"] == "no_answer"
+    assert ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False,
+               config=config)["mode"] == "no_answer"
 
 
 def test_stream_deltas_concatenate_to_the_ask_answer(sample_index):
     config = get_config()
     whole = ask(scope=scope_all(), question=IN_DOMAIN, top_k=3, fallback=False, config=config)
-    events = list(ask_events(ask_prepare(scope=scope_all(), question=IN_DOMAIN, top_k=3, fallback=False,
-                                         config=config)))
+    events = list(ask_events(ask_prepare(scope=scope_all(), question=IN_DOMAIN, top_k=3,
+                                         fallback=False, config=config)))
     names = [name for name, _ in events]
     assert names[0] == "retrieval" and names[-2:] == ["citations", "done"]
     assert set(names[1:-2]) == {"delta"} and len(names) > 4
@@ -109,8 +115,8 @@ def test_stream_deltas_concatenate_to_the_ask_answer(sample_index):
 
 def test_no_answer_streams_its_message_as_one_delta(sample_index):
     config = get_config()
-    events = list(ask_events(ask_prepare(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None, fallback=False,
-                                         config=config)))
+    events = list(ask_events(ask_prepare(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None,
+                                         fallback=False, config=config)))
     deltas = [data["text"] for name, data in events if name == "delta"]
     assert len(deltas) == 1
     assert deltas[0] == ask(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None, fallback=False,
@@ -163,8 +169,10 @@ def test_no_database_connection_is_held_while_the_llm_answers(clean_tables, monk
                  prepare_workers=0)
     probe = _ConnectionProbe()
     monkeypatch.setattr(services, "get_llm_client", lambda *, config: probe)
-    body = ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False, config=get_config())
-    plan = ask_prepare(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False, config=get_config())
+    body = ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False,
+               config=get_config())
+    plan = ask_prepare(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False,
+                       config=get_config())
     assert connection.connection is not None  # retrieval used it just now
     events = list(ask_events(plan))
     assert body["answer"] == "Escalate within 15 minutes [1]." and events[-1][0] == "done"

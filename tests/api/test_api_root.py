@@ -1,4 +1,5 @@
-"""The API root: unified errors on every endpoint (missing schema, 404/405, 500), docs and host names."""
+"""The API root: unified errors on every endpoint (missing schema, 404/405, 500), docs and host
+names."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def test_unhandled_error_is_500_without_a_stack_trace(client, db, monkeypatch):
     assert response.status_code == 500
     error = error_of(response)
     assert error["code"] == "internal_error"
-    assert "secret internals" not in response.content.decode() and "Traceback" not in error["message"]
+    assert ("secret internals" not in response.content.decode()
+            and "Traceback" not in error["message"])
 
 
 def test_openapi_and_docs_are_served(client, db):

@@ -216,7 +216,8 @@ def test_roles_readers_cannot_upload_or_delete_and_others_see_nothing(client, cl
         ("field", "reader", 1)]
 
 
-def test_vault_documents_are_not_deleted_through_the_api(client, clean_tables, sample_vault_ingested):
+def test_vault_documents_are_not_deleted_through_the_api(client, clean_tables,
+                                                         sample_vault_ingested):
     response = client.delete(f"/documents/{sample_vault_ingested}")
     assert response.status_code == 409 and error_of(response)["code"] == "conflict"
 

@@ -15,12 +15,14 @@ from workbench.models import Feedback
 QUESTION = "How long does a P1 incident have before it is escalated?"
 UNKNOWN = "What is the airspeed velocity of an unladen swallow?"
 
-PAYLOAD_NOTE = """# Zanzibar gateway
-
-The zanzibar gateway code is ZX-9000 <script>window.__pwned = "script"</script> <img src=x onerror="window.__pwned = 'img'"> [open me](javascript:window.__pwned='link') and <a href="javascript:window.__pwned='a'">this</a> too.
-
-More about the zanzibar gateway: it opens at nine.
-"""
+PAYLOAD_NOTE = ("# Zanzibar gateway\n"
+                "\n"
+                'The zanzibar gateway code is ZX-9000 <script>window.__pwned = "script"</script> '
+                "<img src=x onerror=\"window.__pwned = 'img'\"> "
+                "[open me](javascript:window.__pwned='link') "
+                "and <a href=\"javascript:window.__pwned='a'\">this</a> too.\n"
+                "\n"
+                "More about the zanzibar gateway: it opens at nine.\n")
 
 
 @pytest.fixture

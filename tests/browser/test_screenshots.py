@@ -57,7 +57,7 @@ def test_screenshots_of_every_page(live_server, account, clean_tables):
         driver = chrome(size)
         driver.base_url = live_server.url
         try:
-            def shot(name: str) -> None:
+            def shot(name: str, driver=driver, label=label, size=size) -> None:
                 # A screenshot of an error page would document nothing.
                 heading = driver.find_element(*css("main h1")).text
                 assert "Not Found" not in heading and "Server Error" not in heading, heading

@@ -1,4 +1,5 @@
-"""`rag config [--json]` and the `rag` entry point: what is shown, what is never shown, exit codes."""
+"""`rag config [--json]` and the `rag` entry point: what is shown, what is never shown, exit
+codes."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def _clean_env() -> dict[str, str]:
 
 
 def test_rag_config_never_prints_the_key_or_db_password(tmp_path: Path):
-    env = _clean_env() | {"LLM_API_KEY": "sk-very-secret-value", "LLM_PROVIDER": "openai-compatible",
+    env = _clean_env() | {"LLM_API_KEY": "sk-very-secret-value",
+                          "LLM_PROVIDER": "openai-compatible",
                           "DATABASE_URL": "postgresql://u:db-pass-123@localhost:5432/x"}
     env_file = tmp_path / "t.env"
     env_file.write_text("RAG_TOP_K=4\n")

@@ -123,7 +123,7 @@ def test_a_poisoned_job_fails_after_max_attempts_with_its_error():
 
     job_id = job_enqueue(type="poisoned", max_attempts=3)
     worker = worker_with(poisoned=poisoned)
-    for attempt in (1, 2, 3):
+    for _attempt in (1, 2, 3):
         assert worker.run_once()
         assert not worker.run_once()  # waiting out the backoff (or failed for good)
         retry_make_due(job_id)

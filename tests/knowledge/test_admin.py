@@ -44,7 +44,8 @@ def test_embedding_page_never_renders_the_vector(admin_client, sample_index):
 
 def test_nothing_can_be_changed_or_deleted(admin_client, sample_index):
     document = Document.objects.first()
-    response = admin_client.post(f"/admin/knowledge/document/{document.pk}/delete/", {"post": "yes"})
+    response = admin_client.post(f"/admin/knowledge/document/{document.pk}/delete/",
+                                 {"post": "yes"})
     assert response.status_code == 403
     assert Document.objects.filter(pk=document.pk).exists()
     run = IngestRun.objects.first()

@@ -1,4 +1,5 @@
-"""The admin of knowledge bases, sources, grants and tokens (knowledge/admin.py, access/admin.py)."""
+"""The admin of knowledge bases, sources, grants and tokens (knowledge/admin.py,
+access/admin.py)."""
 
 from __future__ import annotations
 

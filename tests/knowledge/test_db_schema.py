@@ -20,7 +20,8 @@ def _document(relative_path: str = "a.md", vault: str = "/v") -> int:
     with connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO documents (vault_path, file_path, relative_path, content_hash) "
-            "VALUES (%s, %s, %s, 'h') RETURNING id", [vault, f"{vault}/{relative_path}", relative_path])
+            "VALUES (%s, %s, %s, 'h') RETURNING id",
+            [vault, f"{vault}/{relative_path}", relative_path])
         return cursor.fetchone()[0]
 
 
@@ -47,7 +48,8 @@ def test_db_init_twice_changes_nothing():
         with connection.cursor() as cursor:
             cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")
             tables = [r[0] for r in cursor.fetchall()]
-            cursor.execute("SELECT indexname FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1")
+            cursor.execute("SELECT indexname FROM pg_indexes WHERE schemaname = 'public' "
+                           "ORDER BY 1")
             return tables, [r[0] for r in cursor.fetchall()]
 
     _document()

@@ -57,7 +57,8 @@ def mixed_vault(tmp_path: Path) -> Path:
         ("heading", 1, "Assays"), ("p", "Assay results by hole."),
         ("caption", "Table 1 Grades"),
         ("table", [["Hole", "Cu (%)"], ["ZK-1042", "1.32"], ["ZK-1043", "0.87"]])]))
-    write(root, "field/notes.txt", "野外记录：斑岩型铜矿蚀变分带清楚。\n\n第二段。\n".encode("gb18030"))
+    write(root, "field/notes.txt",
+          "野外记录：斑岩型铜矿蚀变分带清楚。\n\n第二段。\n".encode("gb18030"))
     return root
 
 

@@ -154,7 +154,8 @@ def test_headings_are_indexed_after_the_content_with_weight_b():
 
 
 def test_the_file_name_is_the_first_heading_unless_the_title_says_it_already():
-    page = chunk_lexical_build(content="次生富集带 41.6 m", relative_path="reports/ZK-0815 编录.pdf")
+    page = chunk_lexical_build(content="次生富集带 41.6 m",
+                               relative_path="reports/ZK-0815 编录.pdf")
     # content: 次生 1, 生富 2, 富集 3, 集带 4, 41.6 (+ 41, 6) 5, m 6; the file name from 8
     assert page.terms == ("'0815':8B '41':5 '41.6':5 '6':5 'm':6 'zk':8B 'zk-0815':8B "
                           "'富集':3 '次生':1 '生富':2 '编录':9B '集带':4")

@@ -48,6 +48,12 @@ def bm25(*, idf_value: float, tf: int, dl: int, avgdl: float) -> float:
     return idf_value * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))
 
 
+def search(query: str, limit: int = 10):
+    """The lexical channel over every knowledge base."""
+    return lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query=query,
+                          limit=limit)
+
+
 def ids(hits) -> list[int]:
     return [hit.chunk_id for hit in hits]
 
@@ -58,7 +64,7 @@ def test_scores_match_a_hand_computed_bm25():
     avgdl = (3 + 3 + 4 + 2) / 4
     both = idf(4, 2)  # alpha and beta are each in 2 of 4 chunks: ln 2
     assert both == pytest.approx(math.log(2), abs=1e-12)
-    hits = lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query="alpha beta", limit=10)
+    hits = search("alpha beta")
     assert ids(hits) == [first, second, third]
     expected = [
         # both terms once, adjacent in query order: + 0.5 * mean idf of the pair
@@ -76,19 +82,19 @@ def test_scores_match_a_hand_computed_bm25():
 def test_terms_in_more_than_half_of_the_chunks_are_dropped():
     rare, *_ = add_chunks("common rare", "common other half", "common thing half",
                           "unrelated words")
-    assert lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query="common", limit=10) == []  # in 3 of 4 chunks
-    (hit,) = lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query="common rare", limit=10)
+    assert search("common") == []  # in 3 of 4 chunks
+    (hit,) = search("common rare")
     avgdl = (2 + 3 + 3 + 2) / 4
     assert hit.chunk_id == rare and hit.matched_share == 1.0  # `common` is not counted at all
     assert hit.score == pytest.approx(bm25(idf_value=idf(4, 1), tf=1, dl=2, avgdl=avgdl),
                                       abs=1e-6)
-    assert len(lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query="half", limit=10)) == 2  # exactly half is kept
+    assert len(search("half")) == 2  # exactly half is kept
 
 
 def test_query_terms_adjacent_in_query_order_earn_the_phrase_bonus():
     in_order, reversed_pair, apart, *_ = add_chunks(
         "red apple pie", "apple red pie", "red big apple", "x y z", "u v w", "k l m")
-    hits = lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query="red apple", limit=10)
+    hits = search("red apple")
     assert ids(hits) == [in_order, reversed_pair, apart]  # equal scores: by chunk id
     assert hits[1].score == hits[2].score
     assert hits[0].score - hits[1].score == pytest.approx(0.5 * idf(6, 3), abs=1e-9)
@@ -97,8 +103,8 @@ def test_query_terms_adjacent_in_query_order_earn_the_phrase_bonus():
 def test_chinese_two_character_word_is_found_inside_a_longer_run():
     export_limits, imported, _, limits_note = add_chunks("数据导出限制", "导入数据", "客户升级",
                                                          "限制说明")
-    assert ids(lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query="导出", limit=10)) == [export_limits]
-    hits = lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query="导出限制是多少？", limit=10)
+    assert ids(search("导出")) == [export_limits]
+    hits = search("导出限制是多少？")
     assert ids(hits) == [export_limits, limits_note]
     assert imported not in ids(hits)
 
@@ -107,7 +113,7 @@ def test_identifier_is_found_exactly_and_not_inside_a_longer_number():
     exact, other_code, longer, *_ = add_chunks(
         "ERR-1042 timeout", "ERR-1043 timeout", "ERR-10420 other", "lorem ipsum", "dolor sit",
         "amet elit", "sed do")
-    hits = lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query="ＥＲＲ－１０４２", limit=10)
+    hits = search("ＥＲＲ－１０４２")
     assert hits[0].chunk_id == exact and hits[0].matched_share == 1.0
     # The others hold only `err`: never `err-1042` or `1042`, not even as a substring.
     assert ids(hits[1:]) == [other_code, longer]
@@ -117,7 +123,7 @@ def test_identifier_is_found_exactly_and_not_inside_a_longer_number():
 def test_identifier_split_differently_in_the_text_is_found_through_trigrams():
     dotted, glued, *_ = add_chunks("call foo_bar.baz() now", "foo_barx is another name",
                                    "lorem ipsum", "dolor sit", "amet elit")
-    hits = lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query="foo_bar", limit=10)
+    hits = search("foo_bar")
     # `foo_bar` is no term of `foo_bar.baz` (only the whole and foo, bar, baz are): the text
     # holds it between `call ` and `.`, which the trigram lookup finds; `foo_barx` does not.
     assert hits[0].chunk_id == dotted and hits[0].matched_share == 1.0
@@ -132,7 +138,7 @@ def test_identifier_split_differently_in_the_text_is_found_through_trigrams():
 
 def test_identifier_characters_are_matched_literally():
     add_chunks("abxc12 here", "lorem ipsum", "dolor sit")
-    assert lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query="ab.c12", limit=10) == []  # `.` is no wildcard
+    assert search("ab.c12") == []  # `.` is no wildcard
 
 
 def test_quotes_and_backslashes_in_terms_are_bound_safely():
@@ -170,20 +176,20 @@ def test_quotes_and_backslashes_in_terms_are_bound_safely():
 
 def test_ties_are_broken_by_chunk_id_and_limit_applies():
     chunk_ids = add_chunks("same words", "same words", "same words", "x", "y", "z", "w")
-    hits = lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query="same", limit=2)
+    hits = search("same", limit=2)
     assert ids(hits) == chunk_ids[:2] and [hit.rank for hit in hits] == [1, 2]
     assert hits[0].score == hits[1].score
 
 
 def test_query_without_usable_terms_finds_nothing():
     add_chunks("deploy notes", "other")
-    assert lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query="🎉 ，。!", limit=5) == []
-    assert lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query="missing", limit=5) == []
+    assert search("🎉 ，。!", limit=5) == []
+    assert search("missing", limit=5) == []
 
 
 def test_limit_below_one_is_invalid():
     with pytest.raises(InvalidRequest):
-        lexical_search(knowledge_base_ids=scope_all().knowledge_base_ids, query="x", limit=0)
+        search("x", limit=0)
 
 
 def test_query_terms_are_distinct_tokenizer_terms_in_order():

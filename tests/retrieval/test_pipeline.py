@@ -55,7 +55,8 @@ def test_hybrid_finds_an_identifier_the_vector_misses_and_is_confident(sample_in
 
 @pytest.mark.parametrize("mode", ["lexical", "hybrid"])
 def test_scores_stay_cosines_and_results_are_unique(sample_index, mode):
-    outcome = search(scope=scope_all(), query="Atlas CRM export limits", top_k=8, config=config_for(mode))
+    outcome = search(scope=scope_all(), query="Atlas CRM export limits", top_k=8,
+                     config=config_for(mode))
     cosines = {(hit.relative_path, hit.chunk_index): hit.score
                for hit in search(scope=scope_all(), query="Atlas CRM export limits", top_k=20,
                                  config=config_for("vector")).results}
@@ -74,8 +75,8 @@ def test_out_of_domain_question_keeps_the_vector_confidence_in_hybrid(sample_ind
 
 
 def test_explain_reports_every_stage(sample_index):
-    outcome = search(scope=scope_all(), query=IDENTIFIER, top_k=3, config=config_for("hybrid", rag_rerank="features"),
-                     explain=True)
+    outcome = search(scope=scope_all(), query=IDENTIFIER, top_k=3,
+                     config=config_for("hybrid", rag_rerank="features"), explain=True)
     explain = outcome.explain
     assert explain["mode"] == "hybrid"
     assert explain["parameters"]["rerank"] == "features" and explain["parameters"]["top_k"] == 3
@@ -90,7 +91,8 @@ def test_explain_reports_every_stage(sample_index):
 @pytest.mark.parametrize(("mode", "rerank"), [("vector", "none"), ("lexical", "none"),
                                               ("hybrid", "none"), ("hybrid", "features")])
 def test_page_spans_come_back_in_every_mode(paged_index, mode, rerank):
-    outcome = search(scope=scope_all(), query=QUESTION, top_k=10, config=config_for(mode, rag_rerank=rerank))
+    outcome = search(scope=scope_all(), query=QUESTION, top_k=10,
+                     config=config_for(mode, rag_rerank=rerank))
     paged = [hit for hit in outcome.results if hit.relative_path == PAGED_SOURCE]
     notes = [hit for hit in outcome.results if hit.relative_path != PAGED_SOURCE]
     assert paged and notes

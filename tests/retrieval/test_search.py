@@ -16,7 +16,8 @@ from retrieval.vector import RetrievalNotReady
 def run(query: str, top_k: int | None = None, **kwargs):
     # The first release's contract: the vector mode (tests/retrieval/test_pipeline.py covers
     # lexical and hybrid).
-    return search(scope=scope_all(), query=query, top_k=top_k, config=get_config(), mode="vector", **kwargs)
+    return search(scope=scope_all(), query=query, top_k=top_k, config=get_config(), mode="vector",
+                  **kwargs)
 
 
 def test_escalation_question_ranks_the_escalation_policy_first(sample_index):

@@ -102,7 +102,8 @@ def corpus(db):
 
 def run(vector, *, mode: str, limit: int = 10, **changes) -> list:
     config = dataclasses.replace(get_config(), rag_vector_index=mode, **changes)
-    return vector_search(knowledge_base_ids=scope_all().knowledge_base_ids, vector=vector, limit=limit, config=config, embedder=EMBEDDER)
+    return vector_search(knowledge_base_ids=scope_all().knowledge_base_ids, vector=vector,
+                         limit=limit, config=config, embedder=EMBEDDER)
 
 
 def build(**changes):

@@ -13,7 +13,8 @@ SQUAD = {"data": [
     {"title": "数据导出", "paragraphs": [
         {"id": "P1", "context": "导出限制是每天一万条。",
          "qas": [{"id": "Q1", "question": "导出限制是多少？"}, {"id": "Q2", "question": "每天？"}]},
-        {"id": "P2", "context": "审批需要两天。", "qas": [{"id": "Q3", "question": "审批多久？"}]}]},
+        {"id": "P2", "context": "审批需要两天。",
+         "qas": [{"id": "Q3", "question": "审批多久？"}]}]},
     {"title": "", "paragraphs": [
         {"context": "No id here.", "qas": [{"id": "Q4", "question": "Which paragraph?"}]}]}]}
 

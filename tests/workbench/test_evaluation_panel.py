@@ -254,7 +254,8 @@ def test_compare_shows_both_runs_each_metric_with_its_difference_and_changed_que
     assert metric("mrr") == ["0.750", "0.750", "0.000"]
     assert metric("latency_p50_ms") == ["10.0", "12.5", "+2.5"]
     assert metric("ndcg_at_10") == ["–", "–", "–"]
-    assert 'class="num eval-delta-better">+0.250' in html and 'class="num eval-delta-worse">+2.5' in html
+    assert ('class="num eval-delta-better">+0.250' in html
+            and 'class="num eval-delta-worse">+2.5' in html)
     changed = re.findall(r'<tr data-question="(\w+)">.*?<td>([^<]*)</td>\s*</tr>', html, re.S)
     assert changed == [("b", "hit rank 2 → 1"), ("c", "now fails; hit rank 1 → none")]
     assert "2 questions changed, 2 unchanged" in html
@@ -316,7 +317,8 @@ def test_another_bases_sets_and_runs_are_404_like_missing_ones(reader, sample_in
     panel = reader.get(PANEL).content.decode()
     assert "Secret questions" not in panel and f'id="run-{hidden_run.pk}"' not in panel
     refused = launch(reader, hidden_set)
-    assert refused.status_code == 422 and EvalRun.objects.filter(question_set=hidden_set).count() == 1
+    assert (refused.status_code == 422
+            and EvalRun.objects.filter(question_set=hidden_set).count() == 1)
     assert import_set(reader, name="sneaky", slug="secret").status_code == 422
     assert not QuestionSet.objects.filter(name="sneaky").exists()
 
