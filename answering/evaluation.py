@@ -289,7 +289,7 @@ def refusal_scores(*, decided: list[tuple[str, float]],
 
 
 def _threshold_table(results: list[QuestionResult]) -> dict[str, Any]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for threshold in THRESHOLD_GRID:
         refusals = _refusal_scores(results, threshold)
         correct = sum((r.confidence >= threshold) == (r.expected_mode == MODE_RAG)

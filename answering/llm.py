@@ -10,7 +10,7 @@ import codecs
 import json
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import closing
 from typing import Any, Protocol
 
@@ -64,7 +64,8 @@ class LLMClient(Protocol):
 
     def complete(self, *, messages: Messages) -> str: ...
 
-    def stream(self, *, messages: Messages) -> Iterator[str]: ...
+    # A generator: closing it ends the upstream request.
+    def stream(self, *, messages: Messages) -> Generator[str, None, None]: ...
 
 
 def llm_config_check(*, config: Config) -> None:
@@ -127,7 +128,7 @@ class FakeLLMClient:
                 parts.append(f"{sentence} [{number}]")
         return " ".join(parts) or FAKE_NO_CONTEXT_ANSWER
 
-    def stream(self, *, messages: Messages) -> Iterator[str]:
+    def stream(self, *, messages: Messages) -> Generator[str, None, None]:
         """Word-sized deltas whose concatenation is exactly `complete()`."""
         yield from _STREAM_PIECE.findall(self.complete(messages=messages))
 
@@ -196,7 +197,7 @@ class OpenAICompatibleClient(OpenAICompatibleHTTP):
         content, self.last_usage = _completion_parse(raw)
         return content
 
-    def stream(self, *, messages: Messages) -> Iterator[str]:
+    def stream(self, *, messages: Messages) -> Generator[str, None, None]:
         """Text deltas from a streaming completion, ending at `data: [DONE]`: at most the timeout
         until the first delta and between two deltas, and at most the stream cap in all."""
         deadline = Deadline(seconds=self.timeout_seconds, cap_seconds=self.stream_max_seconds)
@@ -235,7 +236,8 @@ class OpenAICompatibleClient(OpenAICompatibleHTTP):
                     f"({self.stream_max_seconds}s)")
         return f"the LLM stream sent no text for LLM_TIMEOUT_SECONDS ({self.timeout_seconds}s)"
 
-    def _stream_once(self, *, body: dict[str, Any], deadline: Deadline) -> Iterator[str]:
+    def _stream_once(self, *, body: dict[str, Any],
+                     deadline: Deadline) -> Generator[str, None, None]:
         with self.exchange(body, deadline=deadline) as response:
             if "stream_options" in body and self._usage_refused(response, deadline):
                 raise _StreamUsageRefused

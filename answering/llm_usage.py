@@ -10,7 +10,7 @@ refused request each. Such a stream simply has no usage, and its tokens are coun
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 STREAM_USAGE_OPTIONS = {"include_usage": True}
 USAGE_REFUSAL_STATUSES = (400, 422)
@@ -33,11 +33,14 @@ def usage_parse(payload: Any) -> TokenUsage | None:
     usage = payload.get("usage") if isinstance(payload, dict) else None
     if not isinstance(usage, dict):
         return None
-    counts = (usage.get("prompt_tokens"), usage.get("completion_tokens"))
-    if all(isinstance(count, int) and not isinstance(count, bool) and count >= 0
-           for count in counts):
-        return TokenUsage(prompt_tokens=counts[0], completion_tokens=counts[1])
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if _is_count(prompt) and _is_count(completion):
+        return TokenUsage(prompt_tokens=prompt, completion_tokens=completion)
     return None
+
+
+def _is_count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def stream_usage_wanted(*, url: str, model: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
@@ -133,10 +133,12 @@ def ask(*, question: str, top_k: int | None, fallback: bool, config: Config,
         answer = plan.fixed_answer
         _trace_answer(answer)
     else:
+        client = plan.client
+        assert client is not None  # every mode but no_answer has its client
         with connection_released(), llm_slot(config=config):
             started = time.perf_counter()
-            generated = plan.client.complete(messages=plan.messages)
-        _trace_answer(generated, started=started, client=plan.client)
+            generated = client.complete(messages=plan.messages)
+        _trace_answer(generated, started=started, client=client)
         answer, removed = citations_strip(text=generated, block_count=plan.block_count)
         if plan.mode == MODE_FALLBACK:
             answer = FALLBACK_NOTICE + answer
@@ -148,7 +150,7 @@ def ask(*, question: str, top_k: int | None, fallback: bool, config: Config,
     return body
 
 
-def ask_events(plan: AskPlan) -> Iterator[tuple[str, dict[str, Any]]]:
+def ask_events(plan: AskPlan) -> Generator[tuple[str, dict[str, Any]], None, None]:
     """The /ask/stream events: retrieval, delta..., citations, done — or an error event once
     generation has failed (the HTTP status is already sent by then)."""
     yield "retrieval", {"mode": plan.mode, "confidence": plan.confidence,
@@ -158,6 +160,8 @@ def ask_events(plan: AskPlan) -> Iterator[tuple[str, dict[str, Any]]]:
         _trace_answer(plan.fixed_answer)
         yield "delta", {"text": plan.fixed_answer}
     else:
+        client = plan.client
+        assert client is not None  # every mode but no_answer has its client
         if plan.mode == MODE_FALLBACK:
             yield "delta", {"text": FALLBACK_NOTICE}
         generated: list[str] = []
@@ -165,7 +169,7 @@ def ask_events(plan: AskPlan) -> Iterator[tuple[str, dict[str, Any]]]:
         try:
             # closing(): a client that goes away closes these events, and with them the
             # upstream request, at once rather than whenever the garbage collector runs.
-            with connection_released(), closing(plan.client.stream(messages=plan.messages)
+            with connection_released(), closing(client.stream(messages=plan.messages)
                                                 ) as pieces:
                 for piece in pieces:
                     if first is None and piece:
@@ -186,7 +190,7 @@ def ask_events(plan: AskPlan) -> Iterator[tuple[str, dict[str, Any]]]:
             trace_fail("internal_error")
             yield "error", error_body("internal_error", "generation failed; see the server log")
             return
-        _trace_answer("".join(generated), started=started, first=first, client=plan.client)
+        _trace_answer("".join(generated), started=started, first=first, client=client)
     yield "citations", {"citations": plan.citations,
                         "invalid_citations_removed": stream_filter.removed}
     trace = trace_current()

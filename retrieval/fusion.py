@@ -4,11 +4,11 @@
 (both channels' scores start at a natural zero: a clamped cosine, BM25), times that channel's
 weight. Dividing by the best keeps a channel's weak candidates weak, where min-max would stretch
 its 50th candidate down to 0 and a nearly flat list up to 0..1; on the train splits of public
-collections it fused better than min-max and z-scores (docs/benchmarks.md). Unlike reciprocal rank fusion (`rrf_fuse`), it keeps
-how far apart the channel's scores are, and a weight lets a channel that is rarely right (the
-fake embedder's vectors) move the order only where the other is undecided: with the weight at
-0 the order is exactly the other channel's, which is what makes fusion never worse than its
-better channel when the weights fit the channels.
+collections it fused better than min-max and z-scores (docs/benchmarks.md). Unlike reciprocal
+rank fusion (`rrf_fuse`), it keeps how far apart the channel's scores are, and a weight lets a
+channel that is rarely right (the fake embedder's vectors) move the order only where the other
+is undecided: with the weight at 0 the order is exactly the other channel's, which is what makes
+fusion never worse than its better channel when the weights fit the channels.
 """
 
 from __future__ import annotations

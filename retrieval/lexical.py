@@ -107,8 +107,9 @@ def lexical_search(*, query: str, limit: int, knowledge_base_ids: Sequence[int],
         cursor.execute(sql.LEXICAL_STATS, {
             "terms": parsed.terms, "identifier_parts": parsed.identifier_parts,
             "cells": ALL_CELLS, "kb_ids": kb_ids})
-        chunks, length_sum, length_cells, length_counts, dfs, hit_terms, hit_chunks \
-            = cursor.fetchone()
+        stats = cursor.fetchone()
+        assert stats is not None  # an aggregate without GROUP BY returns one row
+        chunks, length_sum, length_cells, length_counts, dfs, hit_terms, hit_chunks = stats
         plan = _plan(parsed=parsed, chunks=chunks, length_sum=length_sum,
                      length_cells=length_cells or [], length_counts=length_counts or [],
                      dfs=dfs or [])

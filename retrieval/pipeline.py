@@ -159,8 +159,8 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
                                   knowledge_base_ids=knowledge_base_ids, report=report))
         clock.stage("lexical", started)
         rankings["lexical"] = [hit.chunk_id for hit in lexical]
-        for hit in lexical:
-            _from_lexical(candidates, hit)
+        for match in lexical:
+            _from_lexical(candidates, match)
     weights: dict[str, float] | None = None
     if mode == "vector":
         ordered = [candidates[chunk_id] for chunk_id in rankings["vector"]]
@@ -174,7 +174,7 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
                             config=config):
             candidates[fused.chunk_id].fused_rank = fused.rank
             candidates[fused.chunk_id].fused_score = fused.score
-        ordered = sorted(candidates.values(), key=lambda item: item.fused_rank)
+        ordered = sorted(candidates.values(), key=_fused_rank)
         clock.stage("fuse", started)
     rerank_explain = None
     if reranking and ordered:
@@ -214,6 +214,11 @@ def fusion_weights(*, mode: str, config: Config,
     vector_weight = agreed_vector_weight(weight=config.fusion_vector_weight,
                                          agreement=channel_agreement(rankings=rankings))
     return {"vector": vector_weight, "lexical": 1.0 - vector_weight}
+
+
+def _fused_rank(item: Candidate) -> int:
+    assert item.fused_rank is not None  # `_fused` ranks every candidate
+    return item.fused_rank
 
 
 def _fused(*, candidates: dict[int, Candidate], rankings: dict[str, list[int]],

@@ -102,7 +102,9 @@ def _readiness_check(*, embedder: EmbeddingProvider, knowledge_base_ids: Sequenc
         conn = index_connection()
         with psycopg.Cursor(conn) as cursor:
             cursor.execute(sql.HAS_EMBEDDINGS, config_key)
-            if not cursor.fetchone()[0]:
+            row = cursor.fetchone()
+            assert row is not None  # SELECT EXISTS (...) returns one row
+            if not row[0]:
                 raise RetrievalNotReady(
                     f"no embeddings for {embedder.provider}/{embedder.model} yet; run "
                     "`rag ingest` with this configuration",

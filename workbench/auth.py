@@ -4,19 +4,38 @@ knowledge bases that person's grants allow."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import wraps
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, cast
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import resolve_url
 
-from access.callers import caller_for_user
+from access.callers import Caller, caller_for_user
 from core.errors import Forbidden, NotFound
 
+if TYPE_CHECKING:
+    from django_htmx.middleware import HtmxDetails
 
-def person_view(view):
+P = ParamSpec("P")
+
+
+class PersonRequest(HttpRequest):
+    """For annotations only: the request a `person_view` passes its view, a plain HttpRequest
+    with the attributes that decorator (`caller`, `auth`) and django-htmx's middleware (`htmx`)
+    give it. Never instantiated."""
+
+    caller: Caller
+    auth: Caller
+    htmx: HtmxDetails
+
+
+def person_view(view: Callable[Concatenate[PersonRequest, P], HttpResponseBase]
+                ) -> Callable[Concatenate[HttpRequest, P], HttpResponseBase]:
     """Sign-in required; `request.caller` is the person's Caller (also `request.auth`, which
     the trace middleware records as the trace's caller).
 
@@ -28,18 +47,19 @@ def person_view(view):
     the sign-in form being swapped into a fragment."""
 
     @wraps(view)
-    def wrapped(request: HttpRequest, *args, **kwargs):
+    def wrapped(request: HttpRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
+        person = cast(PersonRequest, request)  # given its attributes here
         if not request.user.is_authenticated:
             if getattr(request, "htmx", False):
                 response = HttpResponse(status=401)
                 response["HX-Redirect"] = redirect_to_login(
-                    request.htmx.current_url_abs_path or request.get_full_path(),
+                    person.htmx.current_url_abs_path or request.get_full_path(),
                     resolve_url(settings.LOGIN_URL))["Location"]
                 return response
             return redirect_to_login(request.get_full_path(), resolve_url(settings.LOGIN_URL))
-        request.caller = request.auth = caller_for_user(request.user)
+        person.caller = person.auth = caller_for_user(request.user)
         try:
-            return view(request, *args, **kwargs)
+            return view(person, *args, **kwargs)
         except NotFound as exc:
             raise Http404(exc.message) from None
         except Forbidden as exc:
@@ -48,12 +68,13 @@ def person_view(view):
     return wrapped
 
 
-def admin_view(view):
+def admin_view(view: Callable[Concatenate[PersonRequest, P], HttpResponseBase]
+               ) -> Callable[Concatenate[HttpRequest, P], HttpResponseBase]:
     """Like `person_view`, for staff and superusers only (403 for anyone else)."""
 
     @person_view
     @wraps(view)
-    def wrapped(request: HttpRequest, *args, **kwargs):
+    def wrapped(request: PersonRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
         if not (request.user.is_staff or request.user.is_superuser):
             raise PermissionDenied("only administrators may see this page")
         return view(request, *args, **kwargs)

@@ -3,6 +3,8 @@ everything again)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from core.config import MAX_TEXT_CHARS, RETRIEVAL_MODES, TOP_K_RANGE
@@ -20,7 +22,7 @@ class AskForm(forms.Form):
 
     def __init__(self, *args, bases: list[dict], **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["knowledge_base"].choices = [("", "All my knowledge bases")] + [
+        choice_field(self, "knowledge_base").choices = [("", "All my knowledge bases")] + [
             (base["slug"], base["name"]) for base in bases]
 
 
@@ -33,12 +35,14 @@ class QuestionSetImportForm(forms.Form):
 
     def __init__(self, *args, bases: list[dict], **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["knowledge_base"].choices = [(base["slug"], base["name"]) for base in bases]
+        knowledge_base = choice_field(self, "knowledge_base")
+        knowledge_base.choices = [(base["slug"], base["name"]) for base in bases]
 
-    def clean(self) -> dict:
+    def clean(self) -> dict[str, Any]:
         """One of the two: an uploaded file (UTF-8) or pasted text; `yaml_text` and
         `source_name` come out of it."""
         data = super().clean()
+        assert data is not None  # Form.clean() returns cleaned_data
         upload, text = data.get("file"), data.get("text") or ""
         if upload and text.strip():
             raise forms.ValidationError("Upload a file or paste the questions, not both.")
@@ -69,8 +73,16 @@ class RunLaunchForm(forms.Form):
 
     def __init__(self, *args, sets: list, configured_retrieval: str, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["question_set"].choices = [
+        choice_field(self, "question_set").choices = [
             (question_set.pk, f"{question_set.name} ({question_set.knowledge_base.name})")
             for question_set in sets]
-        self.fields["retrieval"].choices = [("", f"as configured ({configured_retrieval})")] + [
+        retrieval = choice_field(self, "retrieval")
+        retrieval.choices = [("", f"as configured ({configured_retrieval})")] + [
             (mode, mode) for mode in RETRIEVAL_MODES]
+
+
+def choice_field(form: forms.BaseForm, name: str) -> forms.ChoiceField:
+    """The form's field `name`, declared a ChoiceField (its choices are set per form)."""
+    field = form.fields[name]
+    assert isinstance(field, forms.ChoiceField)
+    return field

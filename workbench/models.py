@@ -6,10 +6,15 @@ the trace id or the numbers they need, not a foreign key to a trace.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.db import models
 
 from knowledge.models import KnowledgeBase
+
+if TYPE_CHECKING:
+    from workbench.pages.evaluation import RunProgress
 
 
 class Feedback(models.Model):
@@ -84,6 +89,8 @@ class EvalRun(models.Model):
     error = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True)
+    # Not a column: set by `run_settle` (workbench/pages/evaluation.py) on every run it reads.
+    progress: RunProgress | None
 
     class Meta:
         ordering = ["-created_at"]

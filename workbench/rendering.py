@@ -18,10 +18,16 @@ def _link_allowed(url: str) -> bool:
     return bool(_SAFE_LINK.match(url.strip()))
 
 
+class _SafeMarkdownIt(MarkdownIt):
+    """Links only where `_link_allowed` says (markdown-it asks `validateLink` of every one)."""
+
+    def validateLink(self, url: str) -> bool:
+        return _link_allowed(url)
+
+
 def _renderer() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md = _SafeMarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.disable(["image", "html_block", "html_inline"])
-    md.validateLink = _link_allowed
     md.add_render_rule("link_open", _link_open)
     return md
 

@@ -17,7 +17,7 @@ import json
 import logging
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from core.config import Config
 from core.errors import LocalRagError
@@ -123,7 +123,7 @@ def _scores(raw: bytes, *, count: int) -> dict[int, float]:
     return scores
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 

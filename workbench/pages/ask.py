@@ -52,7 +52,7 @@ def source_cards(stream: AskEventStream) -> list[dict[str, Any]]:
         "document__relative_path")}
     cards = []
     for number, (citation, chunk_id) in enumerate(zip(plan.citations, plan.chunk_ids), 1):
-        row = rows.get(chunk_id)
+        row = rows.get(chunk_id) if chunk_id is not None else None
         title = (document_title({name.removeprefix("document__"): value
                                  for name, value in row.items()})
                  if row else citation["source"])

@@ -116,12 +116,12 @@ def runs_visible(*, caller: Caller, set_id: int | None = None,
     if set_id is not None:
         runs = runs.filter(question_set_id=set_id)
     # Not the reports nor the sets' questions: the history reads the summaries only.
-    runs = list(runs.select_related("question_set", "created_by")
+    rows = list(runs.select_related("question_set", "created_by")
                 .defer("report", "question_set__questions")
                 .order_by("-created_at", "-pk")[:limit])
-    for run in runs:
+    for run in rows:
         run_settle(run)
-    return runs
+    return rows
 
 
 def run_visible(*, caller: Caller, run_id: int) -> EvalRun:

@@ -100,14 +100,15 @@ def kb_upload(*, caller: Caller, slug: str, file: UploadedFile | None,
     caller.maintain_check(base.id, what=f"knowledge base {slug}")
     if file is None:
         raise InvalidRequest("choose a file to upload", details={"field": "file"})
-    upload: Upload = document_upload(caller=caller, slug=slug, filename=file.name,
+    name = file.name
+    assert name is not None  # a request's uploaded files have a name
+    upload: Upload = document_upload(caller=caller, slug=slug, filename=name,
                                      chunks=file.chunks(UPLOAD_CHUNK_BYTES), config=config)
     document = document_get(caller=caller, document_id=upload.document_id)
     job = job_view(caller=caller, job_id=upload.job_id) if upload.job_id else None
     if upload.created:
-        return Outcome(action="uploaded", status=202, name=file.name, document=document,
-                       job=job)
-    return Outcome(action="duplicate", status=200, name=file.name, document=document, job=job)
+        return Outcome(action="uploaded", status=202, name=name, document=document, job=job)
+    return Outcome(action="duplicate", status=200, name=name, document=document, job=job)
 
 
 def document_change(*, caller: Caller, document_id: int, action: str) -> tuple[str, Outcome]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django import forms
+from django.http import QueryDict
 
 from access.callers import Caller
 from core.config import (
@@ -25,6 +26,7 @@ from core.errors import InvalidRequest
 from retrieval.rerank import RERANKERS, reranker_status
 from retrieval.services import search
 from retrieval.types import SearchHit
+from workbench.forms import choice_field
 from workbench.rendering import excerpt
 
 EXCERPT_CHARS = 200
@@ -44,13 +46,13 @@ class LabForm(forms.Form):
     rerank = forms.CharField(widget=forms.Select)
     knowledge_base = forms.ChoiceField(required=False)
 
-    def __init__(self, *args: Any, bases: list[dict[str, Any]], config: Config,
-                 **kwargs: Any) -> None:
-        super().__init__(*args, initial={"mode": config.rag_retrieval,
-                                         "top_k": config.rag_top_k,
-                                         "candidates": config.rag_candidates,
-                                         "rerank": config.rag_rerank}, **kwargs)
-        self.fields["knowledge_base"].choices = [("", "All my knowledge bases")] + [
+    def __init__(self, data: QueryDict | None = None, *, bases: list[dict[str, Any]],
+                 config: Config, **kwargs: Any) -> None:
+        super().__init__(data, initial={"mode": config.rag_retrieval,
+                                        "top_k": config.rag_top_k,
+                                        "candidates": config.rag_candidates,
+                                        "rerank": config.rag_rerank}, **kwargs)
+        choice_field(self, "knowledge_base").choices = [("", "All my knowledge bases")] + [
             (base["slug"], base["name"]) for base in bases]
         self.fields["rerank"].widget.choices = [
             (name, name) for name in lab_rerankers(config=config)]
@@ -178,6 +180,7 @@ def _columns(explain: dict[str, Any], pairs: list[tuple[SearchHit, dict[str, Any
 
 
 def _entry(hit: SearchHit, *, rank: int, score: float | None, extra: str) -> LabEntry:
+    assert hit.chunk_id is not None  # a search's hits are stored chunks
     return LabEntry(rank=rank, score=score, chunk_id=hit.chunk_id, source=hit.source,
                     heading_path=list(hit.heading_path), page_start=hit.page_start,
                     page_end=hit.page_end, knowledge_base=hit.knowledge_base,

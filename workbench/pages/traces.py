@@ -120,7 +120,8 @@ def _citations(cited: list[dict[str, Any]]) -> list[dict[str, Any]]:
         "id", "content_hash", "relative_path", "heading_path", "page_start", "page_end")}
     citations = []
     for number, entry in enumerate(cited, start=1):
-        row = now.get(entry.get("chunk_id"))
+        chunk_id = entry.get("chunk_id")
+        row = now.get(chunk_id) if chunk_id is not None else None
         if row is None:
             state = "no longer in the index"
         elif row["content_hash"] == entry.get("content_hash"):

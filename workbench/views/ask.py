@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from contextlib import closing
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_http_methods, require_POST
@@ -17,7 +17,7 @@ from core.config import get_config
 from core.errors import LocalRagError, http_status_of
 from knowledge.selectors import kb_list_visible
 from traces.recording import trace_fail
-from workbench.auth import person_view
+from workbench.auth import PersonRequest, person_view
 from workbench.forms import AskForm
 from workbench.models import Feedback
 from workbench.pages.ask import AnswerView, answer_error, answer_events, answer_fragment
@@ -26,7 +26,7 @@ from workbench.pages.feedback import feedback_record
 
 @require_http_methods(["GET", "POST"])
 @person_view
-def ask_page(request: HttpRequest) -> HttpResponse:
+def ask_page(request: PersonRequest) -> HttpResponse:
     bases = kb_list_visible(caller=request.caller)
     form = AskForm(request.POST or None, bases=bases)
     answer_html = None
@@ -53,7 +53,7 @@ def ask_page(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @person_view
-def ask_stream(request: HttpRequest) -> HttpResponse:
+def ask_stream(request: PersonRequest) -> HttpResponse | StreamingHttpResponse:
     """Server-Sent Events for the page's script: status, delta..., result (rendered HTML)."""
     form = AskForm(request.POST, bases=kb_list_visible(caller=request.caller))
     if not form.is_valid():
@@ -70,7 +70,7 @@ def ask_stream(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @person_view
-def feedback(request: HttpRequest) -> HttpResponse:
+def feedback(request: PersonRequest) -> HttpResponse:
     try:
         record = feedback_record(user=request.user, trace_id=request.POST.get("trace_id", ""),
                                  rating=request.POST.get("rating", ""),
@@ -83,7 +83,7 @@ def feedback(request: HttpRequest) -> HttpResponse:
                                                               "choices": Feedback.ERROR_TYPES})
 
 
-def _open(request: HttpRequest, form: AskForm) -> AskEventStream:
+def _open(request: PersonRequest, form: AskForm) -> AskEventStream:
     data = form.cleaned_data
     slugs = [data["knowledge_base"]] if data["knowledge_base"] else None
     return ask_stream_open(question=data["question"], top_k=data["top_k"],

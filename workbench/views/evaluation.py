@@ -5,7 +5,7 @@ A set or run of a base the person may not read answers 404, exactly like a missi
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from core.config import get_config
 from core.errors import LocalRagError
 from knowledge.selectors import kb_list_visible
-from workbench.auth import person_view
+from workbench.auth import PersonRequest, person_view
 from workbench.forms import QuestionSetImportForm, RunLaunchForm
 from workbench.pages.evaluation import (
     question_set_import,
@@ -35,13 +35,13 @@ from workbench.pages.evaluation_report import (
 
 @require_GET
 @person_view
-def panel(request: HttpRequest) -> HttpResponse:
+def panel(request: PersonRequest) -> HttpResponse:
     return _panel(request)
 
 
 @require_POST
 @person_view
-def set_import(request: HttpRequest) -> HttpResponse:
+def set_import(request: PersonRequest) -> HttpResponse:
     form = QuestionSetImportForm(request.POST, request.FILES,
                                  bases=kb_list_visible(caller=request.caller))
     if form.is_valid():
@@ -60,7 +60,7 @@ def set_import(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @person_view
-def run_start(request: HttpRequest) -> HttpResponse:
+def run_start(request: PersonRequest) -> HttpResponse:
     sets = list(question_sets_visible(caller=request.caller))
     form = RunLaunchForm(request.POST, sets=sets, configured_retrieval=get_config().rag_retrieval)
     if form.is_valid():
@@ -77,21 +77,21 @@ def run_start(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @person_view
-def set_detail(request: HttpRequest, set_id: int) -> HttpResponse:
+def set_detail(request: PersonRequest, set_id: int) -> HttpResponse:
     question_set = question_set_visible(caller=request.caller, set_id=set_id)
     return render(request, "workbench/eval_set.html", {"question_set": question_set})
 
 
 @require_GET
 @person_view
-def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+def run_detail(request: PersonRequest, run_id: int) -> HttpResponse:
     run = run_visible(caller=request.caller, run_id=run_id)
     return render(request, "workbench/eval_run.html", {"row": run_row(run), "metrics": METRICS})
 
 
 @require_GET
 @person_view
-def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
+def run_status(request: PersonRequest, run_id: int) -> HttpResponse:
     """The run page's status card (polled while the run is unfinished). Once the run has
     finished, htmx is told to reload the page, which then shows the scores."""
     row = run_row(run_visible(caller=request.caller, run_id=run_id))
@@ -103,7 +103,7 @@ def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @require_GET
 @person_view
-def run_history_row(request: HttpRequest, run_id: int) -> HttpResponse:
+def run_history_row(request: PersonRequest, run_id: int) -> HttpResponse:
     """One row of the history table (polled while the run is unfinished)."""
     run = run_visible(caller=request.caller, run_id=run_id)
     return render(request, "workbench/_eval_run_row.html", {"row": run_row(run)})
@@ -111,9 +111,10 @@ def run_history_row(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @require_GET
 @person_view
-def compare(request: HttpRequest) -> HttpResponse:
-    ids = [_id_param(value) for value in request.GET.getlist("run")]
-    if len(ids) != 2 or None in ids or ids[0] == ids[1]:
+def compare(request: PersonRequest) -> HttpResponse:
+    values = request.GET.getlist("run")
+    ids = [run_id for run_id in map(_id_param, values) if run_id is not None]
+    if len(values) != 2 or len(ids) != 2 or ids[0] == ids[1]:
         return render(request, "workbench/eval_compare.html",
                       {"error": "Select exactly two different runs to compare."}, status=400)
     runs = sorted((run_visible(caller=request.caller, run_id=run_id) for run_id in ids),
@@ -122,7 +123,7 @@ def compare(request: HttpRequest) -> HttpResponse:
                   {"comparison": runs_compare(first=runs[0], second=runs[1])})
 
 
-def _panel(request: HttpRequest, *, import_form: QuestionSetImportForm | None = None,
+def _panel(request: PersonRequest, *, import_form: QuestionSetImportForm | None = None,
            launch_form: RunLaunchForm | None = None, status: int = 200) -> HttpResponse:
     caller = request.caller
     bases = kb_list_visible(caller=caller)

@@ -5,7 +5,7 @@ reader's change is 403."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
@@ -13,27 +13,27 @@ from django.views.decorators.http import require_GET, require_POST
 from core.config import get_config
 from core.errors import Forbidden, LocalRagError, NotFound
 from knowledge.selectors import kb_list_visible
-from workbench.auth import person_view
+from workbench.auth import PersonRequest, person_view
 from workbench.pages import knowledge as knowledge_pages
 from workbench.pages.knowledge import Outcome
 
 
 @require_GET
 @person_view
-def knowledge(request: HttpRequest) -> HttpResponse:
+def knowledge(request: PersonRequest) -> HttpResponse:
     return render(request, "workbench/knowledge.html",
                   {"bases": kb_list_visible(caller=request.caller)})
 
 
 @require_GET
 @person_view
-def knowledge_base(request: HttpRequest, slug: str) -> HttpResponse:
+def knowledge_base(request: PersonRequest, slug: str) -> HttpResponse:
     return _base_page(request, slug, outcome=None)
 
 
 @require_POST
 @person_view
-def knowledge_upload(request: HttpRequest, slug: str) -> HttpResponse:
+def knowledge_upload(request: PersonRequest, slug: str) -> HttpResponse:
     try:
         outcome = knowledge_pages.kb_upload(caller=request.caller, slug=slug,
                                             file=request.FILES.get("file"), config=get_config())
@@ -46,7 +46,7 @@ def knowledge_upload(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @person_view
-def document_change(request: HttpRequest, document_id: int, action: str) -> HttpResponse:
+def document_change(request: PersonRequest, document_id: int, action: str) -> HttpResponse:
     """Reindex or delete (`action`, from the route) one document."""
     slug, outcome = knowledge_pages.document_change(caller=request.caller,
                                                     document_id=document_id, action=action)
@@ -55,14 +55,14 @@ def document_change(request: HttpRequest, document_id: int, action: str) -> Http
 
 @require_GET
 @person_view
-def job(request: HttpRequest, job_id: int) -> HttpResponse:
+def job(request: PersonRequest, job_id: int) -> HttpResponse:
     view = knowledge_pages.job_view(caller=request.caller, job_id=job_id)
     # htmx polls for the fragment alone; a browser without JavaScript gets the whole page.
     template = "workbench/_job.html" if request.htmx else "workbench/knowledge_job.html"
     return render(request, template, {"job": view})
 
 
-def _base_page(request: HttpRequest, slug: str, *, outcome: Outcome | None) -> HttpResponse:
+def _base_page(request: PersonRequest, slug: str, *, outcome: Outcome | None) -> HttpResponse:
     page = knowledge_pages.kb_page(caller=request.caller, slug=slug,
                                    page=request.GET.get("page"), config=get_config())
     return render(request, "workbench/knowledge_base.html", {"page": page, "outcome": outcome},

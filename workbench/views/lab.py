@@ -4,7 +4,7 @@ middleware (operation `search`, channel `workbench`), which is why they post to 
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
@@ -12,13 +12,13 @@ from django.views.decorators.http import require_GET, require_POST
 from core.config import get_config
 from core.errors import LocalRagError
 from knowledge.selectors import kb_list_visible
-from workbench.auth import person_view
+from workbench.auth import PersonRequest, person_view
 from workbench.pages.lab import LabForm, lab_run
 
 
 @require_GET
 @person_view
-def lab_page(request: HttpRequest) -> HttpResponse:
+def lab_page(request: PersonRequest) -> HttpResponse:
     bases = kb_list_visible(caller=request.caller)
     form = LabForm(bases=bases, config=get_config())
     return render(request, "workbench/lab.html", {"form": form, "bases": bases})
@@ -26,7 +26,7 @@ def lab_page(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @person_view
-def lab_run_view(request: HttpRequest) -> HttpResponse:
+def lab_run_view(request: PersonRequest) -> HttpResponse:
     config = get_config()
     bases = kb_list_visible(caller=request.caller)
     form = LabForm(request.POST, bases=bases, config=config)

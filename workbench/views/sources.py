@@ -3,25 +3,25 @@ the page it comes from. A chunk or page the person may not read is answered like
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from workbench.auth import person_view
+from workbench.auth import PersonRequest, person_view
 from workbench.pages.sources import page_image_png, source_get
 
 
 @require_GET
 @person_view
-def source(request: HttpRequest, chunk_id: int) -> HttpResponse:
+def source(request: PersonRequest, chunk_id: int) -> HttpResponse:
     view = source_get(caller=request.caller, chunk_id=chunk_id, page=request.GET.get("page"))
     return render(request, "workbench/source.html", {"source": view})
 
 
 @require_GET
 @person_view
-def page_image(request: HttpRequest, document_id: int, page: int) -> HttpResponse:
+def page_image(request: PersonRequest, document_id: int, page: int) -> HttpResponse:
     png = page_image_png(caller=request.caller, document_id=document_id, page=page)
     response = HttpResponse(png, content_type="image/png")
     # Only this person's browser may keep it: another person may not read the document.

@@ -3,19 +3,19 @@ path, counted within the knowledge bases the person may read."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET
 
 from core.config import get_config
-from workbench.auth import person_view
+from workbench.auth import PersonRequest, person_view
 from workbench.pages.status import system_status
 
 
 @require_GET
 @person_view
-def status(request: HttpRequest) -> HttpResponse:
+def status(request: PersonRequest) -> HttpResponse:
     report = system_status(caller=request.caller, config=get_config())
     return render(request, "workbench/status.html", {"report": report},
                   status=503 if report.status == "unavailable" else 200)

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import uuid
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from workbench.auth import admin_view
+from workbench.auth import PersonRequest, admin_view
 from workbench.pages.traces import trace_detail, traces_page
 
 
 @require_GET
 @admin_view
-def traces_list(request: HttpRequest) -> HttpResponse:
+def traces_list(request: PersonRequest) -> HttpResponse:
     page = traces_page(caller=request.caller, filters=request.GET,
                        page=request.GET.get("page"))
     return render(request, "workbench/traces.html", {"traces": page})
@@ -23,7 +23,7 @@ def traces_list(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @admin_view
-def trace_view(request: HttpRequest, trace_id: uuid.UUID) -> HttpResponse:
+def trace_view(request: PersonRequest, trace_id: uuid.UUID) -> HttpResponse:
     detail = trace_detail(caller=request.caller, trace_id=trace_id)
     return render(request, "workbench/traces_detail.html", {"detail": detail})
 

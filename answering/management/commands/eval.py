@@ -44,7 +44,8 @@ class Command(RagCommand):
         if options["beir"]:
             self._beir(config, options)
             return
-        path = Path(questions) if questions else (config.project_root or Path.cwd()) / "eval" / "questions.yaml"
+        path = (Path(questions) if questions
+                else (config.project_root or Path.cwd()) / "eval" / "questions.yaml")
         if options["ablation"]:
             report = ablation_run(questions=questions_load(path=path), config=config,
                                   scope=OPERATOR.scope(slugs=options["kb"]))
@@ -142,9 +143,11 @@ class Command(RagCommand):
         for row in report["thresholds"]["rows"]:
             cells = [row["mode_accuracy"], row["no_answer_precision"], row["no_answer_recall"]]
             shown = [f"{c:.2f}" if c is not None else "n/a" for c in cells]
-            self.stdout.write(f"{row['threshold']:>9.2f} {shown[0]:>9} {shown[1]:>10} {shown[2]:>10}")
+            self.stdout.write(f"{row['threshold']:>9.2f} {shown[0]:>9} {shown[1]:>10}"
+                              f" {shown[2]:>10}")
         suggestion = report["thresholds"]
-        self.stdout.write(f"\nsuggested threshold: {suggestion['suggested']} ({suggestion['reason']});"
-                          " set RAG_MIN_SIMILARITY to use it")
+        self.stdout.write(f"\nsuggested threshold: {suggestion['suggested']}"
+                          f" ({suggestion['reason']}); set RAG_MIN_SIMILARITY to use it")
         self.stdout.write(f"\n{summary['passed']}/{summary['questions']} questions passed"
-                          + (f"; failed: {', '.join(summary['failed'])}" if summary["failed"] else ""))
+                          + (f"; failed: {', '.join(summary['failed'])}" if summary["failed"]
+                             else ""))
