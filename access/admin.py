@@ -17,7 +17,7 @@ NO_HASH_FIELDS = ("prefix", "name", "user", "read_only", "knowledge_bases", "cre
 
 
 @admin.register(Grant)
-class GrantAdmin(admin.ModelAdmin):
+class GrantAdmin(admin.ModelAdmin[Grant]):
     list_display = ("user", "knowledge_base", "role", "created_at")
     list_filter = ("role", "knowledge_base")
     list_select_related = ("user", "knowledge_base")
@@ -25,7 +25,7 @@ class GrantAdmin(admin.ModelAdmin):
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class ApiTokenAdmin(ReadOnlyAdminMixin[ApiToken], admin.ModelAdmin[ApiToken]):
     """Read-only, without the hash; the one change is revoking, through the service. None is
     added here: the secret must be shown exactly once, so tokens come from `rag token create`."""
 
@@ -38,7 +38,7 @@ class ApiTokenAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     readonly_fields = NO_HASH_FIELDS
     actions = ("revoke_tokens",)
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet:
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ApiToken]:
         return super().get_queryset(request).prefetch_related("knowledge_bases")
 
     @admin.display(description="knowledge bases")
@@ -46,7 +46,7 @@ class ApiTokenAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         return ", ".join(base.slug for base in obj.knowledge_bases.all()) or "all granted"
 
     @admin.action(description="Revoke selected tokens", permissions=("revoke",))
-    def revoke_tokens(self, request: HttpRequest, queryset: QuerySet) -> None:
+    def revoke_tokens(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
         revoked = tokens_revoke(token_ids=queryset.values_list("pk", flat=True))
         self.message_user(request, f"{revoked} tokens revoked: they are refused from now on",
                           messages.SUCCESS)

@@ -109,14 +109,22 @@ class ConfigError(LocalRagError):
 
 
 class EmbeddingProviderSpec(Protocol):
-    """What the configuration and the installation commands read of one embedding provider."""
+    """What the configuration and the installation commands read of one embedding provider.
 
-    name: str
-    fixed_model: str | None  # None: the provider takes a model folder or package instead
-    default_threshold: float  # RAG_MIN_SIMILARITY when that is unset
-    fusion_vector_weight: float  # RAG_FUSION_VECTOR_WEIGHT when that is unset
-    default_rerank: str  # RAG_RERANK when that is unset
-    loads_model: bool  # runs a model inside each serving process
+    Read-only properties: the table's entries are frozen dataclasses."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def fixed_model(self) -> str | None: ...  # None: the provider takes a model folder or package
+    @property
+    def default_threshold(self) -> float: ...  # RAG_MIN_SIMILARITY when that is unset
+    @property
+    def fusion_vector_weight(self) -> float: ...  # RAG_FUSION_VECTOR_WEIGHT when that is unset
+    @property
+    def default_rerank(self) -> str: ...  # RAG_RERANK when that is unset
+    @property
+    def loads_model(self) -> bool: ...  # runs a model inside each serving process
 
     def native_dim(self, *, config: Config) -> int | None: ...
 
@@ -273,7 +281,8 @@ def config_load(
         if env_file.is_file():
             file_values = dict(dotenv_values(env_file))
         elif explicit_env_file:
-            raise ConfigError(f"env file not found: {env_file} (check --env-file)", variable="--env-file")
+            raise ConfigError(f"env file not found: {env_file} (check --env-file)",
+                              variable="--env-file")
     raw: dict[str, str] = {}
     sources: dict[str, str] = {}
     for name, default in DEFAULTS.items():

@@ -34,7 +34,7 @@ def database_url_valid(url: str) -> bool:
     """A postgres:// or postgresql:// URL with a usable port (if any) and a database name."""
     parts = urlsplit(url)
     try:
-        parts.port  # raises ValueError for a port that is not a number in range
+        _ = parts.port  # read for its check: ValueError for a port not a number in range
     except ValueError:
         return False
     return parts.scheme in ("postgres", "postgresql") and bool(parts.path.strip("/"))

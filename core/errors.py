@@ -8,7 +8,7 @@ management commands' base class read the table — nowhere else decides a status
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 # CLI exit codes shared by every command.
@@ -97,8 +97,9 @@ def http_status_of(code: str) -> int:
     return ERROR_TABLE.get(code, ERROR_TABLE["internal_error"])[0]
 
 
-def first_line(exc: BaseException) -> str:
-    """The first line of an exception's message, or its class name when it has none."""
+def first_line(exc: BaseException | None) -> str:
+    """The first line of an exception's message, or its class name when it has none (a missing
+    `__cause__`, None, reads "None")."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
@@ -111,7 +112,7 @@ class InvalidRequest(LocalRagError):
     code = "invalid_request"
 
 
-def invalid_request_of(errors: list[dict], *,
+def invalid_request_of(errors: Sequence[Mapping[str, Any]], *,
                        field_name: Callable[[tuple], str]) -> InvalidRequest:
     """The one invalid_request of a request schema's validation errors (pydantic's dicts with
     `loc`, `msg`, `type`): every problem in details["errors"], summed up in the message."""

@@ -175,6 +175,7 @@ class _DeadlineTransport(httpx.BaseTransport):
             response = self._pool.handle_request(core_request)
         except _HTTPCORE_ERROR_TYPES as exc:
             raise _httpx_error(exc) from None
+        assert isinstance(response.stream, Iterable)  # a sync pool's body, as in httpx's own
         return httpx.Response(status_code=response.status, headers=response.headers,
                               stream=_ResponseStream(response.stream),
                               extensions=response.extensions)

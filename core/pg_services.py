@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
@@ -111,7 +112,11 @@ def _start(*, config: Config) -> PgStartResult:
     state_folder_ensure(folder)
     current = cluster.status()
     was_running = current.running
-    port = current.port if was_running else free_port(parts.port or 5432)
+    if was_running:
+        assert current.port is not None  # a running server's pid file names its port
+        port = current.port
+    else:
+        port = free_port(parts.port or 5432)
     urls, generated = _urls_for(config=config, port=port)
     env_file, env_created, urls_file = _urls_persist(config=config, urls=urls, folder=folder)
     bootstrap = bootstrap_load(folder=folder)
@@ -171,7 +176,8 @@ def _url_with_credentials(url: str, *, user: str, password: str) -> str:
 
 
 def _access_for(urls: dict[str, str]) -> AppAccess:
-    roles, databases = {}, {}
+    roles: dict[str, str] = {}  # role -> password
+    databases: dict[str, str] = {}  # database -> owning role
     for url in urls.values():
         parts = urlsplit(url)
         user = unquote(parts.username or "")
@@ -201,11 +207,16 @@ def _urls_persist(*, config: Config, urls: dict[str, str],
     for key, value in urls.items():
         pattern = re.compile(rf"^{key}=.*$", re.MULTILINE)
         if pattern.search(text):
-            text = pattern.sub(lambda _m, k=key, v=value: f"{k}={v}", text)
+            text = pattern.sub(_as_is(f"{key}={value}"), text)
         else:
             text = text.rstrip("\n") + f"\n{key}={value}\n"
     private_file_write(env_file, text)
     return config.env_file, created, None
+
+
+def _as_is(line: str) -> Callable[[re.Match[str]], str]:
+    """A re.sub replacement inserting `line` as it is: a password's backslashes stay."""
+    return lambda _match: line
 
 
 def embedded_vector_extension_ensure(*, config: Config, host: str, port: int | str | None,

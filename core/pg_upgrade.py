@@ -85,7 +85,9 @@ def _upgrade(*, cluster: Cluster, port: int, bootstrap: BootstrapCredentials,
     first = _trusted_login(host=host, port=port,
                            candidates=[bootstrap.user, *access.roles, "postgres"])
     with server_connect(host=host, port=port, user=first, password=None, dbname="postgres") as conn:
-        superuser = conn.execute(BOOTSTRAP_SUPERUSER).fetchone()[0]
+        row = conn.execute(BOOTSTRAP_SUPERUSER).fetchone()
+        assert row is not None  # oid 10, the bootstrap superuser, is in every cluster
+        superuser = row[0]
     if superuser != bootstrap.user:
         _bootstrap_rename(host=host, port=port, current=superuser, wanted=bootstrap.user)
     with server_connect(host=host, port=port, user=bootstrap.user, password=None,
@@ -114,8 +116,10 @@ def _trusted_login(*, host: str, port: int, candidates: list[str]) -> str:
         try:
             with server_connect(host=host, port=port, user=user, password=None,
                                 dbname="postgres") as conn:
-                if conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user"
-                                ).fetchone()[0]:
+                row = conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user"
+                                   ).fetchone()
+                assert row is not None  # the role just logged in as exists
+                if row[0]:
                     return user
         except EmbeddedPostgresError:
             continue

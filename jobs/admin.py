@@ -12,7 +12,7 @@ from jobs.models import BackgroundJob
 
 
 @admin.register(BackgroundJob)
-class BackgroundJobAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class BackgroundJobAdmin(ReadOnlyAdminMixin[BackgroundJob], admin.ModelAdmin[BackgroundJob]):
     list_display = ("id", "type", "resource", "status", "stage", "progress_percent", "attempts",
                     "run_after", "updated_at")
     list_filter = ("status", "type")

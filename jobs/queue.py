@@ -129,8 +129,9 @@ def job_fail(job: ClaimedJob, *, error: str, retryable: bool = True) -> str | No
     """Record a failed attempt: back to `queued` after the backoff when retryable with attempts
     left, else `failed`. Returns the new status, or None (nothing written) when the lease is no
     longer this worker's."""
-    params = {"retryable": retryable, "delay": job_backoff_seconds(attempt=job.attempt),
-              "error": error, "id": job.id, "owner": job.lease_owner, "token": job.lease_token}
+    params: dict[str, Any] = {
+        "retryable": retryable, "delay": job_backoff_seconds(attempt=job.attempt),
+        "error": error, "id": job.id, "owner": job.lease_owner, "token": job.lease_token}
     with db_errors_translated(), connection.cursor() as cursor:
         cursor.execute(sql.JOB_FAIL, params)
         row = cursor.fetchone()

@@ -9,6 +9,8 @@ documents.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypedDict
+
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
@@ -33,6 +35,29 @@ from knowledge.models import (
 from knowledge.vault import vault_resolve
 from knowledge.vault_index import vault_overlap_check
 
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+
+class _DocumentCounts(TypedDict):
+    """What DocumentAdmin.get_queryset annotates each document with."""
+
+    _chunk_count: int
+
+
+class _BaseCounts(TypedDict):
+    """What KnowledgeBaseAdmin.get_queryset annotates each base with."""
+
+    _documents: int
+    _chunks: int
+    _sources: int
+
+
+class _SourceCounts(TypedDict):
+    """What KnowledgeBaseSourceAdmin.get_queryset annotates each source with."""
+
+    _documents: int
+
 
 def _link(model_name: str, pk: int, label: str) -> str:
     url = reverse(f"admin:knowledge_{model_name}_change", args=[pk])
@@ -40,19 +65,18 @@ def _link(model_name: str, pk: int, label: str) -> str:
 
 
 @admin.register(Document)
-class DocumentAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class DocumentAdmin(ReadOnlyAdminMixin[Document], admin.ModelAdmin[Document]):
     list_display = ("relative_path", "format", "title", "page_count", "ocr", "vault_path",
                     "size_bytes", "chunk_count", "updated_at")
     list_filter = ("format", "vault_path")
     search_fields = ("relative_path", "file_path", "title")
     readonly_fields = ("chunks_link", "ocr")
 
-    def get_queryset(self, request):
-
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
         return super().get_queryset(request).annotate(_chunk_count=Count("chunks"))
 
     @admin.display(description="chunks", ordering="_chunk_count")
-    def chunk_count(self, obj: Document) -> int:
+    def chunk_count(self, obj: WithAnnotations[Document, _DocumentCounts]) -> int:
         return obj._chunk_count
 
     @admin.display(description="OCR")
@@ -75,7 +99,7 @@ class DocumentAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(Chunk)
-class ChunkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class ChunkAdmin(ReadOnlyAdminMixin[Chunk], admin.ModelAdmin[Chunk]):
     list_display = ("relative_path", "chunk_index", "heading", "pages", "ocr", "token_count",
                     "document_link")
     list_select_related = ("document",)
@@ -105,7 +129,7 @@ class ChunkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(Embedding)
-class EmbeddingAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class EmbeddingAdmin(ReadOnlyAdminMixin[Embedding], admin.ModelAdmin[Embedding]):
     list_display = ("id", "embedding_provider", "embedding_model", "embedding_dim", "chunk_link",
                     "created_at")
     list_select_related = ("chunk",)
@@ -120,7 +144,7 @@ class EmbeddingAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(IngestRun)
-class IngestRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class IngestRunAdmin(ReadOnlyAdminMixin[IngestRun], admin.ModelAdmin[IngestRun]):
     list_display = ("id", "status", "vault_path", "embedding_provider", "started_at", "finished_at",
                     "documents_added", "documents_updated", "documents_deleted",
                     "documents_skipped", "chunks_written", "embeddings_written")
@@ -195,7 +219,9 @@ class SourceInlineFormSet(forms.BaseInlineFormSet):
         super().clean()
         # A form marked for deletion is left out of validation, so the refusal lives here.
         for form in self.forms:
-            if form.instance.pk and self.can_delete and self._should_delete_form(form):
+            # _should_delete_form: Django's own (private) test, absent from django-stubs.
+            if (form.instance.pk and self.can_delete
+                    and self._should_delete_form(form)):  # type: ignore[attr-defined]
                 count = _documents_from(form.instance.path)
                 if count:
                     raise ValidationError(_still_indexed(form.instance.path, count))
@@ -218,13 +244,13 @@ class GrantInline(admin.TabularInline):
 
 
 @admin.register(KnowledgeBase)
-class KnowledgeBaseAdmin(admin.ModelAdmin):
+class KnowledgeBaseAdmin(admin.ModelAdmin[KnowledgeBase]):
     form = KnowledgeBaseForm
     list_display = ("slug", "name", "documents", "chunks", "sources_count", "updated_at")
     search_fields = ("slug", "name", "description")
     inlines = (SourceInline, GrantInline)
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet:
+    def get_queryset(self, request: HttpRequest) -> QuerySet[KnowledgeBase]:
         return super().get_queryset(request).annotate(
             _documents=_count(Document.objects.filter(knowledge_base=OuterRef("pk"),
                                                       status="active"), "knowledge_base"),
@@ -234,15 +260,15 @@ class KnowledgeBaseAdmin(admin.ModelAdmin):
                             "knowledge_base"))
 
     @admin.display(description="documents", ordering="_documents")
-    def documents(self, obj: KnowledgeBase) -> int:
+    def documents(self, obj: WithAnnotations[KnowledgeBase, _BaseCounts]) -> int:
         return obj._documents
 
     @admin.display(description="chunks", ordering="_chunks")
-    def chunks(self, obj: KnowledgeBase) -> int:
+    def chunks(self, obj: WithAnnotations[KnowledgeBase, _BaseCounts]) -> int:
         return obj._chunks
 
     @admin.display(description="sources", ordering="_sources")
-    def sources_count(self, obj: KnowledgeBase) -> int:
+    def sources_count(self, obj: WithAnnotations[KnowledgeBase, _BaseCounts]) -> int:
         return obj._sources
 
     def get_readonly_fields(self, request: HttpRequest, obj: KnowledgeBase | None = None):
@@ -273,19 +299,19 @@ class KnowledgeBaseAdmin(admin.ModelAdmin):
 
 
 @admin.register(KnowledgeBaseSource)
-class KnowledgeBaseSourceAdmin(admin.ModelAdmin):
+class KnowledgeBaseSourceAdmin(admin.ModelAdmin[KnowledgeBaseSource]):
     form = SourceForm
     list_display = ("path", "kind", "knowledge_base", "documents", "created_at")
     list_filter = ("kind", "knowledge_base")
     list_select_related = ("knowledge_base",)
     search_fields = ("path", "knowledge_base__slug")
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet:
+    def get_queryset(self, request: HttpRequest) -> QuerySet[KnowledgeBaseSource]:
         return super().get_queryset(request).annotate(_documents=_count(
             Document.objects.filter(vault_path=OuterRef("path")), "vault_path"))
 
     @admin.display(description="documents", ordering="_documents")
-    def documents(self, obj: KnowledgeBaseSource) -> int:
+    def documents(self, obj: WithAnnotations[KnowledgeBaseSource, _SourceCounts]) -> int:
         return obj._documents
 
     def save_model(self, request: HttpRequest, obj: KnowledgeBaseSource, form,

@@ -119,8 +119,9 @@ def _page_groups(block: Block) -> list[Block]:
     if len(block.pages) < 2:
         return [block]
     ends = [offset for offset, _ in block.pages[1:]] + [len(block.text)]
-    groups = []
-    start, tokens, pages = 0, 0, []
+    groups: list[Block] = []
+    pages: list[tuple[int, int]] = []
+    start, tokens = 0, 0
     for (offset, page), end in zip(block.pages, ends):
         if pages and tokens >= PAGE_GROUP_MIN_TOKENS:
             groups.append(_block_part(block, start, offset, pages))
@@ -249,7 +250,7 @@ def _break_before(source: str, low: int, cut: int) -> int:
 
 def _pack(units: list[_Unit]) -> list[tuple[int, int]]:
     """Greedy groups [first, last) of units; every group holds at least one unit."""
-    groups = []
+    groups: list[tuple[int, int]] = []
     first = 0
     while first < len(units):
         # Continuation chunks start with the overlap, so they pack that much less.
@@ -301,7 +302,9 @@ def _trim(source: str, start: int, end: int, *, keep_indent: bool) -> tuple[int,
     """Drop leading and trailing whitespace; `keep_indent` keeps the first line's indentation."""
     # A section's own first line may be indented code; a cut inside a line has no indent.
     pattern = _LEADING_BLANK_LINES if keep_indent else _LEADING_SPACE
-    start = pattern.match(source, start, end).end()
+    leading = pattern.match(source, start, end)
+    assert leading is not None  # either pattern matches the empty string
+    start = leading.end()
     while end > start and source[end - 1].isspace():
         end -= 1
     return start, end

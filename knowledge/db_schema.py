@@ -49,7 +49,9 @@ def database_utf8_check(*, conn: psycopg.Connection) -> None:
     With a C (or other non-UTF-8) character type pg_trgm takes no trigram from Chinese or any
     other non-ASCII text (show_trgm('数据导出') is empty, so the index cannot narrow such a
     search), and ILIKE, lower() and upper() fold only ASCII letters (É, Я stay as they are)."""
-    ctype, encoding = conn.execute(sql.DATABASE_CTYPE).fetchone()
+    row = conn.execute(sql.DATABASE_CTYPE).fetchone()
+    assert row is not None  # the current database's own pg_database row
+    ctype, encoding = row
     if encoding == "UTF8" and _is_utf8_locale(ctype):
         return
     name = conn.info.dbname

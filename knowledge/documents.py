@@ -56,8 +56,8 @@ def upload_limit(name: str, *, config: Config) -> int:
     return config.rag_document_max_bytes
 
 
-def document_upload(*, caller: Caller, slug: str, filename: str, chunks: Iterable[bytes],
-                    config: Config | None = None) -> Upload:
+def document_upload(*, caller: Caller, slug: str, filename: str | None,
+                    chunks: Iterable[bytes], config: Config | None = None) -> Upload:
     """Store an uploaded file in the base's upload area and queue its ingest."""
     config = config or get_config()
     base = kb_get_visible(caller, slug)

@@ -4,15 +4,15 @@ documents, chunks and embeddings, incrementally.
 Unchanged notes are skipped; notes whose text is unchanged but which lack vectors for the
 current embedding provider get only the missing vectors; changed notes are rebuilt; notes gone
 from the vault are deleted; chunks stored before the lexical channel existed, or analysed by an
-older lexical analyzer, get new lexical terms (never new vectors). Bad files are skipped with a warning and never abort the run; a
-folder the scan cannot read deletes nothing, and a scan that finds no note at all deletes
-nothing unless the operator says `prune`.
+older lexical analyzer, get new lexical terms (never new vectors). Bad files are skipped with a
+warning and never abort the run; a folder the scan cannot read deletes nothing, and a scan that
+finds no note at all deletes nothing unless the operator says `prune`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -220,7 +220,8 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
 
     needs_vectors: list[int] = []
 
-    def changed_notes() -> Iterator[tuple[tuple[NoteFile, NoteContent, bool], str, str]]:
+    def changed_notes() -> Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | bytes,
+                                          str]]:
         """Read every note; count the unchanged and the unreadable, yield the rest."""
         for position, note in enumerate(notes, start=1):
             if progress:
@@ -276,11 +277,16 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
     _fill_missing_lexical(vault=vault, result=result, timer=timer)
 
 
+# A note waiting in a batch: its version, its vectors when its worker embedded it already (None:
+# embedded with the batch), whether it is new.
+_Pending = tuple[store.DocumentVersion, Sequence[Sequence[float] | Vector] | None, bool]
+
+
 def _write(*, notes: Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | bytes, str]],
            vault: str, embedder: EmbeddingProvider, result: IngestResult, timer: _Timer,
            reading: _Reading, prepare_workers: int | None, knowledge_base_id: int) -> None:
     """Prepare the changed notes in the workers and write them in batches."""
-    pending: list[tuple[store.DocumentVersion, list[Vector] | None, bool]] = []
+    pending: list[_Pending] = []
     pending_chunks = 0
     mark = time.perf_counter()
     for (note, content, is_new), prepared in notes_prepare(
@@ -313,9 +319,8 @@ def _write(*, notes: Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | by
            knowledge_base_id=knowledge_base_id)
 
 
-def _flush(pending: list[tuple[store.DocumentVersion, list[Vector] | None, bool]], *,
-           vault: str, embedder: EmbeddingProvider, result: IngestResult, timer: _Timer,
-           knowledge_base_id: int) -> None:
+def _flush(pending: list[_Pending], *, vault: str, embedder: EmbeddingProvider,
+           result: IngestResult, timer: _Timer, knowledge_base_id: int) -> None:
     """Embed what is not embedded yet in one batch, then write the notes in one transaction."""
     if not pending:
         return

@@ -241,7 +241,10 @@ def chunk_lexical_build(*, content: str, heading_path: Sequence[str] = (),
     # their analysis is cached.
     for heading in _headings(heading_path=tuple(heading_path), relative_path=relative_path):
         position += 1
-        for position, terms in enumerate(_heading_analysed(heading), start=position + 1):
+        # The heading's words from `first` on; after them `position` is its last word's (still
+        # the gap's for a heading without words), where the next heading's gap follows.
+        first = position + 1
+        for position, terms in enumerate(_heading_analysed(heading), start=first):
             _positions_add(positions, terms, position)
             _positions_add(heading_positions, terms, position)
     return _literal(positions, weighted=heading_positions)

@@ -1,9 +1,10 @@
 """Obsidian note parsing: YAML frontmatter, heading sections, tags and wikilinks.
 
 Pure functions over already-decoded text. Reading files, hashing, size limits and paths belong to
-knowledge.vault. Headings and code blocks come from the markdown-it-py token stream (block level only, which
-is all that is needed and several times faster than a full parse); code is then blanked out of a
-same-length copy of the text so that tags and wikilinks inside code are never seen.
+knowledge.vault. Headings and code blocks come from the markdown-it-py token stream (block level
+only, which is all that is needed and several times faster than a full parse); code is then
+blanked out of a same-length copy of the text so that tags and wikilinks inside code are never
+seen.
 """
 
 from __future__ import annotations
@@ -351,11 +352,12 @@ def _stretch_code_spans_blank(text: str) -> str:
 def _sections_build(*, body: str, masked: str, tokens: list[Token], line_starts: list[int],
                     line_offset: int) -> list[Section]:
     # Only top-level headings open sections: one inside a quote or list belongs to that block.
-    blocks = [(index, token) for index, token in enumerate(tokens)
+    # Each with its source lines [first, end): its token.map, known here not to be None.
+    blocks = [(index, token, token.map) for index, token in enumerate(tokens)
               if token.level == 0 and token.map]
-    headings = [position for position, (_, token) in enumerate(blocks)
+    headings = [position for position, (_, token, _) in enumerate(blocks)
                 if token.type == "heading_open"]
-    starts = [_offset(line_starts, token.map[0]) for _, token in blocks] + [len(body)]
+    starts = [_offset(line_starts, lines[0]) for _, _, lines in blocks] + [len(body)]
     sections = []
     first_text = _NOT_BLANK.search(body)
     preamble_end = starts[headings[0]] if headings else len(body)
@@ -368,7 +370,7 @@ def _sections_build(*, body: str, masked: str, tokens: list[Token], line_starts:
             blocks=range(headings[0] if headings else len(blocks))))
     stack: list[tuple[int, str]] = []
     for number, position in enumerate(headings):
-        index, token = blocks[position]
+        index, token, lines = blocks[position]
         level = int(token.tag[1])
         while stack and stack[-1][0] >= level:
             stack.pop()
@@ -376,9 +378,9 @@ def _sections_build(*, body: str, masked: str, tokens: list[Token], line_starts:
         stack.append((level, heading_text(" ".join(tokens[index + 1].content.split("\n")))))
         following = headings[number + 1] if number + 1 < len(headings) else len(blocks)
         sections.append(_section(
-            body=body, masked=masked, starts=starts, line=line_offset + token.map[0] + 1,
+            body=body, masked=masked, starts=starts, line=line_offset + lines[0] + 1,
             heading_path=[text for _, text in stack], level=level,
-            span=(starts[position], _offset(line_starts, token.map[1]), starts[following]),
+            span=(starts[position], _offset(line_starts, lines[1]), starts[following]),
             blocks=range(position + 1, following)))
     return sections
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from functools import lru_cache
+from typing import Literal
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import mdTrim
@@ -66,8 +67,9 @@ def blocks_parse(text: str) -> list[Token]:
 def _paragraph_tokens(tokens: list[Token], lines: list[str], first: int, end: int) -> None:
     if first >= end:
         return
-    for kind, tag, nesting, level in (("paragraph_open", "p", 1, 0), ("inline", "", 0, 1),
-                                      ("paragraph_close", "p", -1, 0)):
+    parts: tuple[tuple[str, str, Literal[-1, 0, 1], int], ...] = (
+        ("paragraph_open", "p", 1, 0), ("inline", "", 0, 1), ("paragraph_close", "p", -1, 0))
+    for kind, tag, nesting, level in parts:
         token = Token(kind, tag, nesting, level=level, block=True)
         if kind != "paragraph_close":
             token.map = [first, end]

@@ -92,7 +92,8 @@ def document_prepare(payload: str | bytes, relative_path: str,
         return note_prepare(payload if isinstance(payload, str) else payload.decode("utf-8"),
                             relative_path, embedder)
     try:
-        extracted = module.extract(bytes(payload), name=relative_path,
+        assert isinstance(payload, bytes)  # a document of another format comes as its bytes
+        extracted = module.extract(payload, name=relative_path,
                                    options=options or ExtractOptions())
         chunks = blocks_chunk(blocks=extracted.blocks, ocr_confidence=extracted.ocr_confidence)
     except FormatRejected as exc:

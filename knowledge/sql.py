@@ -269,7 +269,8 @@ ON CONFLICT (path) DO NOTHING
 
 # The chunks follow by the documents_knowledge_base_follow trigger, in this transaction.
 KB_DOCUMENTS_MOVE = """
-UPDATE documents SET knowledge_base_id = %s WHERE vault_path = %s AND knowledge_base_id IS DISTINCT FROM %s
+UPDATE documents SET knowledge_base_id = %s
+WHERE vault_path = %s AND knowledge_base_id IS DISTINCT FROM %s
 """
 
 KB_LIST = """

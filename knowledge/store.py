@@ -311,7 +311,8 @@ def documents_delete(*, vault_path: str, relative_paths: Sequence[str]) -> int:
 def run_start(*, vault_path: str, embedder: EmbeddingProvider) -> int:
     """Record a `running` ingest run (committed at once, so a crash leaves a trace)."""
     with connection.cursor() as cursor:
-        cursor.execute(sql.INSERT_RUN, [vault_path, embedder.provider, embedder.model, embedder.dim])
+        cursor.execute(sql.INSERT_RUN, [vault_path, embedder.provider, embedder.model,
+                                        embedder.dim])
         return cursor.fetchone()[0]
 
 
@@ -325,11 +326,13 @@ def runs_interrupted_mark(*, vault_path: str) -> int:
 
 def run_finish(*, run_id: int, status: str, counts: dict[str, int], error_summary: str | None,
                metadata: dict[str, Any]) -> None:
+    # Any: Django's parameter types do not know psycopg's Jsonb adapter.
+    params: list[Any] = [
+        status, counts["documents_added"], counts["documents_updated"],
+        counts["documents_deleted"], counts["documents_skipped"], counts["chunks_written"],
+        counts["embeddings_written"], error_summary, Jsonb(metadata), run_id]
     with connection.cursor() as cursor:
-        cursor.execute(sql.FINISH_RUN, [
-            status, counts["documents_added"], counts["documents_updated"],
-            counts["documents_deleted"], counts["documents_skipped"], counts["chunks_written"],
-            counts["embeddings_written"], error_summary, Jsonb(metadata), run_id])
+        cursor.execute(sql.FINISH_RUN, params)
 
 
 def vault_lock_key(vault_path: str) -> int:

@@ -75,7 +75,8 @@ def vault_resolve(path: Path | str) -> Path:
     try:
         resolved = Path(path).expanduser().resolve(strict=True)
     except FileNotFoundError:
-        raise VaultNotFound(f"vault path does not exist: {path}", details={"path": str(path)}) from None
+        raise VaultNotFound(f"vault path does not exist: {path}",
+                            details={"path": str(path)}) from None
     except (OSError, RuntimeError) as exc:  # a file in the path, no permission, a symlink loop
         reason = getattr(exc, "strerror", None) or str(exc)
         raise VaultNotFound(f"vault path is not usable: {path} ({reason})",

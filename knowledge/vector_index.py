@@ -223,7 +223,9 @@ def _int_or_none(value: str | None) -> int | None:
 
 def _vectors_count(conn: psycopg.Connection, *, provider: str, model: str) -> int:
     with psycopg.Cursor(conn) as cursor:
-        return cursor.execute(COUNT_VECTORS, [provider, model]).fetchone()[0]
+        row = cursor.execute(COUNT_VECTORS, [provider, model]).fetchone()
+        assert row is not None  # count(*) returns a row
+        return row[0]
 
 
 def _maintenance_work_mem(*, vectors: int, m: int) -> int:

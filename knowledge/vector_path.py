@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 import psycopg
 
@@ -49,6 +49,16 @@ class VectorPath:
                 "target_recall": self.target_recall, "stale": self.stale,
                 "measured_at": self.measured_at.isoformat() if self.measured_at else None,
                 "reason": self.reason}
+
+
+class _Measurement(TypedDict):
+    """A VectorPath's measurement fields, as keyword arguments."""
+
+    recall: float
+    recall_ef_search: int
+    target_recall: float
+    stale: bool
+    measured_at: datetime
 
 
 def vector_path_plan(*, conn: psycopg.Connection, config: Config, provider: str,
@@ -92,8 +102,9 @@ def vector_path_plan(*, conn: psycopg.Connection, config: Config, provider: str,
     if stale:
         measured += (f"; measured when the index held over {STALE_SHARE:.0%} more or fewer "
                      f"vectors: {REMEASURE}")
-    kept = {"recall": step.recall, "recall_ef_search": step.ef_search, "target_recall": target,
-            "stale": stale, "measured_at": tuning.measured_at}
+    kept: _Measurement = {"recall": step.recall, "recall_ef_search": step.ef_search,
+                          "target_recall": target, "stale": stale,
+                          "measured_at": tuning.measured_at}
     if setting == "hnsw":
         return VectorPath(setting=setting, path="hnsw", ef_search=step.ef_search,
                           reason=f"RAG_VECTOR_INDEX=hnsw{'; ' if met else ', although '}"

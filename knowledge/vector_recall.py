@@ -198,7 +198,9 @@ def vector_index_tune(*, config: Config, sample: int = RECALL_SAMPLE,
         conn = index_connection()
         with psycopg.Cursor(conn) as cursor:
             chunks = [row[0] for row in cursor.execute(SAMPLE, [provider, model, sample])]
-            vectors = cursor.execute(COUNT_VECTORS, [provider, model]).fetchone()[0]
+            row = cursor.execute(COUNT_VECTORS, [provider, model]).fetchone()
+            assert row is not None  # count(*) returns a row
+            vectors = row[0]
         steps: list[RecallStep] = []
         exact: dict[int, list[tuple[float, int]]] | None = None
         for ef_search in ladder:
@@ -218,10 +220,12 @@ def vector_index_tune(*, config: Config, sample: int = RECALL_SAMPLE,
                 break
         seconds = time.monotonic() - started
         with psycopg.Cursor(conn) as cursor:
-            measured_at = cursor.execute(TUNING_STORE, [
+            row = cursor.execute(TUNING_STORE, [
                 index.name, index.oid, provider, model, index.m, index.ef_construction,
                 [step.ef_search for step in steps], [step.recall for step in steps],
-                config.rag_hnsw_target_recall, len(chunks), vectors, seconds]).fetchone()[0]
+                config.rag_hnsw_target_recall, len(chunks), vectors, seconds]).fetchone()
+            assert row is not None  # the upsert returns its row
+            measured_at = row[0]
     return VectorIndexTuning(steps=tuple(steps), target_recall=config.rag_hnsw_target_recall,
                              sample_size=len(chunks), vectors=vectors, seconds=seconds,
                              measured_at=measured_at)

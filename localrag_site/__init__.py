@@ -2,8 +2,9 @@
 
 Importing this package plugs the knowledge app into core, which imports no app and so cannot look
 them up itself: the embedding-provider table into the configuration, and the background-jobs
-worker and the "is any API token issued?" check into `rag serve`. Every way in — `rag`, manage.py, WSGI/ASGI, the test settings — imports
-this package first, so EMBEDDING_PROVIDER is always validated against the same table.
+worker and the "is any API token issued?" check into `rag serve`. Every way in — `rag`,
+manage.py, WSGI/ASGI, the test settings — imports this package first, so EMBEDDING_PROVIDER is
+always validated against the same table.
 """
 
 from core.config import embedding_providers_use

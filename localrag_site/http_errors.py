@@ -1,6 +1,6 @@
 """The unified error body outside the API's own handlers: 400, 404 and 405 (the admin keeps its
-HTML 404 page), 415 for request bodies that are not JSON, and draining a refused body so the client's
-keep-alive connection stays usable."""
+HTML 404 page), 415 for request bodies that are not JSON, and draining a refused body so the
+client's keep-alive connection stays usable."""
 
 from __future__ import annotations
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import django_stubs_ext
 from django.core.management.utils import get_random_secret_key
 
 from core.config import get_config
 from core.dburl import database_settings
+
+# Lets the admins be declared as `admin.ModelAdmin[Model]` (the generic types django-stubs gives
+# them) at runtime too: it only adds `__class_getitem__` to those Django classes.
+django_stubs_ext.monkeypatch()
 
 CONFIG = get_config()
 BASE_DIR = Path(__file__).resolve().parent.parent

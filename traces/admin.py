@@ -9,7 +9,7 @@ from traces.models import Trace
 
 
 @admin.register(Trace)
-class TraceAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class TraceAdmin(ReadOnlyAdminMixin[Trace], admin.ModelAdmin[Trace]):
     list_display = ("created_at", "operation", "channel", "caller", "status", "mode",
                     "total_ms", "llm_model", "prompt_tokens", "completion_tokens",
                     "token_source")

@@ -63,8 +63,8 @@ class Trace:
     citations: list[dict[str, Any]] = field(default_factory=list)
     question: str | None = None
     answer: str | None = None
-    _token: contextvars.Token | None = field(default=None, repr=False)
-    _log_token: contextvars.Token | None = field(default=None, repr=False)
+    _token: contextvars.Token[Trace | None] | None = field(default=None, repr=False)
+    _log_token: contextvars.Token[str | None] | None = field(default=None, repr=False)
 
     def caller_set(self, caller: Any) -> None:
         """Who asked: an access.callers.Caller (its label and ids, never a secret)."""
@@ -121,6 +121,7 @@ def trace_detach(trace: Trace) -> None:
     """Make `trace` no longer current, restoring what was current before it."""
     if trace._token is None:
         return
+    assert trace._log_token is not None  # trace_attach sets both tokens
     try:
         _current.reset(trace._token)
         trace_id_var.reset(trace._log_token)

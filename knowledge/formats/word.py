@@ -134,7 +134,9 @@ def table_pieces(rows: list[list[str]], *, caption: str | None) -> list[str]:
     header = _row(rows[0], width) + "\n" + "| " + " | ".join(["---"] * width) + " |"
     head = f"{caption}\n\n{header}" if caption else header
     budget = TABLE_PIECE_TOKENS - tokens_count(head)
-    pieces, lines, used = [], [], 0
+    pieces: list[str] = []
+    lines: list[str] = []
+    used = 0
     for row in rows[1:]:
         line = _row(row, width)
         cost = tokens_count(line) + 1

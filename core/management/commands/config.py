@@ -31,7 +31,8 @@ class Command(RagCommand):
             return
         for name, value, source in items:
             self.stdout.write(f"{name} = {value}  ({source})")
-        self.stdout.write(f"resolved threshold = {config.threshold:.2f} ({config.threshold_origin})")
+        self.stdout.write(f"resolved threshold = {config.threshold:.2f} "
+                          f"({config.threshold_origin})")
         self.stdout.write(f"resolved rerank = {config.rag_rerank}, fusion = {config.rag_fusion} "
                           f"(vector weight {config.fusion_vector_weight:.2f})")
         self.stdout.write(f"embedding native dim = {_native_dim_text(native_dim, config)}")

@@ -12,7 +12,9 @@ class Command(RagCommand):
     def handle(self, *args, **options) -> None:
         password = admin_ensure(username="admin")
         if password is None:
-            self.stdout.write("admin account: an administrator already exists (password unchanged)")
+            self.stdout.write("admin account: an administrator already exists "
+                              "(password unchanged)")
         else:
             self.stdout.write("admin account created — username: admin  password: "
-                              f"{password}\n(shown once, not stored anywhere; change it in /admin/)")
+                              f"{password}\n(shown once, not stored anywhere; change it in "
+                              "/admin/)")

@@ -1,5 +1,5 @@
-"""`rag ingest [PATH] [--kb SLUG] [--json] [--wait]` — index a vault: Markdown / Obsidian notes and PDF,
-DOCX and TXT documents."""
+"""`rag ingest [PATH] [--kb SLUG] [--json] [--wait]` — index a vault: Markdown / Obsidian notes
+and PDF, DOCX and TXT documents."""
 
 from __future__ import annotations
 
