@@ -33,6 +33,7 @@ from access.callers import Scope
 from answering.modes import MODE_NO_ANSWER, MODE_RAG, mode_decide
 from core.config import MAX_TEXT_CHARS, Config
 from core.errors import InvalidRequest
+from core.safe_yaml import YAMLRefused, yaml_load_plain
 from knowledge.embeddings import EmbeddingProvider, get_embedder
 from retrieval.services import search
 from retrieval.types import SearchHit, SearchOutcome
@@ -82,7 +83,10 @@ def questions_parse(text: str, *, source: str) -> list[Question]:
     text in messages). Every question is checked: the error's message is the first problem,
     details["errors"] lists them all, one line per question at fault."""
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml_load_plain(text)
+    except YAMLRefused as exc:
+        message = f"{source}: {exc}"
+        raise InvalidRequest(message, details={"errors": [message]}) from None
     except yaml.YAMLError as exc:
         message = f"{source} is not valid YAML: {exc}"
         raise InvalidRequest(message, details={"errors": [message]}) from None
