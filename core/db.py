@@ -17,7 +17,7 @@ from psycopg.types import TypeInfo
 
 from core.config import get_config
 from core.dburl import url_password_mask
-from core.errors import LocalRagError, first_line
+from core.errors import InvalidRequest, LocalRagError, first_line
 
 SCHEMA_HINT = "run `rag db init`"
 # SQLSTATEs that mean the connection itself is gone: class 08 (connection exception) and the
@@ -84,6 +84,10 @@ def database_error(exc: Exception) -> LocalRagError | None:
         return DatabaseTimeout("a database statement ran longer than "
                                "RAG_STATEMENT_TIMEOUT_SECONDS and was cancelled",
                                details={"sqlstate": state})
+    if not state and isinstance(cause, psycopg.DataError) and "NUL" in str(cause):
+        # Refused by the driver before it reached the server: the caller's text is at fault.
+        return InvalidRequest("a text value holds a NUL character (\\x00), which can be neither "
+                              "stored nor searched", details={"reason": "nul_character"})
     logger.warning("database refused a statement: SQLSTATE %s: %s", state, first_line(cause))
     return DatabaseRefused(f"the database refused the request ({type(cause).__name__}, "
                            f"SQLSTATE {state}); see the server log",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import RequestDataTooBig
+from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
@@ -69,6 +70,16 @@ def on_too_large(request, exc: RequestDataTooBig):
     body_drain(request)
     return api.create_response(
         request, error_body("payload_too_large", "request body is larger than 1 MB"), status=413)
+
+
+@api.exception_handler(MultiPartParserError)
+def on_unreadable_multipart(request, exc: MultiPartParserError):
+    # Django gives up on a part it will not read, e.g. headers over its 1 KB limit (a file
+    # name of about a thousand characters): the client's request, not the server, is at fault.
+    return api.create_response(
+        request, error_body("bad_request", f"the multipart body could not be read: {exc} (a "
+                                           "part's headers, its file name included, may hold "
+                                           "at most 1,024 bytes)"), status=400)
 
 
 @api.exception_handler(HttpError)

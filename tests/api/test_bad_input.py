@@ -1,0 +1,40 @@
+"""Input no well-behaved client sends is refused with a 4xx and the unified error body, never a
+500: control characters where a slug goes, NUL characters anywhere text reaches the database,
+multipart headers Django will not read."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from tests.api.http import error_of, post
+
+
+@pytest.mark.parametrize("path", ["/search", "/ask"])
+@pytest.mark.parametrize("slug", ["de\u0000fault", "\u0000", "de\u0007fault", "line\nbreak"])
+def test_a_slug_with_control_characters_is_422_invalid_request(client, sample_index, path, slug):
+    field = "query" if path == "/search" else "question"
+    response = post(client, path, {field: "export limits", "knowledge_bases": [slug]})
+    assert response.status_code == 422
+    error = error_of(response)
+    assert error["code"] == "invalid_request"
+    assert "knowledge_bases" in error["message"] and "control characters" in error["message"]
+
+
+def test_a_nul_in_a_path_slug_is_refused_before_the_database(client, sample_index):
+    response = client.post("/knowledge-bases/de%00fault/documents",
+                           {"file": SimpleUploadedFile("a.txt", b"Some text.")})
+    assert response.status_code == 422
+    assert error_of(response)["details"] == {"reason": "nul_character"}
+
+
+def test_an_upload_whose_part_headers_are_too_long_is_400_bad_request(client, sample_index):
+    # Written by hand: Django's test client would cut the file name to 255 characters.
+    name = "x" * 1000 + ".txt"
+    body = (f"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n"
+            "Content-Type: text/plain\r\n\r\nSome text.\r\n--b--\r\n").encode()
+    response = client.post("/knowledge-bases/default/documents", body,
+                           content_type="multipart/form-data; boundary=b")
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["code"] == "bad_request" and "multipart body could not be read" in error["message"]
