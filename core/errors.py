@@ -35,6 +35,7 @@ ERROR_TABLE: dict[str, tuple[int, int]] = {
     "schema_not_initialized": (503, EXIT_NOT_READY),
     "pgvector_unavailable": (503, EXIT_NOT_READY),
     "retrieval_not_ready": (503, EXIT_NOT_READY),
+    "service_not_ready": (503, EXIT_NOT_READY),
     "ingest_locked": (409, EXIT_NOT_READY),
     "embedding_dim_mismatch": (500, EXIT_NOT_READY),
     "embedding_model_unavailable": (503, EXIT_NOT_READY),

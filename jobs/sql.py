@@ -129,3 +129,20 @@ WHERE (%(status)s::text IS NULL OR status = %(status)s)
 ORDER BY id DESC
 LIMIT %(limit)s
 """
+
+# Workers alive (table job_workers): a row per worker thread, refreshed while it waits.
+WORKER_SEEN = """
+INSERT INTO job_workers (owner) VALUES (%s)
+ON CONFLICT (owner) DO UPDATE SET seen_at = now()
+"""
+
+WORKER_GONE = "DELETE FROM job_workers WHERE owner = %s"
+
+# Rows of workers that died without removing theirs are dropped after a day.
+WORKERS_STALE_DELETE = "DELETE FROM job_workers WHERE seen_at < now() - interval '1 day'"
+
+WORKERS_ALIVE = """
+SELECT (SELECT count(*) FROM job_workers
+        WHERE seen_at > now() - make_interval(secs => %(within)s)),
+       (SELECT count(*) FROM background_jobs WHERE status = 'running' AND lease_until > now())
+"""

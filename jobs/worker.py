@@ -33,6 +33,7 @@ from django.db import connection
 
 from core.errors import LocalRagError
 from jobs.queue import ClaimedJob, job_claim, job_complete, job_fail, job_heartbeat
+from jobs.workers import WORKER_BEAT_SECONDS, worker_gone, worker_seen
 
 logger = logging.getLogger("localrag.jobs")
 
@@ -176,9 +177,14 @@ class Worker:
         return True
 
     def _loop(self, *, until_idle: bool) -> None:
+        owner = f"{self.name}/{threading.current_thread().name}"
+        last_beat = -WORKER_BEAT_SECONDS
         try:
             while not self._stop.is_set():
                 try:
+                    if time.monotonic() - last_beat >= WORKER_BEAT_SECONDS:
+                        worker_seen(owner=owner)
+                        last_beat = time.monotonic()
                     ran = self.run_once()
                 except Exception as exc:  # the loop outlives any error: it is the server's worker
                     logger.warning("jobs worker: %s; trying again in %.0f s", _describe(exc),
@@ -191,6 +197,10 @@ class Worker:
                         return
                     self._stop.wait(self.poll_seconds)
         finally:
+            try:
+                worker_gone(owner=owner)
+            except LocalRagError:  # the database is gone: its row ages out of the count
+                pass
             connection.close()  # Django's connections are per thread: this one ends with it
 
     def _execute(self, job: ClaimedJob) -> None:

@@ -14,7 +14,7 @@ from core.config import get_config
 from knowledge import documents
 from knowledge.api_schemas import DocumentOut, JobOut, JobRef, KnowledgeBaseOut, UploadOut
 from knowledge.db_schema import schema_state
-from knowledge.selectors import health_report, kb_list_visible
+from knowledge.selectors import health_report, kb_list_visible, readiness_report
 
 router = Router(tags=["documents"])
 
@@ -33,6 +33,19 @@ def health(request):
 
 ERRORS = {code: ErrorBody for code in (400, 401, 403, 404, 409, 413, 415, 422, 503)}
 UPLOAD_CHUNK_BYTES = 1024 * 1024
+
+
+@router.get("/health/live", auth=None, tags=["health"],
+            summary="Liveness: the process answers (no database call)")
+def health_live(request):
+    return {"status": "alive"}
+
+
+@router.get("/health/ready", auth=None, tags=["health"],
+            summary="Readiness: database, schema, pgvector, embedder and a job worker; 503 "
+                    "naming what is missing")
+def health_ready(request):
+    return readiness_report(config=get_config())
 
 
 @router.get("/knowledge-bases", response={200: list[KnowledgeBaseOut], **ERRORS},

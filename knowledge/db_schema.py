@@ -30,7 +30,7 @@ SCHEMA_FILE = Path(__file__).resolve().parent / "schema.sql"
 # job tables with knowledge bases, vector_index_tuning with the HNSW recall measurement, the
 # lexical_*_stats tables with impact-ordered BM25): a database initialised before one is
 # reported as needing `rag db init`.
-RAG_TABLES = ("documents", "chunks", "embeddings", "ingest_runs", "lexical_stats",
+RAG_TABLES = ("job_workers", "documents", "chunks", "embeddings", "ingest_runs", "lexical_stats",
               "knowledge_bases", "knowledge_base_sources", "document_versions", "background_jobs",
               "traces", "vector_index_tuning", "lexical_scope_stats", "lexical_length_stats",
               "lexical_term_stats")

@@ -612,6 +612,16 @@ CREATE INDEX IF NOT EXISTS idx_background_jobs_lease ON background_jobs (lease_u
   WHERE status = 'running';
 CREATE INDEX IF NOT EXISTS idx_background_jobs_resource ON background_jobs (resource, id);
 
+-- The job workers that are alive (jobs/worker.py): each worker thread writes its row every few
+-- seconds while it waits for work and removes it when it stops. /health/ready counts a worker
+-- seen lately, or a running job whose lease is current (a worker busy with a long job writes
+-- its lease, not this row).
+CREATE TABLE IF NOT EXISTS job_workers (
+    owner TEXT PRIMARY KEY,
+    started_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+    seen_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+
 -- A trace of every search and answer (knowledge/traces.py): who asked (a user or token id and
 -- a label, never a secret), in which knowledge bases, with which retrieval parameters, how long
 -- each stage took, which models, how many tokens, and which chunks (with their content hashes)

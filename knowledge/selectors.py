@@ -13,7 +13,8 @@ from django.db import connection
 from access.callers import Caller, Scope
 from core.config import Config
 from core.db import db_errors_translated
-from core.errors import NotFound
+from core.errors import LocalRagError, NotFound
+from jobs.workers import workers_alive
 from knowledge import sql
 from knowledge.bases import KnowledgeBaseInfo, kb_list
 from knowledge.db_schema import index_connection, schema_error, schema_state
@@ -89,6 +90,32 @@ def health_report(*, config: Config, scope: Scope | None) -> dict:
         details.update(documents=counts.documents, chunks=counts.chunks,
                        embeddings_current_config=counts.embeddings_current_config)
     return {"status": "ok" if healthy else "degraded", "checks": checks, "details": details}
+
+
+class ServiceNotReady(LocalRagError):
+    code = "service_not_ready"
+
+
+def readiness_report(*, config: Config) -> dict:
+    """The /health/ready body when the database, the schema, pgvector, the embedder's
+    configuration and a job worker are all there; else ServiceNotReady (503) naming what is
+    missing, with the checks as details. Counts nothing: a probe runs every few seconds."""
+    state = schema_state()
+    checks = {
+        "database": "ok" if state["database"] else "unavailable",
+        "schema": "ok" if state["schema"] else "missing",
+        "pgvector": "ok" if state["pgvector"] else "missing",
+        "embedding_config": embedder_status(config=config),
+        "worker": "unknown",
+    }
+    if state["schema"]:
+        # A worker waiting for work, or one busy with a job whose lease it keeps.
+        checks["worker"] = "ok" if workers_alive().any else "missing"
+    failing = {name: value for name, value in checks.items() if value != "ok"}
+    if failing:
+        raise ServiceNotReady("not ready: " + ", ".join(
+            f"{name} {value}" for name, value in failing.items()), details={"checks": checks})
+    return {"status": "ready", "checks": checks}
 
 
 def kb_list_visible(*, caller: Caller) -> list[dict[str, Any]]:
