@@ -79,6 +79,9 @@ DEFAULTS: dict[str, str] = {
     "RAG_FALLBACK_ENABLED": "false",
     "RAG_ALLOWED_HOSTS": "localhost,127.0.0.1,[::1]",
     "RAG_API_TOKEN": "",
+    "RAG_SECRET_KEY": "",  # unset: `rag serve` makes one and keeps it in `.env`
+    "RAG_TLS_PROXY": "false",
+    "RAG_HSTS_SECONDS": "0",
     "RAG_STATEMENT_TIMEOUT_SECONDS": "30",
     "RAG_DOCUMENT_MAX_MB": "100",
     "RAG_PDF_MAX_PAGES": "2000",
@@ -88,7 +91,9 @@ DEFAULTS: dict[str, str] = {
     "RAG_TRACE_TEXT": "false",
     "RAG_TRACE_RETENTION_DAYS": "30",
 }
-SECRET_KEYS = frozenset({"LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY", "RAG_MCP_TOKEN"})
+SECRET_KEYS = frozenset({"LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY", "RAG_MCP_TOKEN",
+                         "RAG_SECRET_KEY"})
+SECRET_KEY_MIN_CHARS = 32
 ENV_FILE_VARIABLE = "LOCALRAG_ENV_FILE"
 # Set for the server's processes by `rag serve --trusted-network` (core/serving.py), never in a
 # `.env`: the API then answers callers beyond loopback without a token while no token is issued.
@@ -194,6 +199,9 @@ class Config:
     rag_fallback_enabled: bool
     rag_allowed_hosts: tuple[str, ...]
     rag_api_token: str = field(repr=False)
+    rag_secret_key: str = field(repr=False)  # signs sessions; "" until `rag serve` makes one
+    rag_tls_proxy: bool
+    rag_hsts_seconds: int
     rag_statement_timeout_seconds: float
     rag_document_max_mb: float
     rag_pdf_max_pages: int
@@ -440,6 +448,9 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         rag_allowed_hosts=tuple(host.strip() for host in raw["RAG_ALLOWED_HOSTS"].split(",")
                                 if host.strip()),
         rag_api_token=raw["RAG_API_TOKEN"],
+        rag_secret_key=_secret_key(raw),
+        rag_tls_proxy=_boolean(raw, "RAG_TLS_PROXY"),
+        rag_hsts_seconds=_bounded_integer(raw, "RAG_HSTS_SECONDS", 0, 63_072_000),
         rag_statement_timeout_seconds=statement_timeout,
         rag_document_max_mb=_positive_number(raw, "RAG_DOCUMENT_MAX_MB"),
         rag_pdf_max_pages=_bounded_integer(raw, "RAG_PDF_MAX_PAGES", 1, 1_000_000),
@@ -488,6 +499,15 @@ def _positive_number(raw: Mapping[str, str], name: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise ConfigError(f"{name} must be greater than 0", variable=name)
     return value
+
+
+def _secret_key(raw: Mapping[str, str]) -> str:
+    key = raw["RAG_SECRET_KEY"]
+    if key and len(key) < SECRET_KEY_MIN_CHARS:
+        raise ConfigError(f"RAG_SECRET_KEY must be at least {SECRET_KEY_MIN_CHARS} characters: "
+                          "it signs the workbench's sessions (leave it empty and `rag serve` "
+                          "makes one)", variable="RAG_SECRET_KEY")
+    return key
 
 
 def _boolean(raw: Mapping[str, str], name: str) -> bool:

@@ -9,8 +9,6 @@ from the OS environment, which `rag pg start` never overrides.
 from __future__ import annotations
 
 import hashlib
-import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
@@ -26,6 +24,7 @@ from core.embedded_pg import (
     private_folder_ensure,
     reachable_by_run_user,
 )
+from core.env_file import env_file_update
 from core.pg_auth import (
     BOOTSTRAP_FILE,
     AppAccess,
@@ -197,26 +196,9 @@ def _urls_persist(*, config: Config, urls: dict[str, str],
         path = folder / URLS_FILE
         private_file_write(path, "".join(f"{key}={url}\n" for key, url in urls.items()))
         return None, False, path
-    env_file = config.env_file.resolve()
-    created = not env_file.exists()
-    if created:
-        sample = config.project_root / ".env.sample" if config.project_root else None
-        text = sample.read_text(encoding="utf-8") if sample and sample.is_file() else ""
-    else:
-        text = env_file.read_text(encoding="utf-8")
-    for key, value in urls.items():
-        pattern = re.compile(rf"^{key}=.*$", re.MULTILINE)
-        if pattern.search(text):
-            text = pattern.sub(_as_is(f"{key}={value}"), text)
-        else:
-            text = text.rstrip("\n") + f"\n{key}={value}\n"
-    private_file_write(env_file, text)
-    return config.env_file, created, None
-
-
-def _as_is(line: str) -> Callable[[re.Match[str]], str]:
-    """A re.sub replacement inserting `line` as it is: a password's backslashes stay."""
-    return lambda _match: line
+    written = env_file_update(config=config, values=urls)
+    assert written is not None  # config.env_file is set
+    return config.env_file, written[1], None
 
 
 def embedded_vector_extension_ensure(*, config: Config, host: str, port: int | str | None,

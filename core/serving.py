@@ -20,8 +20,10 @@ from dataclasses import replace
 from typing import Protocol
 
 from django.conf import settings
+from django.core.management.utils import get_random_secret_key
 
 from core.config import TRUSTED_NETWORK_VARIABLE, Config, config_use, get_config
+from core.env_file import secret_key_persist
 from core.errors import InvalidRequest, LocalRagError
 
 
@@ -55,6 +57,19 @@ def serve_exposure_check(*, host: str, config: Config, trusted_network: bool) ->
         "`python3 -c \"import secrets; print(secrets.token_urlsafe(32))\"`) and give them to "
         "the clients, or pass --trusted-network if every machine that can reach this port may "
         "read everything", details={"host": host})
+
+
+def serve_secret_key_ensure(*, config: Config) -> str | None:
+    """Give the server a session-signing key that outlives it: without RAG_SECRET_KEY, make one
+    and keep it in `.env` for this and every later start. What to tell the operator, or None
+    when the key was there already."""
+    if config.rag_secret_key:
+        return None
+    path = secret_key_persist(config=config, key=get_random_secret_key())
+    if path is None:
+        return ("warning: no .env to keep a session key in: everyone is signed out when the "
+                "server restarts; set RAG_SECRET_KEY (50 random characters) to keep sessions")
+    return f"session key made and kept in {path} (RAG_SECRET_KEY): sign-ins survive restarts"
 
 
 def serve_tokens_check_use(check: Callable[[Config], bool]) -> None:

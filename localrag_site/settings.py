@@ -17,9 +17,10 @@ django_stubs_ext.monkeypatch()
 CONFIG = get_config()
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-# The admin is the only session user and the site binds to loopback by default; a per-process
-# key keeps nothing secret on disk (sessions simply end when the server restarts).
-SECRET_KEY = get_random_secret_key()
+# Signs the sessions of the workbench's people and the admin: kept in `.env` (0600, written by
+# `rag serve` on its first start) so that nobody is signed out by a restart. A process started
+# without one (a command, a test) signs with a key of its own, which nothing outlives.
+SECRET_KEY = CONFIG.rag_secret_key or get_random_secret_key()
 DEBUG = False
 # Host names the server answers to: loopback by default, which also keeps web pages from
 # reaching the API through DNS rebinding. Add names/addresses to RAG_ALLOWED_HOSTS when serving
@@ -68,6 +69,14 @@ MIDDLEWARE = [
 LOGIN_URL = "workbench:login"
 LOGIN_REDIRECT_URL = "workbench:ask"
 LOGOUT_REDIRECT_URL = "workbench:login"
+# Behind a TLS-terminating proxy (RAG_TLS_PROXY): its X-Forwarded-Proto says https, and the
+# cookies go over https only. Trusted only because the operator says the server is reachable
+# through that proxy alone, which sets the header itself.
+if CONFIG.rag_tls_proxy:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+SECURE_HSTS_SECONDS = CONFIG.rag_hsts_seconds
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"

@@ -1,12 +1,15 @@
-"""The workbench's Content-Security-Policy: scripts, styles, images and connections from this
-site only — no inline script, no `eval`, no remote origin — so a note or an answer that carries
-markup cannot run anything even if it reached the page unescaped."""
+"""The Content-Security-Policy of the workbench and the admin: scripts, styles, images and
+connections from this site only — no inline script, no `eval`, no remote origin — so a note or an
+answer that carries markup cannot run anything even if it reached the page unescaped. (Django's
+admin uses no inline script or style, so the same policy fits it.)"""
 
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
 WORKBENCH_PREFIX = "/workbench/"
+# The pages people and operators sign in to: the policy is sent on every response under these.
+PROTECTED_PREFIXES = (WORKBENCH_PREFIX, "/admin/")
 
 POLICY = "; ".join([
     "default-src 'self'",
@@ -28,7 +31,7 @@ class ContentSecurityPolicyMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        if request.path.startswith(WORKBENCH_PREFIX):
+        if request.path.startswith(PROTECTED_PREFIXES):
             response.setdefault("Content-Security-Policy", POLICY)
             response.setdefault("Referrer-Policy", "same-origin")
             response.setdefault("X-Content-Type-Options", "nosniff")

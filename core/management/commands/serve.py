@@ -10,6 +10,7 @@ from core.config import get_config
 from core.serving import (
     gunicorn_argv,
     serve_exposure_check,
+    serve_secret_key_ensure,
     serve_with_worker,
     serve_worker_build,
     serve_workers,
@@ -36,6 +37,9 @@ class Command(RagCommand):
                **options) -> None:
         config = get_config()
         serve_exposure_check(host=host, config=config, trusted_network=options["trusted_network"])
+        sessions = serve_secret_key_ensure(config=config)
+        if sessions:
+            self.stderr.write(sessions, style_func=None if sessions.startswith("warning") else str)
         if workers is None:
             workers = serve_workers(config=config)
         if host in ("0.0.0.0", "::"):
