@@ -16,6 +16,7 @@ import math
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from typing import Any
 
 from knowledge.formats import ocr
 from knowledge.formats.base import (
@@ -37,6 +38,11 @@ SCANNED_MAX_CHARS = 20
 SCANNED_MIN_IMAGE_COVER = 0.5
 # A rendered page for OCR stays under this many pixels (an A0 plan at 200 dpi would be 60 M).
 OCR_MAX_PIXELS = 12_000_000
+# Rendering a page decodes each image on it whole, whatever the size of the render: a 1.5 MB PDF
+# holding a 40,000 x 40,000 image would take 1.6 GB before anything is scaled down. A page with
+# an image of more pixels than this (an A4 scan at 600 dpi has 35 M) is not rendered, for OCR or
+# as a page image.
+IMAGE_MAX_PIXELS = 50_000_000
 PAGE_SEPARATOR = "\n\n"
 # A line at the top or bottom of at least this share of the pages (and of 3 or more) is a
 # running header or footer ("Survey Report · page 3"): it is dropped from every page.
@@ -129,11 +135,34 @@ def _image_cover(page, pdfium_c) -> float:
     return min(1.0, covered / (width * height))
 
 
+def page_image_oversized(page: Any) -> tuple[int, int] | None:
+    """(width, height) of the first image on `page` with more than IMAGE_MAX_PIXELS pixels, read
+    from its dictionary without decoding it; None when every image is within the bound."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
+    for image in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3):
+        try:
+            width, height = image.get_px_size()
+        except pdfium.PdfiumError:  # an image PDFium cannot size, it will not decode either
+            continue
+        if width * height > IMAGE_MAX_PIXELS:
+            return width, height
+    return None
+
+
 def _scanned_page(page, number: int, options: ExtractOptions, extracted: Extracted,
                   skipped: list[int]) -> str:
     """The recognised text of a scanned page, or "" with the page recorded as skipped."""
     if not (options.ocr and ocr.ocr_available()) or not ocr.page_take():
         skipped.append(number)
+        return ""
+    oversized = page_image_oversized(page)
+    if oversized is not None:
+        extracted.warnings.append(
+            f"scanned page {number} holds a {oversized[0]:,} x {oversized[1]:,}-pixel image, more "
+            f"than the {IMAGE_MAX_PIXELS:,} pixels a page may be rendered with; the page is left "
+            "out")
         return ""
     width, height = page.get_size()
     scale = ocr.RENDER_DPI / 72

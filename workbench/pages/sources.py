@@ -22,6 +22,7 @@ from typing import Any
 
 from access.callers import Caller
 from core.errors import NotFound
+from knowledge.formats.pdf import page_image_oversized
 from knowledge.models import Chunk, Document
 from knowledge.selectors import chunk_get
 
@@ -140,7 +141,8 @@ def pdf_page_text(*, path: str, page: int) -> str | None:
 
 def _pdf_page_png(*, path: str, page: int) -> bytes | None:
     with _pdf_page(path, page) as pdf_page:
-        if pdf_page is None:
+        # A page holding a huge image is not rendered: PDFium would decode it whole.
+        if pdf_page is None or page_image_oversized(pdf_page) is not None:
             return None
         width, height = pdf_page.get_size()
         scale = PAGE_IMAGE_DPI / PDF_POINTS_PER_INCH
