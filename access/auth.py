@@ -17,6 +17,7 @@ from django.http import HttpRequest
 from ninja.security import HttpBearer
 
 from access.callers import Caller, access_control_on, caller_for_secret
+from access.throttling import client_address, token_failure_record, token_guessing_check
 from core.config import Config, get_config
 
 OPEN_CALLER = Caller(label="open access (no token issued)", readable=frozenset(),
@@ -31,7 +32,7 @@ class CallerAuth(HttpBearer):
         return super().__call__(request)
 
     def authenticate(self, request: HttpRequest, token: str) -> Caller | None:
-        return caller_for_secret(token, config=get_config())
+        return _caller_checked(request, token, config=get_config())
 
 
 def request_caller(request: HttpRequest) -> Caller | None:
@@ -44,7 +45,18 @@ def request_caller(request: HttpRequest) -> Caller | None:
     scheme, _, secret = header.partition(" ")
     if scheme.lower() != "bearer" or not secret.strip():
         return None
-    return caller_for_secret(secret.strip(), config=config)
+    return _caller_checked(request, secret.strip(), config=config)
+
+
+def _caller_checked(request: HttpRequest, secret: str, *, config: Config) -> Caller | None:
+    """The caller of a bearer secret, counting a bad one against its client address; an
+    address past RAG_TOKEN_FAILURE_LIMIT this minute gets 429 before its secret is looked at."""
+    address = client_address(request, config=config)
+    token_guessing_check(address=address, config=config)
+    caller = caller_for_secret(secret, config=config)
+    if caller is None:
+        token_failure_record(address=address)
+    return caller
 
 
 # A reverse proxy on this machine makes every request come from loopback: a request it

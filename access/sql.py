@@ -57,3 +57,23 @@ TOKENS_REVOKE = """
 UPDATE knowledge_apitoken SET revoked_at = now() WHERE id = ANY(%s) AND revoked_at IS NULL
 RETURNING id
 """
+
+# Bad bearer tokens per address and minute (access/throttling.py).
+TOKEN_FAILURES_NOW = """
+SELECT failures FROM token_failures
+WHERE address = %s AND window_start = date_trunc('minute', now())
+"""
+
+TOKEN_FAILURE_RECORD = """
+INSERT INTO token_failures (address, window_start, failures)
+VALUES (%s, date_trunc('minute', now()), 1)
+ON CONFLICT (address) DO UPDATE
+SET failures = CASE WHEN token_failures.window_start = date_trunc('minute', now())
+                    THEN token_failures.failures + 1 ELSE 1 END,
+    window_start = date_trunc('minute', now())
+RETURNING failures
+"""
+
+TOKEN_FAILURES_PAST_DELETE = """
+DELETE FROM token_failures WHERE window_start < date_trunc('minute', now())
+"""

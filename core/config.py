@@ -82,6 +82,9 @@ DEFAULTS: dict[str, str] = {
     "RAG_SECRET_KEY": "",  # unset: `rag serve` makes one and keeps it in `.env`
     "RAG_TLS_PROXY": "false",
     "RAG_HSTS_SECONDS": "0",
+    "RAG_LOGIN_FAILURE_LIMIT": "5",
+    "RAG_LOGIN_LOCKOUT_MINUTES": "15",
+    "RAG_TOKEN_FAILURE_LIMIT": "20",
     "RAG_STATEMENT_TIMEOUT_SECONDS": "30",
     "RAG_DOCUMENT_MAX_MB": "100",
     "RAG_PDF_MAX_PAGES": "2000",
@@ -201,6 +204,9 @@ class Config:
     rag_api_token: str = field(repr=False)
     rag_secret_key: str = field(repr=False)  # signs sessions; "" until `rag serve` makes one
     rag_tls_proxy: bool
+    rag_login_failure_limit: int  # failed sign-ins per account or address before a lock-out
+    rag_login_lockout_minutes: int
+    rag_token_failure_limit: int  # bad bearer tokens per address and minute
     rag_hsts_seconds: int
     rag_statement_timeout_seconds: float
     rag_document_max_mb: float
@@ -450,6 +456,9 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         rag_api_token=raw["RAG_API_TOKEN"],
         rag_secret_key=_secret_key(raw),
         rag_tls_proxy=_boolean(raw, "RAG_TLS_PROXY"),
+        rag_login_failure_limit=_bounded_integer(raw, "RAG_LOGIN_FAILURE_LIMIT", 1, 1000),
+        rag_login_lockout_minutes=_bounded_integer(raw, "RAG_LOGIN_LOCKOUT_MINUTES", 1, 525_600),
+        rag_token_failure_limit=_bounded_integer(raw, "RAG_TOKEN_FAILURE_LIMIT", 1, 100_000),
         rag_hsts_seconds=_bounded_integer(raw, "RAG_HSTS_SECONDS", 0, 63_072_000),
         rag_statement_timeout_seconds=statement_timeout,
         rag_document_max_mb=_positive_number(raw, "RAG_DOCUMENT_MAX_MB"),

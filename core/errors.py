@@ -25,6 +25,7 @@ ERROR_TABLE: dict[str, tuple[int, int]] = {
     "bad_request": (400, EXIT_BAD_INPUT),
     "forbidden": (403, EXIT_BAD_INPUT),
     "conflict": (409, EXIT_BAD_INPUT),
+    "too_many_requests": (429, EXIT_BAD_INPUT),
     "method_not_allowed": (405, EXIT_BAD_INPUT),
     "vault_not_found": (422, EXIT_BAD_INPUT),
     "vault_empty": (409, EXIT_BAD_INPUT),

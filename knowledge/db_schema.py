@@ -28,12 +28,13 @@ from knowledge import sql
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema.sql"
 # Each table came with a feature (lexical_stats with the lexical channel, the knowledge-base and
 # job tables with knowledge bases, vector_index_tuning with the HNSW recall measurement, the
-# lexical_*_stats tables with impact-ordered BM25): a database initialised before one is
-# reported as needing `rag db init`.
-RAG_TABLES = ("job_workers", "documents", "chunks", "embeddings", "ingest_runs", "lexical_stats",
+# lexical_*_stats tables with impact-ordered BM25, job_workers with the readiness probe,
+# token_failures with token throttling): a database initialised before one is reported as
+# needing `rag db init`.
+RAG_TABLES = ("documents", "chunks", "embeddings", "ingest_runs", "lexical_stats",
               "knowledge_bases", "knowledge_base_sources", "document_versions", "background_jobs",
               "traces", "vector_index_tuning", "lexical_scope_stats", "lexical_length_stats",
-              "lexical_term_stats")
+              "lexical_term_stats", "job_workers", "token_failures")
 # The newest column of chunks: retrieval reads it, so a database from before it (impact cells,
 # knowledge bases, page spans) is reported as needing `rag db init` too.
 NEWEST_CHUNK_COLUMN = "lexical_cells"

@@ -616,6 +616,15 @@ CREATE INDEX IF NOT EXISTS idx_background_jobs_resource ON background_jobs (reso
 -- seconds while it waits for work and removes it when it stops. /health/ready counts a worker
 -- seen lately, or a running job whose lease is current (a worker busy with a long job writes
 -- its lease, not this row).
+-- Bad bearer tokens per client address and minute (access/throttling.py): once an address
+-- passes RAG_TOKEN_FAILURE_LIMIT in a minute, its tokens are not even looked at until the minute
+-- ends. One row per address, reset when a new minute begins; rows of past minutes are dropped.
+CREATE TABLE IF NOT EXISTS token_failures (
+    address TEXT PRIMARY KEY,
+    window_start TIMESTAMPTZ NOT NULL,
+    failures INTEGER NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS job_workers (
     owner TEXT PRIMARY KEY,
     started_at TIMESTAMPTZ NOT NULL DEFAULT now(),

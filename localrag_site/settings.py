@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import django_stubs_ext
@@ -41,6 +42,8 @@ INSTALLED_APPS = [
     "jobs",
     "traces",
     "access",
+    # Failed sign-ins counted in PostgreSQL, per account and per address (access/throttling.py).
+    "axes",
     "knowledge",
     "retrieval",
     "answering",
@@ -62,7 +65,22 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "workbench.security.ContentSecurityPolicyMiddleware",
+    # Last, as django-axes requires: it answers a locked-out sign-in with 429.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Sign-ins go through django-axes first: an account or address past RAG_LOGIN_FAILURE_LIMIT
+# failures is refused for RAG_LOGIN_LOCKOUT_MINUTES, right password or not; the counts live in
+# PostgreSQL (every worker process sees them) and the admin lists and clears them under Axes.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend",
+                           "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = CONFIG.rag_login_failure_limit
+AXES_COOLOFF_TIME = timedelta(minutes=CONFIG.rag_login_lockout_minutes)
+AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "access.throttling.axes_client_address"
+AXES_COOLOFF_MESSAGE = ("Too many failed sign-ins for this account or from this address: try "
+                        "again later, or ask an administrator to clear the lock.")
 
 # The workbench signs people in with Django's own login (people are the users that grants and
 # tokens belong to; they need not be staff).
