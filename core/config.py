@@ -20,80 +20,24 @@ from typing import Protocol
 
 from dotenv import dotenv_values
 
+# The settings table and the values it allows; the project imports them from here as ever.
+from core.config_defaults import (
+    DEFAULTS,
+    EMBEDDING_DIM,
+    FUSIONS,
+    LLM_PROVIDERS,
+    OCR_MODES,
+    RERANK_PROVIDERS,
+    RETRIEVAL_MODES,
+    TOP_K_RANGE,
+    VECTOR_INDEXES,
+)
+from core.config_defaults import (
+    MAX_TEXT_CHARS as MAX_TEXT_CHARS,  # re-exported: the API schemas and the services read it
+)
 from core.dburl import database_url_valid, url_password_mask
 from core.errors import LocalRagError
 
-EMBEDDING_DIM = 1024  # the schema stores vector(1024)
-LLM_PROVIDERS = ("fake", "openai-compatible")
-RETRIEVAL_MODES = ("vector", "lexical", "hybrid")
-RERANK_PROVIDERS = ("none", "features", "cross-encoder", "openai-compatible")
-FUSIONS = ("convex", "rrf")
-VECTOR_INDEXES = ("exact", "hnsw", "auto")
-OCR_MODES = ("auto", "off")
-TOP_K_RANGE = (1, 20)
-MAX_TEXT_CHARS = 4000  # longest query / question accepted by the API, the CLI and the services
-
-# Every key of `.env.sample`, in its order, with the code default. LLM_MODEL, LLM_BASE_URL and
-# LLM_API_KEY default to empty so a missing value with openai-compatible is detectable.
-DEFAULTS: dict[str, str] = {
-    "POSTGRES_DB": "local_rag",
-    "POSTGRES_USER": "local_rag",
-    "POSTGRES_PASSWORD": "local_rag",
-    "DATABASE_URL": "postgresql://local_rag:local_rag@localhost:5432/local_rag",
-    "TEST_DATABASE_URL": "postgresql://local_rag:local_rag@localhost:5432/local_rag_test",
-    "VAULT_PATH": "samples/acme-vault",
-    "EMBEDDING_PROVIDER": "fake",
-    "EMBEDDING_MODEL": "",  # resolved to the provider's fixed model when unset everywhere
-    "EMBEDDING_DIM": str(EMBEDDING_DIM),
-    "EMBEDDING_DEVICE": "cpu",
-    "EMBEDDING_CACHE_DIR": ".cache/embeddings",
-    "EMBEDDING_BATCH_SIZE": "16",
-    "LLM_PROVIDER": "fake",
-    "LLM_BASE_URL": "",
-    "LLM_MODEL": "",
-    "LLM_API_KEY": "",
-    "LLM_TIMEOUT_SECONDS": "30",
-    "LLM_STREAM_MAX_SECONDS": "300",
-    "LLM_MAX_RETRIES": "2",
-    "LLM_MAX_CONCURRENCY": "4",
-    "LLM_QUEUE_WAIT_SECONDS": "2",
-    "LLM_MAX_RESPONSE_BYTES": "2097152",
-    "RAG_RETRIEVAL": "hybrid",
-    "RAG_CANDIDATES": "50",
-    "RAG_RERANK": "",  # unset: the embedding provider's default_rerank
-    "RAG_FUSION": "convex",
-    "RAG_FUSION_VECTOR_WEIGHT": "",  # unset: the embedding provider's fitted weight
-    "RERANK_MODEL": "",
-    "RERANK_BASE_URL": "",
-    "RERANK_API_KEY": "",
-    "RERANK_TIMEOUT_SECONDS": "10",
-    "RAG_VECTOR_INDEX": "auto",
-    "RAG_HNSW_MIN_CHUNKS": "20000",
-    "RAG_HNSW_TARGET_RECALL": "0.98",
-    "HNSW_M": "16",
-    "HNSW_EF_CONSTRUCTION": "128",
-    "HNSW_EF_SEARCH": "100",
-    "RAG_TOP_K": "5",
-    "RAG_MIN_SIMILARITY": "",
-    "RAG_CONTEXT_TOKEN_BUDGET": "6000",
-    "RAG_FALLBACK_ENABLED": "false",
-    "RAG_ALLOWED_HOSTS": "localhost,127.0.0.1,[::1]",
-    "RAG_API_TOKEN": "",
-    "RAG_SECRET_KEY": "",  # unset: `rag serve` makes one and keeps it in `.env`
-    "RAG_TLS_PROXY": "false",
-    "RAG_HSTS_SECONDS": "0",
-    "RAG_LOGIN_FAILURE_LIMIT": "5",
-    "RAG_LOGIN_LOCKOUT_MINUTES": "15",
-    "RAG_TOKEN_FAILURE_LIMIT": "20",
-    "RAG_STATEMENT_TIMEOUT_SECONDS": "30",
-    "RAG_DOCUMENT_MAX_MB": "100",
-    "RAG_PDF_MAX_PAGES": "2000",
-    "RAG_OCR": "auto",
-    "RAG_OCR_MAX_PAGES": "200",
-    "RAG_MCP_TOKEN": "",
-    "RAG_TRACE_TEXT": "false",
-    "RAG_TRACE_RETENTION_DAYS": "30",
-}
 SECRET_KEYS = frozenset({"LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY", "RAG_MCP_TOKEN",
                          "RAG_SECRET_KEY"})
 SECRET_KEY_MIN_CHARS = 32
