@@ -154,6 +154,8 @@ class Config:
     rag_hsts_seconds: int
     rag_statement_timeout_seconds: float
     rag_document_max_mb: float
+    rag_document_max_chars: int
+    rag_document_max_chunks: int
     rag_pdf_max_pages: int
     rag_ocr: str
     rag_ocr_max_pages: int
@@ -406,6 +408,9 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         rag_hsts_seconds=_bounded_integer(raw, "RAG_HSTS_SECONDS", 0, 63_072_000),
         rag_statement_timeout_seconds=statement_timeout,
         rag_document_max_mb=_positive_number(raw, "RAG_DOCUMENT_MAX_MB"),
+        rag_document_max_chars=_bounded_integer(raw, "RAG_DOCUMENT_MAX_CHARS", 1000,
+                                                1_000_000_000),
+        rag_document_max_chunks=_bounded_integer(raw, "RAG_DOCUMENT_MAX_CHUNKS", 1, 10_000_000),
         rag_pdf_max_pages=_bounded_integer(raw, "RAG_PDF_MAX_PAGES", 1, 1_000_000),
         rag_ocr=_choice(raw, "RAG_OCR", OCR_MODES),
         rag_ocr_max_pages=_bounded_integer(raw, "RAG_OCR_MAX_PAGES", 0, 1_000_000),

@@ -143,7 +143,9 @@ def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress |
     reading = _Reading(max_file_bytes=max_file_bytes,
                        max_document_bytes=config.rag_document_max_bytes,
                        options=ExtractOptions(pdf_max_pages=config.rag_pdf_max_pages,
-                                              ocr=config.rag_ocr == "auto"),
+                                              ocr=config.rag_ocr == "auto",
+                                              max_chars=config.rag_document_max_chars,
+                                              max_chunks=config.rag_document_max_chunks),
                        ocr_pages=config.rag_ocr_max_pages,
                        only=frozenset(only) if only is not None else None)
     with db_errors_translated():

@@ -25,7 +25,7 @@ from pgvector import Vector
 from knowledge.chunking import ChunkDraft, blocks_chunk, note_chunk
 from knowledge.embeddings import ChunkText, EmbeddingProvider
 from knowledge.formats import format_module, ocr
-from knowledge.formats.base import ExtractOptions, FormatRejected
+from knowledge.formats.base import ExtractOptions, FormatRejected, text_limit_message
 from knowledge.lexical import ChunkLexical, chunk_lexical_build
 from knowledge.markdown import note_parse
 
@@ -67,15 +67,20 @@ class PrepareFailed:
     reason: str
 
 
-def note_prepare(text: str, relative_path: str,
-                 embedder: EmbeddingProvider | None = None) -> PreparedNote | PrepareFailed:
+def note_prepare(text: str, relative_path: str, embedder: EmbeddingProvider | None = None,
+                 options: ExtractOptions | None = None) -> PreparedNote | PrepareFailed:
     """Parse and chunk one note's text (and embed its chunks when given a light embedder);
     never raises, so one broken note cannot stop a vault."""
+    options = options or ExtractOptions()
+    if len(text) > options.max_chars:
+        return PrepareFailed(reason=text_limit_message(options.max_chars))
     try:
         parsed = note_parse(text=text)
         chunks = note_chunk(note=parsed)
     except Exception as exc:
         return PrepareFailed(reason=f"could not parse: {type(exc).__name__}: {exc}")
+    if len(chunks) > options.max_chunks:
+        return PrepareFailed(reason=_chunk_limit_message(len(chunks), options))
     return PreparedNote(frontmatter=parsed.frontmatter, tags=parsed.tags,
                         warnings=parsed.warnings, chunks=chunks,
                         vectors=_vectors(chunks, relative_path, parsed.tags, embedder),
@@ -90,7 +95,7 @@ def document_prepare(payload: str | bytes, relative_path: str,
     module = format_module(relative_path)
     if module is None:
         return note_prepare(payload if isinstance(payload, str) else payload.decode("utf-8"),
-                            relative_path, embedder)
+                            relative_path, embedder, options)
     try:
         assert isinstance(payload, bytes)  # a document of another format comes as its bytes
         extracted = module.extract(payload, name=relative_path,
@@ -101,12 +106,19 @@ def document_prepare(payload: str | bytes, relative_path: str,
     except Exception as exc:
         return PrepareFailed(reason=f"could not read {module.FORMAT.upper()}: "
                                     f"{type(exc).__name__}: {exc}")
+    if len(chunks) > (options or ExtractOptions()).max_chunks:
+        return PrepareFailed(reason=_chunk_limit_message(len(chunks), options or ExtractOptions()))
     return PreparedNote(frontmatter={}, tags=[], warnings=extracted.warnings, chunks=chunks,
                         vectors=_vectors(chunks, relative_path, [], embedder),
                         format=extracted.format, title=extracted.title,
                         page_count=extracted.page_count,
                         ocr_page_count=len(extracted.ocr_confidence), facts=extracted.facts,
                         lexical=_lexical(chunks, relative_path))
+
+
+def _chunk_limit_message(count: int, options: ExtractOptions) -> str:
+    return (f"file makes {count:,} chunks, more than the {options.max_chunks:,} of "
+            "RAG_DOCUMENT_MAX_CHUNKS; not indexed (split it, or raise the limit)")
 
 
 def _lexical(chunks: list[ChunkDraft], relative_path: str) -> list[ChunkLexical]:

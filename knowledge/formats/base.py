@@ -29,6 +29,28 @@ class ExtractOptions:
 
     pdf_max_pages: int = 2000
     ocr: bool = True  # recognise scanned pages when the optional OCR extra is installed
+    max_chars: int = 2_000_000  # RAG_DOCUMENT_MAX_CHARS: text of one file
+    max_chunks: int = 20_000  # RAG_DOCUMENT_MAX_CHUNKS
+
+
+class TextBudget:
+    """Counts a file's text while it is extracted and refuses it (FormatRejected) the moment it
+    passes RAG_DOCUMENT_MAX_CHARS, before the rest is read, chunked or embedded."""
+
+    def __init__(self, options: ExtractOptions) -> None:
+        self.limit = options.max_chars
+        self.used = 0
+
+    def take(self, text: str) -> str:
+        self.used += len(text)
+        if self.used > self.limit:
+            raise FormatRejected(text_limit_message(self.limit))
+        return text
+
+
+def text_limit_message(limit: int) -> str:
+    return (f"file holds more than {limit:,} characters of text (RAG_DOCUMENT_MAX_CHARS); not "
+            "indexed (split it, or raise the limit)")
 
 
 @dataclass(frozen=True)

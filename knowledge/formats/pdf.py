@@ -24,6 +24,7 @@ from knowledge.formats.base import (
     Extracted,
     ExtractOptions,
     FormatRejected,
+    TextBudget,
     heading_push,
     paragraph_breaks,
     title_from_name,
@@ -89,6 +90,7 @@ def _pdfium_extract(document, *, name: str, options: ExtractOptions) -> Extracte
     kept = _page_limit(total, options, extracted)
     texts: list[str] = []
     scanned_skipped: list[int] = []
+    budget = TextBudget(options)
     for index in range(kept):
         page = document[index]
         try:
@@ -102,7 +104,7 @@ def _pdfium_extract(document, *, name: str, options: ExtractOptions) -> Extracte
                 text = _scanned_page(page, index + 1, options, extracted, scanned_skipped)
         finally:
             page.close()
-        texts.append(text)
+        texts.append(budget.take(text))
     _scans_report(scanned_skipped, extracted, options)
     bookmarks = [mark for mark in _pdfium_bookmarks(document) if mark.page < kept]
     extracted.facts["outline"] = bool(bookmarks)
@@ -248,6 +250,7 @@ def _pypdf_extract(data: bytes, *, name: str, options: ExtractOptions,
     kept = _page_limit(total, options, extracted)
     texts = []
     empty = []
+    budget = TextBudget(options)
     for index in range(kept):
         try:
             text = _clean(reader.pages[index].extract_text() or "")
@@ -257,7 +260,7 @@ def _pypdf_extract(data: bytes, *, name: str, options: ExtractOptions,
             text = ""
         if _visible(text) < SCANNED_MAX_CHARS:
             empty.append(index + 1)
-        texts.append(text)
+        texts.append(budget.take(text))
     if empty:
         extracted.warnings.append(f"{'page' if len(empty) == 1 else 'pages'} "
                                   f"{pages_display(empty)} gave (almost) no text")

@@ -10,6 +10,7 @@ from knowledge.formats.base import (
     Extracted,
     ExtractOptions,
     FormatRejected,
+    TextBudget,
     paragraph_breaks,
     title_from_name,
 )
@@ -26,6 +27,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 def extract(data: bytes, *, name: str, options: ExtractOptions) -> Extracted:
     text, encoding = text_decode(data)
+    TextBudget(options).take(text)
     text = _NEWLINE.sub("\n", text)
     if _CONTROL.search(text):
         raise FormatRejected("file contains control characters (binary, not text)")

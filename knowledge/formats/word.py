@@ -19,6 +19,7 @@ from knowledge.formats.base import (
     Extracted,
     ExtractOptions,
     FormatRejected,
+    TextBudget,
     heading_push,
     paragraph_breaks,
     title_from_name,
@@ -30,6 +31,11 @@ TABLE_PIECE_TOKENS = 800
 # The XML inside a DOCX is compressed; a file that unpacks to more than this is refused
 # before it is parsed (a zip bomb would take all memory).
 MAX_UNPACKED_BYTES = 512 * 1024 * 1024
+# Bytes of word/document.xml allowed per character of RAG_DOCUMENT_MAX_CHARS: Word's markup runs
+# at 5-20 bytes a character (runs, properties, revision ids), so 40 leaves room for the heaviest
+# real files while a body of hundreds of MB of empty paragraphs is refused before parsing.
+BODY_BYTES_PER_CHAR = 40
+BODY_MIN_BYTES = 16 * 1024 * 1024
 _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*([1-9])$", re.IGNORECASE)
 _CAPTION_STYLE = re.compile(r"^(?:caption|题注)$", re.IGNORECASE)
 _CAPTION_TEXT = re.compile(r"^(?:表|table)\s*[\d一二三四五六七八九十]", re.IGNORECASE)
@@ -37,7 +43,8 @@ _CELL_SPACE = re.compile(r"\s+")
 
 
 def extract(data: bytes, *, name: str, options: ExtractOptions) -> Extracted:
-    document = _open(data)
+    document = _open(data, options=options)
+    budget = TextBudget(options)
     from docx.table import Table
 
     title = (document.core_properties.title or "").strip()
@@ -60,6 +67,8 @@ def extract(data: bytes, *, name: str, options: ExtractOptions) -> Extracted:
     for item in document.iter_inner_content():
         if isinstance(item, Table):
             rows = _table_rows(item)
+            for row in rows:
+                budget.take("".join(row))
             tables += 1
             if caption is not None and paragraphs and paragraphs[-1] == caption:
                 paragraphs.pop()  # the caption travels with the table instead
@@ -68,7 +77,7 @@ def extract(data: bytes, *, name: str, options: ExtractOptions) -> Extracted:
                           for piece in table_pieces(rows, caption=caption))
             caption = None
             continue
-        text = item.text.strip()
+        text = budget.take(item.text.strip())
         style = item.style.name if item.style is not None else ""
         level = _heading_level(style)
         if level is not None and text:
@@ -87,18 +96,27 @@ def extract(data: bytes, *, name: str, options: ExtractOptions) -> Extracted:
                      facts={"tables": tables})
 
 
-def _open(data: bytes):
+def _open(data: bytes, *, options: ExtractOptions):
     from docx import Document
 
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             unpacked = sum(entry.file_size for entry in archive.infolist())
+            body = next((entry.file_size for entry in archive.infolist()
+                         if entry.filename == "word/document.xml"), 0)
     except zipfile.BadZipFile:
         raise FormatRejected("not a valid DOCX file (damaged, an old .doc renamed, or "
                              "encrypted with a password)") from None
     if unpacked > MAX_UNPACKED_BYTES:
         raise FormatRejected(f"DOCX unpacks to {unpacked:,} bytes, over the "
                              f"{MAX_UNPACKED_BYTES:,}-byte limit")
+    # Parsing the body's XML comes before any of its text can be counted: one far larger than
+    # a document of RAG_DOCUMENT_MAX_CHARS characters would need is refused unparsed.
+    body_limit = max(BODY_MIN_BYTES, options.max_chars * BODY_BYTES_PER_CHAR)
+    if body > body_limit:
+        raise FormatRejected(f"the DOCX body (word/document.xml) unpacks to {body:,} bytes, more "
+                             f"than the {body_limit:,} a document of RAG_DOCUMENT_MAX_CHARS "
+                             f"({options.max_chars:,}) characters needs; not indexed")
     try:
         return Document(io.BytesIO(data))
     except Exception as exc:  # python-docx raises KeyError, ValueError, lxml errors, ...
