@@ -97,6 +97,15 @@ class JobContext:
                             "was reclaimed, or it was cancelled)")
         self._stage, self._written_at = stage, now
 
+    def checkpoint(self) -> None:
+        """A safe point of a handler: raises LeaseLost at once when the job was cancelled or
+        another worker took it over, checked in the database (one round trip, which also extends
+        the lease). Call it before work nobody would keep, e.g. before writing a result."""
+        if self._lost.is_set() or not job_heartbeat(self._job):
+            self._lost.set()
+            raise LeaseLost(f"job {self.id} is no longer this worker's (it was cancelled, or "
+                            "its lease expired and another worker took it)")
+
     def lease_lost(self) -> bool:
         """True once a heartbeat found the job no longer this worker's."""
         return self._lost.is_set()

@@ -27,7 +27,7 @@ from core.config import Config, get_config
 from core.db import db_errors_translated
 from core.errors import Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType
 from jobs.queue import job_enqueue, job_get
-from jobs.worker import JobContext, JobPermanentError
+from jobs.worker import JobContext, JobPermanentError, LeaseLost
 from knowledge import sql
 from knowledge.bases import kb_get, uploads_folder
 from knowledge.formats import NOTE_SUFFIX, format_name, suffix_of
@@ -281,9 +281,17 @@ def document_ingest_job(context: JobContext) -> dict[str, Any]:
         context.progress("ingest", 0.1)
         try:
             # This document's file only: the rest of its folder is not read again.
+            # A cancelled job (or one whose lease another worker took) stops at the ingest's
+            # next safe point, before anything of it is written: LeaseLost is raised there.
             result = vault_ingest(vault_path=vault_path, config=get_config(),
                                   wait_for_lock=True, prepare_workers=0,
-                                  only=[relative_path])
+                                  only=[relative_path], checkpoint=context.checkpoint)
+        except LeaseLost:
+            # Cancelled: the build stopped with nothing written, and no retry will come. (A job
+            # another worker took over after its lease expired is that worker's to finish.)
+            if job_get(context.id).status == "cancelled":
+                _document_settle(document_id, reason="the job was cancelled")
+            raise
         except BaseException as exc:
             if context.attempt >= context.max_attempts:  # the job ends here: so does the wait
                 _document_settle(document_id, reason=f"{type(exc).__name__}: {exc}")

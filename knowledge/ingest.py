@@ -107,6 +107,14 @@ class _Reading:
     options: ExtractOptions
     ocr_pages: int
     only: frozenset[str] | None = None
+    # Called at every safe point (each file, each batch before embedding and before writing):
+    # a job passes one that raises once it is cancelled, and the run stops there, its open
+    # transaction rolled back and the folder's lock released.
+    checkpoint: Callable[[], None] | None = None
+
+    def check(self) -> None:
+        if self.checkpoint is not None:
+            self.checkpoint()
 
     def scans_retry(self, skipped: str | None) -> bool:
         """True when an unchanged PDF stored with scanned pages left out should be read again:
@@ -130,12 +138,14 @@ def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress |
                  wait_for_lock: bool = False, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
                  prepare_workers: int | None = None, prune: bool = False,
                  knowledge_base: str | None = None,
-                 only: Iterable[str] | None = None) -> IngestResult:
+                 only: Iterable[str] | None = None,
+                 checkpoint: Callable[[], None] | None = None) -> IngestResult:
     """Synchronise the index with the vault at `vault_path` for the current embedding config;
     with `only`, just those relative paths (built, skipped or deleted as the whole run would).
 
     The vault's documents go into the knowledge base it is a source of; a folder that is no
-    base's source becomes one of `knowledge_base` when given, else of `default`."""
+    base's source becomes one of `knowledge_base` when given, else of `default`. `checkpoint`
+    is called at every safe point; what it raises stops the run with nothing half-written."""
     root = vault_resolve(vault_path)
     vault = str(root)
     schema_ensure()
@@ -147,7 +157,8 @@ def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress |
                                               max_chars=config.rag_document_max_chars,
                                               max_chunks=config.rag_document_max_chunks),
                        ocr_pages=config.rag_ocr_max_pages,
-                       only=frozenset(only) if only is not None else None)
+                       only=frozenset(only) if only is not None else None,
+                       checkpoint=checkpoint)
     with db_errors_translated():
         vault_overlap_check(vault_path=vault)
         if knowledge_base is not None:
@@ -226,6 +237,7 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
                                           str]]:
         """Read every note; count the unchanged and the unreadable, yield the rest."""
         for position, note in enumerate(notes, start=1):
+            reading.check()
             if progress:
                 progress(position, len(notes))
             state = existing.get(note.relative_path)
@@ -295,6 +307,7 @@ def _write(*, notes: Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | by
             notes, embedder=embedder, workers=prepare_workers,
             options=reading.options, ocr_pages=reading.ocr_pages):
         timer.add("parse_chunk", mark)
+        reading.check()
         if isinstance(prepared, PrepareFailed):
             result.files_rejected += 1
             result.warnings.append({"file": note.relative_path, "reason": prepared.reason})
@@ -314,18 +327,20 @@ def _write(*, notes: Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | by
             result.ocr_pages += prepared.ocr_page_count
         if pending_chunks >= EMBED_BATCH_CHUNKS:
             _flush(pending, vault=vault, embedder=embedder, result=result, timer=timer,
-                   knowledge_base_id=knowledge_base_id)
+                   knowledge_base_id=knowledge_base_id, check=reading.check)
             pending, pending_chunks = [], 0
         mark = time.perf_counter()
     _flush(pending, vault=vault, embedder=embedder, result=result, timer=timer,
-           knowledge_base_id=knowledge_base_id)
+           knowledge_base_id=knowledge_base_id, check=reading.check)
 
 
 def _flush(pending: list[_Pending], *, vault: str, embedder: EmbeddingProvider,
-           result: IngestResult, timer: _Timer, knowledge_base_id: int) -> None:
+           result: IngestResult, timer: _Timer, knowledge_base_id: int,
+           check: Callable[[], None]) -> None:
     """Embed what is not embedded yet in one batch, then write the notes in one transaction."""
     if not pending:
         return
+    check()
     mark = time.perf_counter()
     texts = [text for version, ready, _ in pending if ready is None
              for text in chunk_texts(chunks=version.chunks, relative_path=version.relative_path,
@@ -334,6 +349,7 @@ def _flush(pending: list[_Pending], *, vault: str, embedder: EmbeddingProvider,
     per_note = [ready if ready is not None else [next(fresh) for _ in version.chunks]
                 for version, ready, _ in pending]
     timer.add("embed", mark)
+    check()  # embedding is the slow part: nothing is written for a run stopped meanwhile
     mark = time.perf_counter()
     try:
         store.documents_write(vault_path=vault, versions=[version for version, _, _ in pending],

@@ -1,0 +1,80 @@
+"""Cancelling a running document job stops its ingest at the next safe point: nothing of it is
+written, the folder's lock is released at once, and the document says it was cancelled."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+from django.db import connection
+
+from jobs.queue import job_cancel, job_get
+from jobs.worker import Worker
+from knowledge.embeddings import FakeLexicalEmbedder
+from knowledge.ingest import vault_ingest
+from tests.api.test_documents import MARKER, project, upload  # noqa: F401  (fixture)
+from tests.knowledge.formats.files import pdf_bytes
+
+
+def test_a_checkpoint_that_raises_stops_the_run_with_nothing_written_and_the_lock_free(
+        clean_tables, tmp_path, config_override):
+    config = config_override()
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for number in range(3):
+        (vault / f"note{number}.md").write_text(f"# Note {number}\n\nText {number}.\n")
+    calls = []
+
+    def checkpoint() -> None:
+        calls.append(1)
+        if len(calls) == 4:  # after the files are read, before the batch is embedded
+            raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        vault_ingest(vault_path=vault, config=config, prepare_workers=0, checkpoint=checkpoint)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM documents")
+        assert cursor.fetchone() == (0,)
+        cursor.execute("SELECT status FROM ingest_runs ORDER BY id DESC LIMIT 1")
+        assert cursor.fetchone() == ("failed",)
+    # The folder's lock went with the run: the next one needs no wait.
+    assert vault_ingest(vault_path=vault, config=config, prepare_workers=0).documents_added == 3
+
+
+def test_cancelling_a_running_upload_job_stops_it_and_settles_the_document(
+        client, clean_tables, project, monkeypatch):  # noqa: F811  (the fixture)
+    embedding, release = threading.Event(), threading.Event()
+    original = FakeLexicalEmbedder.embed_documents
+
+    def slow(self, chunks):
+        embedding.set()
+        assert release.wait(30)
+        return original(self, chunks)
+
+    monkeypatch.setattr(FakeLexicalEmbedder, "embed_documents", slow)
+    body = json.loads(upload(client, "slow.pdf", pdf_bytes([MARKER * 3])).content)
+    worker = Worker(poll_seconds=0.01)
+    running = threading.Thread(target=worker.run, kwargs={"until_idle": True})
+    running.start()
+    assert embedding.wait(30), "the job never reached the embedding"
+    assert job_cancel(body["job_id"]).status == "cancelled"
+    started = time.monotonic()
+    release.set()
+    running.join(30)
+    assert not running.is_alive()
+    stopped = time.monotonic() - started
+    assert stopped < 10, f"the job ran on for {stopped:.1f} s after it was cancelled"
+    assert job_get(body["job_id"]).status == "cancelled"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT status, (SELECT count(*) FROM chunks) FROM documents WHERE id = %s",
+                       [body["document_id"]])
+        assert cursor.fetchone() == ("failed", 0)
+        cursor.execute("SELECT metadata->>'error' FROM documents WHERE id = %s",
+                       [body["document_id"]])
+        assert cursor.fetchone() == ("the job was cancelled",)
+    # No advisory lock is left behind for the folder.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
+        assert cursor.fetchone() == (0,)
