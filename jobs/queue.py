@@ -125,6 +125,14 @@ def job_complete(job: ClaimedJob, *, result: dict[str, Any] | None) -> bool:
         return cursor.fetchone() is not None
 
 
+def job_release(job: ClaimedJob) -> bool:
+    """Hand a running job back to the queue, its attempt not spent; False (nothing written)
+    when the lease is no longer this worker's."""
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.JOB_RELEASE, [job.id, job.lease_owner, job.lease_token])
+        return cursor.fetchone() is not None
+
+
 def job_fail(job: ClaimedJob, *, error: str, retryable: bool = True) -> str | None:
     """Record a failed attempt: back to `queued` after the backoff when retryable with attempts
     left, else `failed`. Returns the new status, or None (nothing written) when the lease is no

@@ -99,6 +99,17 @@ WHERE id = %(id)s AND lease_owner = %(owner)s AND lease_token = %(token)s AND st
 RETURNING status
 """
 
+# A job handed back by a worker that stops (its handler stopped at a safe point): queued again
+# at once, without spending the attempt, for the next worker to run from the start.
+JOB_RELEASE = """
+UPDATE background_jobs
+SET status = 'queued', attempt = greatest(attempt - 1, 0), run_after = now(), stage = '',
+    progress = 0, lease_owner = NULL, lease_token = NULL, lease_until = NULL, started_at = NULL,
+    updated_at = now()
+WHERE id = %s AND lease_owner = %s AND lease_token = %s AND status = 'running'
+RETURNING id
+"""
+
 # Cancel and retry return the job as JOB_GET reads it, so a change needs one round trip.
 # Clearing the token ends a running job's lease: its worker's next heartbeat fails to match, so
 # the handler stops at its next progress report, and its result is never written.

@@ -32,7 +32,14 @@ from typing import Any
 from django.db import connection
 
 from core.errors import LocalRagError
-from jobs.queue import ClaimedJob, job_claim, job_complete, job_fail, job_heartbeat
+from jobs.queue import (
+    ClaimedJob,
+    job_claim,
+    job_complete,
+    job_fail,
+    job_heartbeat,
+    job_release,
+)
 from jobs.workers import WORKER_BEAT_SECONDS, worker_gone, worker_seen
 
 logger = logging.getLogger("localrag.jobs")
@@ -52,6 +59,11 @@ class LeaseLost(Exception):
     or it was cancelled. Nothing this worker writes about the job will be recorded."""
 
 
+class WorkerStopping(LeaseLost):
+    """Raised at a safe point (JobContext.checkpoint) while the worker stops: the job goes back
+    to the queue, untouched, for the next worker."""
+
+
 class JobPermanentError(Exception):
     """Raised by a handler for a failure a retry cannot fix: the job fails without retrying."""
 
@@ -69,7 +81,7 @@ def job_handler_register(type: str, fn: JobHandler) -> JobHandler:
 class JobContext:
     """What a handler knows of its job, and how it reports progress."""
 
-    def __init__(self, job: ClaimedJob) -> None:
+    def __init__(self, job: ClaimedJob, *, stopping: threading.Event | None = None) -> None:
         self.id = job.id
         self.type = job.type
         self.resource = job.resource
@@ -78,6 +90,7 @@ class JobContext:
         self.max_attempts = job.max_attempts
         self._job = job
         self._lost = threading.Event()
+        self._stopping = stopping or threading.Event()
         self._stage: str | None = None
         self._written_at = 0.0
 
@@ -100,7 +113,10 @@ class JobContext:
     def checkpoint(self) -> None:
         """A safe point of a handler: raises LeaseLost at once when the job was cancelled or
         another worker took it over, checked in the database (one round trip, which also extends
-        the lease). Call it before work nobody would keep, e.g. before writing a result."""
+        the lease). Call it before work nobody would keep, e.g. before writing a result. While
+        the worker stops it raises WorkerStopping instead: the job is handed back."""
+        if self._stopping.is_set():
+            raise WorkerStopping(f"job {self.id}: the worker is stopping; back to the queue")
         if self._lost.is_set() or not job_heartbeat(self._job):
             self._lost.set()
             raise LeaseLost(f"job {self.id} is no longer this worker's (it was cancelled, or "
@@ -160,7 +176,9 @@ class Worker:
         self._stop = threading.Event()
 
     def stop(self) -> None:
-        """Claim no more jobs; the jobs running now finish first."""
+        """Claim no more jobs. A running job stops at its handler's next safe point
+        (JobContext.checkpoint) and goes back to the queue, its attempt not spent; one whose
+        handler has no safe point left finishes first."""
         self._stop.set()
 
     def run(self, *, concurrency: int = 1, until_idle: bool = False) -> None:
@@ -219,11 +237,17 @@ class Worker:
             self._failed(job, f"unknown job type {job.type!r} (registered: {known})",
                          retryable=False)
             return
-        context = JobContext(job)
+        context = JobContext(job, stopping=self._stop)
         started = time.monotonic()
         try:
             with _Heartbeat(context, interval=self.lease_seconds / 3):
                 result = _result_checked(handler(context))
+        except WorkerStopping:
+            released = job_release(job)
+            logger.info("job %s (%s) %s", job.id, job.type,
+                        "handed back to the queue: this worker is stopping" if released
+                        else "stopped; its lease was no longer this worker's")
+            return
         except LeaseLost:
             logger.warning("job %s (%s): lease lost; this attempt's outcome is dropped", job.id,
                            job.type)

@@ -1,5 +1,6 @@
-"""Cancelling a running document job stops its ingest at the next safe point: nothing of it is
-written, the folder's lock is released at once, and the document says it was cancelled."""
+"""Cancelling a running document job, or stopping its worker, stops its ingest at the next safe
+point: nothing of it is written and the folder's lock is released at once; a cancelled upload
+says it was cancelled, a handed-back one is built by the next worker."""
 
 from __future__ import annotations
 
@@ -78,3 +79,38 @@ def test_cancelling_a_running_upload_job_stops_it_and_settles_the_document(
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
         assert cursor.fetchone() == (0,)
+
+
+def test_a_stopping_worker_hands_a_running_upload_back_and_the_next_one_builds_it(
+        client, clean_tables, project, monkeypatch):  # noqa: F811  (the fixture)
+    embedding, release = threading.Event(), threading.Event()
+    original = FakeLexicalEmbedder.embed_documents
+
+    def slow(self, chunks):
+        embedding.set()
+        assert release.wait(30)
+        return original(self, chunks)
+
+    monkeypatch.setattr(FakeLexicalEmbedder, "embed_documents", slow)
+    body = json.loads(upload(client, "slow.pdf", pdf_bytes([MARKER * 3])).content)
+    worker = Worker(poll_seconds=0.01)
+    running = threading.Thread(target=worker.run, kwargs={"until_idle": True})
+    running.start()
+    assert embedding.wait(30)
+    worker.stop()  # what SIGTERM does to `rag serve`'s and `rag worker`'s worker
+    release.set()
+    running.join(30)
+    assert not running.is_alive()
+    job = job_get(body["job_id"])
+    assert (job.status, job.attempt) == ("queued", 0)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT status FROM documents WHERE id = %s", [body["document_id"]])
+        assert cursor.fetchone() == ("queued",)
+        cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
+        assert cursor.fetchone() == (0,)
+    monkeypatch.setattr(FakeLexicalEmbedder, "embed_documents", original)
+    Worker(poll_seconds=0.01).run(until_idle=True)
+    assert job_get(body["job_id"]).status == "succeeded"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT status FROM documents WHERE id = %s", [body["document_id"]])
+        assert cursor.fetchone() == ("active",)

@@ -10,7 +10,8 @@ from jobs.worker import LEASE_SECONDS, POLL_SECONDS, Worker
 
 
 class Command(RagCommand):
-    help = ("Run background jobs until stopped (SIGTERM or Ctrl-C let the running jobs finish). "
+    help = ("Run background jobs until stopped (on SIGTERM or Ctrl-C a running job stops at its "
+            "next safe point and goes back to the queue, or finishes if it has none). "
             "`rag serve` runs one worker thread itself unless given --no-worker.")
 
     def add_arguments(self, parser) -> None:
@@ -32,8 +33,9 @@ class Command(RagCommand):
         worker = Worker(lease_seconds=lease, poll_seconds=poll)
 
         def stop(signum: int, frame: object) -> None:
-            self.stderr.write("stopping: the running jobs finish first (Ctrl-C again to quit "
-                              "now; their leases then expire and other workers take them over)")
+            self.stderr.write("stopping: running jobs go back to the queue at their next safe "
+                              "point, or finish first (Ctrl-C again to quit now; their leases "
+                              "then expire and other workers take them over)")
             signal.signal(signal.SIGINT, signal.default_int_handler)
             worker.stop()
 
