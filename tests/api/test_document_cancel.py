@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from dataclasses import dataclass
 
 import pytest
 from django.db import connection
@@ -44,28 +45,49 @@ def test_a_checkpoint_that_raises_stops_the_run_with_nothing_written_and_the_loc
     assert vault_ingest(vault_path=vault, config=config, prepare_workers=0).documents_added == 3
 
 
-def test_cancelling_a_running_upload_job_stops_it_and_settles_the_document(
-        client, clean_tables, project, monkeypatch):  # noqa: F811  (the fixture)
+@dataclass
+class BlockedUpload:
+    """An uploaded PDF whose job is running on `worker`'s thread, held inside its embedding
+    step until `release` is set."""
+
+    body: dict
+    worker: Worker
+    thread: threading.Thread
+    release: threading.Event
+
+    def finish(self) -> float:
+        """Let the embedding return; seconds until the worker's thread has ended."""
+        started = time.monotonic()
+        self.release.set()
+        self.thread.join(30)
+        assert not self.thread.is_alive()
+        return time.monotonic() - started
+
+
+@pytest.fixture
+def blocked_upload(client, clean_tables, project, monkeypatch):  # noqa: F811  (the fixture)
     embedding, release = threading.Event(), threading.Event()
     original = FakeLexicalEmbedder.embed_documents
 
     def slow(self, chunks):
-        embedding.set()
-        assert release.wait(30)
+        if not release.is_set():
+            embedding.set()
+            assert release.wait(30)
         return original(self, chunks)
 
     monkeypatch.setattr(FakeLexicalEmbedder, "embed_documents", slow)
     body = json.loads(upload(client, "slow.pdf", pdf_bytes([MARKER * 3])).content)
     worker = Worker(poll_seconds=0.01)
-    running = threading.Thread(target=worker.run, kwargs={"until_idle": True})
-    running.start()
+    thread = threading.Thread(target=worker.run, kwargs={"until_idle": True})
+    thread.start()
     assert embedding.wait(30), "the job never reached the embedding"
+    return BlockedUpload(body=body, worker=worker, thread=thread, release=release)
+
+
+def test_cancelling_a_running_upload_job_stops_it_and_settles_the_document(blocked_upload):
+    body = blocked_upload.body
     assert job_cancel(body["job_id"]).status == "cancelled"
-    started = time.monotonic()
-    release.set()
-    running.join(30)
-    assert not running.is_alive()
-    stopped = time.monotonic() - started
+    stopped = blocked_upload.finish()
     assert stopped < 10, f"the job ran on for {stopped:.1f} s after it was cancelled"
     assert job_get(body["job_id"]).status == "cancelled"
     with connection.cursor() as cursor:
@@ -82,25 +104,10 @@ def test_cancelling_a_running_upload_job_stops_it_and_settles_the_document(
 
 
 def test_a_stopping_worker_hands_a_running_upload_back_and_the_next_one_builds_it(
-        client, clean_tables, project, monkeypatch):  # noqa: F811  (the fixture)
-    embedding, release = threading.Event(), threading.Event()
-    original = FakeLexicalEmbedder.embed_documents
-
-    def slow(self, chunks):
-        embedding.set()
-        assert release.wait(30)
-        return original(self, chunks)
-
-    monkeypatch.setattr(FakeLexicalEmbedder, "embed_documents", slow)
-    body = json.loads(upload(client, "slow.pdf", pdf_bytes([MARKER * 3])).content)
-    worker = Worker(poll_seconds=0.01)
-    running = threading.Thread(target=worker.run, kwargs={"until_idle": True})
-    running.start()
-    assert embedding.wait(30)
-    worker.stop()  # what SIGTERM does to `rag serve`'s and `rag worker`'s worker
-    release.set()
-    running.join(30)
-    assert not running.is_alive()
+        blocked_upload):
+    body = blocked_upload.body
+    blocked_upload.worker.stop()  # what SIGTERM does to `rag serve`'s and `rag worker`'s worker
+    blocked_upload.finish()
     job = job_get(body["job_id"])
     assert (job.status, job.attempt) == ("queued", 0)
     with connection.cursor() as cursor:
@@ -108,8 +115,7 @@ def test_a_stopping_worker_hands_a_running_upload_back_and_the_next_one_builds_i
         assert cursor.fetchone() == ("queued",)
         cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
         assert cursor.fetchone() == (0,)
-    monkeypatch.setattr(FakeLexicalEmbedder, "embed_documents", original)
-    Worker(poll_seconds=0.01).run(until_idle=True)
+    Worker(poll_seconds=0.01).run(until_idle=True)  # embedding is no longer held
     assert job_get(body["job_id"]).status == "succeeded"
     with connection.cursor() as cursor:
         cursor.execute("SELECT status FROM documents WHERE id = %s", [body["document_id"]])
