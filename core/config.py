@@ -23,12 +23,15 @@ from dotenv import dotenv_values
 # The settings table and the values it allows; the project imports them from here as ever.
 from core.config_defaults import (
     DEFAULTS,
+    EMBEDDING_DEVICES,
     EMBEDDING_DIM,
     FUSIONS,
     LLM_PROVIDERS,
     OCR_MODES,
     RERANK_PROVIDERS,
     RETRIEVAL_MODES,
+    SECRET_KEY_MIN_CHARS,
+    SECRET_KEYS,
     TOP_K_RANGE,
     VECTOR_INDEXES,
 )
@@ -38,14 +41,10 @@ from core.config_defaults import (
 from core.dburl import database_url_valid, url_password_mask
 from core.errors import LocalRagError
 
-SECRET_KEYS = frozenset({"LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY", "RAG_MCP_TOKEN",
-                         "RAG_SECRET_KEY"})
-SECRET_KEY_MIN_CHARS = 32
 ENV_FILE_VARIABLE = "LOCALRAG_ENV_FILE"
 # Set for the server's processes by `rag serve --trusted-network` (core/serving.py), never in a
 # `.env`: the API then answers callers beyond loopback without a token while no token is issued.
 TRUSTED_NETWORK_VARIABLE = "LOCALRAG_TRUSTED_NETWORK"
-EMBEDDING_DEVICES = ("cpu", "cuda", "mps")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 

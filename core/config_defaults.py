@@ -76,3 +76,8 @@ DEFAULTS: dict[str, str] = {
     "RAG_TRACE_TEXT": "false",
     "RAG_TRACE_RETENTION_DAYS": "30",
 }
+# Shown as <set> or <unset>, never as their value.
+SECRET_KEYS = frozenset({"LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY", "RAG_MCP_TOKEN",
+                         "RAG_SECRET_KEY"})
+SECRET_KEY_MIN_CHARS = 32
+EMBEDDING_DEVICES = ("cpu", "cuda", "mps")
