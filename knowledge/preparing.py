@@ -92,22 +92,22 @@ def document_prepare(payload: str | bytes, relative_path: str,
                      options: ExtractOptions | None = None) -> PreparedNote | PrepareFailed:
     """A note (decoded text) or a document of another format (its bytes): extract, chunk and
     (with a light embedder) embed it; never raises, so one broken file cannot stop a vault."""
+    options = options or ExtractOptions()
     module = format_module(relative_path)
     if module is None:
         return note_prepare(payload if isinstance(payload, str) else payload.decode("utf-8"),
                             relative_path, embedder, options)
     try:
         assert isinstance(payload, bytes)  # a document of another format comes as its bytes
-        extracted = module.extract(payload, name=relative_path,
-                                   options=options or ExtractOptions())
+        extracted = module.extract(payload, name=relative_path, options=options)
         chunks = blocks_chunk(blocks=extracted.blocks, ocr_confidence=extracted.ocr_confidence)
     except FormatRejected as exc:
         return PrepareFailed(reason=str(exc))
     except Exception as exc:
         return PrepareFailed(reason=f"could not read {module.FORMAT.upper()}: "
                                     f"{type(exc).__name__}: {exc}")
-    if len(chunks) > (options or ExtractOptions()).max_chunks:
-        return PrepareFailed(reason=_chunk_limit_message(len(chunks), options or ExtractOptions()))
+    if len(chunks) > options.max_chunks:
+        return PrepareFailed(reason=_chunk_limit_message(len(chunks), options))
     return PreparedNote(frontmatter={}, tags=[], warnings=extracted.warnings, chunks=chunks,
                         vectors=_vectors(chunks, relative_path, [], embedder),
                         format=extracted.format, title=extracted.title,
