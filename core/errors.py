@@ -28,6 +28,8 @@ ERROR_TABLE: dict[str, tuple[int, int]] = {
     "too_many_requests": (429, EXIT_BAD_INPUT),
     "method_not_allowed": (405, EXIT_BAD_INPUT),
     "vault_not_found": (422, EXIT_BAD_INPUT),
+    "archive_invalid": (422, EXIT_BAD_INPUT),
+    "restore_refused": (409, EXIT_BAD_INPUT),
     "vault_empty": (409, EXIT_BAD_INPUT),
     "vault_overlap": (409, EXIT_BAD_INPUT),
     "database_unavailable": (503, EXIT_NOT_READY),

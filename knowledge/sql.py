@@ -423,3 +423,125 @@ LEXICAL_INDEX_PRESENT = "SELECT to_regclass('idx_chunks_lexical_cells') IS NOT N
 LOCK_TIMEOUT_SHORT = "SET LOCAL lock_timeout = '2s'"
 BUILD_MEMORY = "SET LOCAL maintenance_work_mem = %s"
 CHUNKS_COUNT = "SELECT count(*) FROM chunks"
+
+# Backup and restore (knowledge/backup.py, knowledge/restore.py). The tables and catalogue
+# objects of the application's schema, without those an extension owns.
+BACKUP_TABLES = """
+SELECT c.relname FROM pg_catalog.pg_class c
+WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')
+  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+                  WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')
+ORDER BY c.relname
+"""
+
+# Restoring checks the same three numbers (RESTORE_FINISH), so a restore cut short in its last
+# section (indexes, constraints, triggers) cannot pass for a complete one.
+BACKUP_OBJECT_COUNTS = """
+SELECT
+  (SELECT count(*) FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid
+    WHERE c.relnamespace = current_schema()::regnamespace),
+  (SELECT count(*) FROM pg_catalog.pg_constraint
+    WHERE connamespace = current_schema()::regnamespace),
+  (SELECT count(*) FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
+    WHERE c.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal)
+"""
+
+BACKUP_SERVER = """
+SELECT current_setting('server_version'),
+       (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'vector'),
+       current_database()
+"""
+
+BACKUP_MIGRATIONS = "SELECT app, name FROM django_migrations ORDER BY app, id"
+
+BACKUP_EMBEDDERS = """
+SELECT embedding_provider, embedding_model, embedding_dim, count(*) FROM embeddings
+GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+"""
+
+BACKUP_UPLOAD_SOURCES = """
+SELECT id, knowledge_base_id, path FROM knowledge_base_sources WHERE kind = 'uploads' ORDER BY id
+"""
+
+BACKUP_VAULT_SOURCES = """
+SELECT path FROM knowledge_base_sources WHERE kind = 'vault' ORDER BY path
+"""
+
+BACKUP_UPLOAD_FILES = """
+SELECT s.id, d.relative_path, d.status
+FROM knowledge_base_sources s JOIN documents d ON d.vault_path = s.path
+WHERE s.kind = 'uploads'
+ORDER BY s.id, d.relative_path
+"""
+
+# How many tables of any kind the target of a restore already holds (it must hold none).
+RESTORE_TABLES_PRESENT = """
+SELECT count(*), min(c.relname) FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%%'
+"""
+
+RESTORE_VECTOR_PRESENT = """
+SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'vector')
+"""
+
+# The end of a restore, run by psql in the same transaction as the restored dump (so any error
+# here undoes the whole restore): the upload areas move to this installation's folder
+# (:'restore_map', [{old, new}]), then every table's row count and the catalogue's object
+# counts must equal the archive's (:'restore_counts', :'restore_objects'). pg_restore's script
+# empties search_path; the DO block reads its inputs from transaction-local settings because
+# psql does not interpolate inside dollar quotes.
+RESTORE_FINISH = """
+SET search_path = public;
+SELECT set_config('localrag.restore_map', :'restore_map', true),
+       set_config('localrag.restore_counts', :'restore_counts', true),
+       set_config('localrag.restore_objects', :'restore_objects', true);
+DO $$
+DECLARE
+  area jsonb;
+  old_root text;
+  new_root text;
+  counts jsonb := current_setting('localrag.restore_counts')::jsonb;
+  objects jsonb := current_setting('localrag.restore_objects')::jsonb;
+  tbl text;
+  found bigint;
+  found_objects bigint[];
+BEGIN
+  FOR area IN SELECT * FROM jsonb_array_elements(current_setting('localrag.restore_map')::jsonb)
+  LOOP
+    old_root := area->>'old';
+    new_root := area->>'new';
+    CONTINUE WHEN old_root = new_root;
+    UPDATE knowledge_base_sources SET path = new_root WHERE path = old_root;
+    UPDATE chunks c SET file_path = new_root || substr(c.file_path, length(old_root) + 1)
+    FROM documents d
+    WHERE c.document_id = d.id AND d.vault_path = old_root
+      AND starts_with(c.file_path, old_root || '/');
+    UPDATE documents SET vault_path = new_root,
+      file_path = CASE WHEN starts_with(file_path, old_root || '/')
+                       THEN new_root || substr(file_path, length(old_root) + 1)
+                       ELSE file_path END
+    WHERE vault_path = old_root;
+  END LOOP;
+  FOR tbl IN SELECT jsonb_object_keys(counts) LOOP
+    EXECUTE format('SELECT count(*) FROM %I', tbl) INTO found;
+    IF found <> (counts->>tbl)::bigint THEN
+      RAISE EXCEPTION 'restore check: table % holds % rows, the archive % rows', tbl, found,
+        counts->>tbl;
+    END IF;
+  END LOOP;
+  SELECT ARRAY[
+    (SELECT count(*) FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid
+      WHERE c.relnamespace = 'public'::regnamespace),
+    (SELECT count(*) FROM pg_catalog.pg_constraint WHERE connamespace = 'public'::regnamespace),
+    (SELECT count(*) FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
+      WHERE c.relnamespace = 'public'::regnamespace AND NOT t.tgisinternal)] INTO found_objects;
+  IF found_objects <> ARRAY[(objects->>'indexes')::bigint, (objects->>'constraints')::bigint,
+                            (objects->>'triggers')::bigint] THEN
+    RAISE EXCEPTION 'restore check: the schema holds % indexes, constraints and triggers, the '
+      'archive %', found_objects, objects;
+  END IF;
+END
+$$;
+"""

@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -171,8 +173,8 @@ def paged_index(sample_index):
     return pages
 
 
-@pytest.fixture
-def scratch_project():
+@contextmanager
+def scratch_project_folder() -> Iterator[Path]:
     """An empty project folder for `rag pg` (its cluster is stopped and removed afterwards)."""
     from core.config import config_load
     from core.pg_services import pg_stop
@@ -182,8 +184,17 @@ def scratch_project():
     root.chmod(0o755)
     (root / "pyproject.toml").write_text("[project]\nname='scratch'\n")
     (root / ".env.sample").write_text("")
-    yield root
     try:
-        pg_stop(config=config_load(environ={}, start_dir=root))
+        yield root
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        try:
+            if root.exists():
+                pg_stop(config=config_load(environ={}, start_dir=root))
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def scratch_project():
+    with scratch_project_folder() as root:
+        yield root
