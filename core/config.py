@@ -161,6 +161,11 @@ class Config:
     rag_mcp_token: str = field(repr=False)
     rag_trace_text: bool
     rag_trace_retention_days: int
+    rag_conversation_retention_days: int
+    rag_conversation_history_turns: int  # earlier question-and-answer pairs in the prompt
+    rag_conversation_history_tokens: int
+    rag_condense_token_budget: int  # conversation tokens the follow-up condensation reads
+    rag_condense_timeout_seconds: float
     project_root: Path | None
     env_file: Path | None
     raw: Mapping[str, str] = field(repr=False)
@@ -416,6 +421,14 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         rag_mcp_token=raw["RAG_MCP_TOKEN"].strip(),
         rag_trace_text=_boolean(raw, "RAG_TRACE_TEXT"),
         rag_trace_retention_days=_bounded_integer(raw, "RAG_TRACE_RETENTION_DAYS", 1, 36500),
+        rag_conversation_retention_days=_bounded_integer(raw, "RAG_CONVERSATION_RETENTION_DAYS",
+                                                         1, 36500),
+        rag_conversation_history_turns=_bounded_integer(raw, "RAG_CONVERSATION_HISTORY_TURNS",
+                                                        0, 50),
+        rag_conversation_history_tokens=_bounded_integer(raw, "RAG_CONVERSATION_HISTORY_TOKENS",
+                                                         0, 100_000),
+        rag_condense_token_budget=_bounded_integer(raw, "RAG_CONDENSE_TOKEN_BUDGET", 50, 100_000),
+        rag_condense_timeout_seconds=_positive_number(raw, "RAG_CONDENSE_TIMEOUT_SECONDS"),
         project_root=project_root,
         env_file=env_file,
         raw=dict(raw),

@@ -75,6 +75,11 @@ DEFAULTS: dict[str, str] = {
     "RAG_MCP_TOKEN": "",
     "RAG_TRACE_TEXT": "false",
     "RAG_TRACE_RETENTION_DAYS": "30",
+    "RAG_CONVERSATION_RETENTION_DAYS": "365",
+    "RAG_CONVERSATION_HISTORY_TURNS": "3",
+    "RAG_CONVERSATION_HISTORY_TOKENS": "1500",
+    "RAG_CONDENSE_TOKEN_BUDGET": "800",
+    "RAG_CONDENSE_TIMEOUT_SECONDS": "8",
 }
 # Shown as <set> or <unset>, never as their value.
 SECRET_KEYS = frozenset({"LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY", "RAG_MCP_TOKEN",
