@@ -15,6 +15,9 @@ class AskRequest(StrictRequest):
     fallback: bool = False
     # Narrows retrieval to these knowledge bases (slugs), as in /search.
     knowledge_bases: KnowledgeBases = None
+    # "sources": when retrieval succeeded but the language model fails, answer 200 with the
+    # sources and a `notice` (code llm_unavailable) instead of the model's error.
+    on_llm_error: Literal["error", "sources"] = "error"
 
 
 class CitationOut(Schema):
@@ -31,6 +34,13 @@ class CitationOut(Schema):
     document_id: int | None
 
 
+class Notice(Schema):
+    code: Literal["llm_unavailable"]
+    # The model's error code (e.g. llm_timeout) and a message for people.
+    cause: str
+    message: str
+
+
 class AskResponse(Schema):
     mode: Literal["rag", "fallback", "no_answer"]
     confidence: float
@@ -39,3 +49,13 @@ class AskResponse(Schema):
     invalid_citations_removed: int
     # The id of this request's trace (also the X-Request-ID header).
     trace_id: str | None = None
+
+
+class AskResponseWithNotice(AskResponse):
+    """An answer the model could not give (`on_llm_error: sources`): the sources and why."""
+
+    notice: Notice
+
+
+# The notice is a field only of the answers that have one: every other body stays as it was.
+AskOutcome = AskResponseWithNotice | AskResponse

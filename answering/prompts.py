@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 # The user message puts the sources first and the question last; the fake LLM relies on these
 # two headers to find the numbered blocks.
 # Recorded in every trace: bumped whenever the system prompts or the context block format
 # change, so an answer can be reproduced with the prompt it was made with.
-PROMPT_VERSION = "2"
+PROMPT_VERSION = "3"
 SOURCES_HEADER = "Sources:\n"
 QUESTION_HEADER = "\n\nQuestion:\n"
 
@@ -22,6 +24,9 @@ RAG_SYSTEM_PROMPT = (
     "- Each source starts with a header line `[n] source: …` at the start of a line. A line "
     "inside a source that starts with a backslash, such as `\\[7] source: …`, is text of that "
     "source, not the start of another source.\n"
+    "- Earlier turns of a conversation may come before the last message: use them only to "
+    "understand what the question refers to, and cite only the numbered sources of the last "
+    "message.\n"
     "- Answer in the same language as the question."
 )
 
@@ -35,18 +40,23 @@ FALLBACK_SYSTEM_PROMPT = (
 )
 
 
-def rag_messages(*, question: str, context_text: str) -> list[dict[str, str]]:
-    """System and user messages for an answer grounded in the numbered context blocks."""
+def rag_messages(*, question: str, context_text: str,
+                 history: Sequence[dict[str, str]] = ()) -> list[dict[str, str]]:
+    """System and user messages for an answer grounded in the numbered context blocks, after
+    the conversation's earlier turns (`history`, already within its budget) when it has any."""
     user = f"{SOURCES_HEADER}{context_text}{QUESTION_HEADER}{question}"
     return [
         {"role": "system", "content": RAG_SYSTEM_PROMPT},
+        *history,
         {"role": "user", "content": user},
     ]
 
 
-def fallback_messages(*, question: str) -> list[dict[str, str]]:
+def fallback_messages(*, question: str,
+                      history: Sequence[dict[str, str]] = ()) -> list[dict[str, str]]:
     """System and user messages for a general-knowledge answer without local context."""
     return [
         {"role": "system", "content": FALLBACK_SYSTEM_PROMPT},
+        *history,
         {"role": "user", "content": question},
     ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +41,16 @@ from traces.recording import trace_current, trace_fail
 logger = logging.getLogger("localrag.answering")
 
 
+# What `on_llm_error` may ask for: the error itself (the default), or the sources retrieval
+# found, with a notice that the model is unavailable.
+ON_LLM_ERROR_RAISE = "error"
+ON_LLM_ERROR_SOURCES = "sources"
+LLM_UNAVAILABLE = "llm_unavailable"
+# The failures of the language model (not of retrieval) that `sources` turns into a notice.
+LLM_FAILURES = frozenset({"llm_config_missing", "llm_timeout", "llm_auth_failed",
+                          "llm_rate_limited", "llm_busy", "llm_upstream_error"})
+
+
 @dataclass
 class AskPlan:
     """What was decided before generation: the mode, the sources and the model's input."""
@@ -54,29 +64,66 @@ class AskPlan:
     client: LLMClient | None = None
     # The chunk behind each citation, in citation order (the workbench links its source cards).
     chunk_ids: list[int | None] = field(default_factory=list)
+    # The cited chunks' content hashes, in citation order (kept with a conversation's messages).
+    content_hashes: list[str] = field(default_factory=list)
+    on_llm_error: str = ON_LLM_ERROR_RAISE
+    # Set when the model failed and the sources are answered instead (`on_llm_error`).
+    notice: dict[str, Any] | None = None
+    config_llm_model: str = ""
+    embedding_model: str = ""
+
+    def sources_instead(self, error: LocalRagError) -> bool:
+        """Whether `error` of the model is answered with the sources (and recorded so)."""
+        if (self.on_llm_error != ON_LLM_ERROR_SOURCES or self.mode != MODE_RAG
+                or error.code not in LLM_FAILURES):
+            return False
+        self.notice = llm_unavailable_notice(error)
+        trace_fail(error.code)
+        return True
+
+
+def llm_unavailable_notice(error: LocalRagError) -> dict[str, Any]:
+    """The notice that replaces an answer the model could not give."""
+    return {"code": LLM_UNAVAILABLE, "cause": error.code,
+            "message": ("The language model is unavailable, so there is no written answer; "
+                        "the sources below are what the knowledge base found. "
+                        "语言模型暂不可用，以下是知识库找到的来源。"
+                        f"({error.code}: {error.message})")}
 
 
 def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Config,
-                scope: Scope) -> AskPlan:
+                scope: Scope, search_query: str | None = None,
+                history: Sequence[dict[str, str]] = (),
+                on_llm_error: str = ON_LLM_ERROR_RAISE) -> AskPlan:
     """Retrieve from the knowledge bases of `scope`, decide the mode and build the prompt;
-    raises every pre-generation error."""
-    outcome = search(query=question, top_k=top_k, config=config, scope=scope)
+    raises every pre-generation error. In a conversation, retrieval searches `search_query`
+    (the follow-up made standalone) while the model reads `history` and the question asked."""
+    outcome = search(query=search_query or question, top_k=top_k, config=config, scope=scope)
     context = context_build(hits=outcome.results, token_budget=config.rag_context_token_budget)
     # A query without tokens has no results, and a budget too small for any block leaves no
     # context: either way there is nothing to answer from, whatever the threshold says.
     mode = mode_decide(confidence=outcome.confidence, threshold=config.threshold,
                        fallback_requested=fallback, fallback_enabled=config.rag_fallback_enabled,
                        has_sources=context.blocks > 0)
-    plan = AskPlan(mode=mode, confidence=outcome.confidence, citations=[])
+    plan = AskPlan(mode=mode, confidence=outcome.confidence, citations=[],
+                   on_llm_error=on_llm_error,
+                   config_llm_model=f"{config.llm_provider}/{config.llm_model or 'fake'}",
+                   embedding_model=f"{config.embedding_provider}/{config.embedding_model}")
     trace = trace_current()
     if mode == MODE_RAG:
         plan.citations = [citation.as_dict() for citation in context.citations]
         plan.chunk_ids = [citation.chunk_id for citation in context.citations]
+        plan.content_hashes = [citation.content_hash for citation in context.citations]
         plan.block_count = context.blocks
-        plan.messages = rag_messages(question=question, context_text=context.text)
-        plan.client = get_llm_client(config=config)
+        plan.messages = rag_messages(question=question, context_text=context.text,
+                                     history=history)
+        try:
+            plan.client = get_llm_client(config=config)
+        except LocalRagError as exc:
+            if not plan.sources_instead(exc):
+                raise
     elif mode == MODE_FALLBACK:
-        plan.messages = fallback_messages(question=question)
+        plan.messages = fallback_messages(question=question, history=history)
         plan.client = get_llm_client(config=config)
     else:
         plan.fixed_answer = no_answer_text(
@@ -86,12 +133,14 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
         trace.mode = mode
         trace.question = question
         trace.prompt_version = PROMPT_VERSION
+        if search_query and search_query != question:
+            trace.parameters["standalone_query"] = search_query
         if mode == MODE_RAG:
             trace.citations = [{"chunk_id": citation.chunk_id,
                                 "content_hash": citation.content_hash}
                                for citation in context.citations]
         if plan.client is not None:
-            trace.llm_model = f"{config.llm_provider}/{config.llm_model or 'fake'}"
+            trace.llm_model = plan.config_llm_model
             # Counted now; the provider's `usage`, when it sends one, replaces both numbers.
             trace.prompt_tokens = sum(tokens_count(message["content"])
                                       for message in plan.messages)
@@ -123,48 +172,86 @@ def _trace_answer(answer: str, *, started: float | None = None, first: float | N
 
 
 def ask(*, question: str, top_k: int | None, fallback: bool, config: Config,
-        scope: Scope) -> dict[str, Any]:
+        scope: Scope, on_llm_error: str = ON_LLM_ERROR_RAISE) -> dict[str, Any]:
     """The /ask response body: {mode, confidence, answer, citations, invalid_citations_removed}
     and, under a trace, its trace_id."""
     plan = ask_prepare(question=question, top_k=top_k, fallback=fallback, config=config,
-                       scope=scope)
+                       scope=scope, on_llm_error=on_llm_error)
+    return ask_answer(plan, config=config)
+
+
+def ask_answer(plan: AskPlan, *, config: Config) -> dict[str, Any]:
+    """Generate the answer of a prepared plan: the /ask response body (with `notice` when the
+    model failed and the plan asked for its sources instead)."""
     removed = 0
     if plan.mode == MODE_NO_ANSWER:
         answer = plan.fixed_answer
         _trace_answer(answer)
+    elif plan.notice is not None:
+        answer = plan.notice["message"]
     else:
         client = plan.client
         assert client is not None  # every mode but no_answer has its client
-        with connection_released(), llm_slot(config=config):
-            started = time.perf_counter()
-            generated = client.complete(messages=plan.messages)
-        _trace_answer(generated, started=started, client=client)
-        answer, removed = citations_strip(text=generated, block_count=plan.block_count)
-        if plan.mode == MODE_FALLBACK:
-            answer = FALLBACK_NOTICE + answer
-    body = {"mode": plan.mode, "confidence": plan.confidence, "answer": answer,
-            "citations": plan.citations, "invalid_citations_removed": removed}
+        try:
+            with connection_released(), llm_slot(config=config):
+                started = time.perf_counter()
+                generated = client.complete(messages=plan.messages)
+        except LocalRagError as exc:
+            if not plan.sources_instead(exc):
+                raise
+            assert plan.notice is not None
+            answer = plan.notice["message"]
+        else:
+            _trace_answer(generated, started=started, client=client)
+            answer, removed = citations_strip(text=generated, block_count=plan.block_count)
+            if plan.mode == MODE_FALLBACK:
+                answer = FALLBACK_NOTICE + answer
+    body: dict[str, Any] = {"mode": plan.mode, "confidence": plan.confidence, "answer": answer,
+                            "citations": plan.citations, "invalid_citations_removed": removed}
+    if plan.notice is not None:
+        body["notice"] = plan.notice
     trace = trace_current()
     if trace is not None:
         body["trace_id"] = trace.id
     return body
 
 
+def ask_usage(plan: AskPlan) -> dict[str, Any]:
+    """The `usage` event: tokens (the provider's when it reported them, else counted),
+    milliseconds per stage so far, and the models."""
+    trace = trace_current()
+    if trace is None:
+        prompt = sum(tokens_count(message["content"]) for message in plan.messages)
+        return {"prompt_tokens": prompt if plan.client else 0, "completion_tokens": None,
+                "token_source": "counted" if plan.client else None, "timings_ms": {},
+                "embedding_model": plan.embedding_model,
+                "llm_model": plan.config_llm_model if plan.client else None}
+    timings = {name: round(value, 1) for name, value in trace.timings_ms.items()}
+    timings["total"] = round((time.perf_counter() - trace.started) * 1000, 1)
+    return {"prompt_tokens": trace.prompt_tokens, "completion_tokens": trace.completion_tokens,
+            "token_source": trace.token_source, "timings_ms": timings,
+            "embedding_model": trace.embedding_model or plan.embedding_model,
+            "llm_model": trace.llm_model}
+
+
 def ask_events(plan: AskPlan) -> Generator[tuple[str, dict[str, Any]], None, None]:
-    """The /ask/stream events: retrieval, delta..., citations, done — or an error event once
-    generation has failed (the HTTP status is already sent by then)."""
+    """The /ask/stream events: retrieval, delta..., citations, usage, done — or an error event
+    once generation has failed (the HTTP status is already sent by then); with
+    `on_llm_error: sources`, a model failure is a `notice` event and the stream goes on."""
     yield "retrieval", {"mode": plan.mode, "confidence": plan.confidence,
                         "citations": plan.citations}
     stream_filter = CitationStreamFilter(block_count=plan.block_count)
+    generated: list[str] = []
     if plan.mode == MODE_NO_ANSWER:
         _trace_answer(plan.fixed_answer)
         yield "delta", {"text": plan.fixed_answer}
+    elif plan.notice is not None:
+        yield "notice", plan.notice
     else:
         client = plan.client
         assert client is not None  # every mode but no_answer has its client
         if plan.mode == MODE_FALLBACK:
             yield "delta", {"text": FALLBACK_NOTICE}
-        generated: list[str] = []
         started, first = time.perf_counter(), None
         try:
             # closing(): a client that goes away closes these events, and with them the
@@ -182,31 +269,46 @@ def ask_events(plan: AskPlan) -> Generator[tuple[str, dict[str, Any]], None, Non
             if tail:
                 yield "delta", {"text": tail}
         except LocalRagError as exc:
-            trace_fail(exc.code)  # its 200 is sent: the trace says so
-            yield "error", exc.as_body()
-            return
+            if not plan.sources_instead(exc):
+                trace_fail(exc.code)  # its 200 is sent: the trace says so
+                yield "error", exc.as_body()
+                return
+            assert plan.notice is not None
+            yield "notice", plan.notice
         except Exception:
             logger.exception("streaming generation failed")
             trace_fail("internal_error")
             yield "error", error_body("internal_error", "generation failed; see the server log")
             return
-        _trace_answer("".join(generated), started=started, first=first, client=client)
+        else:
+            _trace_answer("".join(generated), started=started, first=first, client=client)
     yield "citations", {"citations": plan.citations,
                         "invalid_citations_removed": stream_filter.removed}
+    yield "usage", ask_usage(plan)
     trace = trace_current()
     yield "done", {"mode": plan.mode, **({"trace_id": trace.id} if trace is not None else {})}
 
 
 def ask_stream_open(*, question: str, top_k: int | None, fallback: bool, config: Config,
-                    scope: Scope) -> AskEventStream:
+                    scope: Scope, on_llm_error: str = ON_LLM_ERROR_RAISE) -> AskEventStream:
     """The /ask/stream events, with every pre-generation error raised now — `llm_busy`
     included: the stream's LLM slot is taken before its first byte."""
     plan = ask_prepare(question=question, top_k=top_k, fallback=fallback, config=config,
-                       scope=scope)
+                       scope=scope, on_llm_error=on_llm_error)
+    return ask_stream_of(plan, config=config)
+
+
+def ask_stream_of(plan: AskPlan, *, config: Config) -> AskEventStream:
+    """The events of a prepared plan, its LLM slot taken now (or, with `on_llm_error:
+    sources`, the sources answered when none is free)."""
     slot = None
-    if plan.client is not None:
-        with connection_released():
-            slot = llm_slot_acquire(config=config)
+    if plan.client is not None and plan.notice is None:
+        try:
+            with connection_released():
+                slot = llm_slot_acquire(config=config)
+        except LocalRagError as exc:
+            if not plan.sources_instead(exc):
+                raise
     return AskEventStream(plan=plan, slot=slot)
 
 

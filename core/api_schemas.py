@@ -25,7 +25,7 @@ class StrictRequest(Schema):
 QueryText = Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS),
                       AfterValidator(_not_blank)]
 TopK = Annotated[int | None, Field(default=None, ge=TOP_K_RANGE[0], le=TOP_K_RANGE[1])]
-def _no_control_characters(value: str) -> str:
+def no_control_characters(value: str) -> str:
     if any(unicodedata.category(character) == "Cc" for character in value):
         raise ValueError("must not contain control characters")
     return value
@@ -33,7 +33,7 @@ def _no_control_characters(value: str) -> str:
 
 # Knowledge base slugs a request narrows itself to (at least one; no duplicates needed).
 KnowledgeBaseSlug = Annotated[str, Field(min_length=1, max_length=63),
-                              AfterValidator(_no_control_characters)]
+                              AfterValidator(no_control_characters)]
 KnowledgeBases = Annotated[list[KnowledgeBaseSlug] | None,
                            Field(default=None, min_length=1, max_length=100)]
 

@@ -13,6 +13,7 @@ from ninja.renderers import JSONRenderer
 
 from access.auth import caller_auth
 from answering.api import router as answering_router
+from conversations.api import router as conversations_router
 from core.errors import LocalRagError, error_body, invalid_request_of
 from knowledge.api import router as knowledge_router
 from localrag_site.http_errors import body_drain
@@ -39,6 +40,7 @@ api = NinjaAPI(
 api.add_router("", knowledge_router)
 api.add_router("", retrieval_router)
 api.add_router("", answering_router)
+api.add_router("", conversations_router)
 
 
 @api.exception_handler(LocalRagError)

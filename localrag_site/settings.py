@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "knowledge",
     "retrieval",
     "answering",
+    "conversations",
     # The web workbench; django_htmx ships htmx itself (no CDN, works offline).
     "django_htmx",
     "workbench",

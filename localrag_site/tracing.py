@@ -7,6 +7,7 @@ the client went away."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 from django.http import HttpRequest, HttpResponse
@@ -19,7 +20,22 @@ TRACED = {"/search": ("search", "api"), "/ask": ("ask", "api"),
           "/workbench/ask": ("ask", "workbench"),
           "/workbench/ask/stream": ("ask_stream", "workbench"),
           "/workbench/lab/run": ("search", "workbench")}
+# Paths with an id in them: a question in a conversation (conversations/api.py), and starting
+# one, which may ask its first question (a conversation started without one is not traced).
+TRACED_PATTERNS = ((re.compile(r"/conversations/\d+/messages"), ("ask", "api")),
+                   (re.compile(r"/conversations/\d+/messages/stream"), ("ask_stream", "api")),
+                   (re.compile(r"/conversations"), ("ask", "api")))
 REQUEST_ID_HEADER = "X-Request-ID"
+
+
+def traced_operation(path: str) -> tuple[str, str] | None:
+    """(operation, channel) of a POST to `path`, or None when it is not traced."""
+    path = path.rstrip("/")
+    found = TRACED.get(path)
+    if found is not None:
+        return found
+    return next((traced for pattern, traced in TRACED_PATTERNS if pattern.fullmatch(path)),
+                None)
 
 
 class TraceMiddleware:
@@ -27,7 +43,7 @@ class TraceMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        traced = TRACED.get(request.path.rstrip("/"))
+        traced = traced_operation(request.path)
         if traced is None or request.method != "POST":
             return self.get_response(request)
         operation, channel = traced

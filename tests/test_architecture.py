@@ -16,7 +16,7 @@ import pytest
 from tests.harness import ROOT
 
 TIERS = (("core",), ("access", "jobs", "traces"), ("knowledge",), ("retrieval",), ("answering",),
-         ("workbench",), ("localrag_site",))
+         ("conversations",), ("workbench",), ("localrag_site",))
 LAYERS = tuple(package for tier in TIERS for package in tier)
 
 

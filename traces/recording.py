@@ -63,6 +63,8 @@ class Trace:
     citations: list[dict[str, Any]] = field(default_factory=list)
     question: str | None = None
     answer: str | None = None
+    # Set by a request that turned out to search and answer nothing (not recorded).
+    discarded: bool = False
     _token: contextvars.Token[Trace | None] | None = field(default=None, repr=False)
     _log_token: contextvars.Token[str | None] | None = field(default=None, repr=False)
 
@@ -111,6 +113,13 @@ def trace_fail(code: str) -> Trace | None:
     return trace
 
 
+def trace_discard() -> None:
+    """Do not record the current trace: its request searched and answered nothing."""
+    trace = trace_current()
+    if trace is not None:
+        trace.discarded = True
+
+
 def trace_attach(trace: Trace) -> None:
     """Make `trace` current (again): a stream's events run after its request handler left."""
     trace._token = _current.set(trace)
@@ -134,6 +143,8 @@ def trace_finish(trace: Trace, *, error: BaseException | None = None) -> None:
     """Record the trace (never raising: a failed trace write must not fail the answer it
     describes) and make it no longer current."""
     trace_detach(trace)
+    if trace.discarded and error is None:
+        return
     if error is not None:
         trace.status = "error"
         trace.error_code = error.code if isinstance(error, LocalRagError) else "internal_error"

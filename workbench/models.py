@@ -11,6 +11,12 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.db import models
 
+from conversations.models import (
+    FEEDBACK_DOWN,
+    FEEDBACK_ERROR_TYPES,
+    FEEDBACK_RATINGS,
+    FEEDBACK_UP,
+)
 from knowledge.models import KnowledgeBase
 
 if TYPE_CHECKING:
@@ -20,16 +26,9 @@ if TYPE_CHECKING:
 class Feedback(models.Model):
     """A person's thumbs up or down on one answer (its trace), with an optional error type."""
 
-    UP, DOWN = 1, -1
-    RATINGS = [(UP, "helpful"), (DOWN, "not helpful")]
-    ERROR_TYPES = [
-        ("wrong_answer", "the answer is wrong"),
-        ("wrong_citation", "a citation does not support the answer"),
-        ("missing_source", "the right source was not found"),
-        ("should_refuse", "it should have said it does not know"),
-        ("should_answer", "it should have answered"),
-        ("other", "something else"),
-    ]
+    UP, DOWN = FEEDBACK_UP, FEEDBACK_DOWN
+    RATINGS = FEEDBACK_RATINGS
+    ERROR_TYPES = FEEDBACK_ERROR_TYPES
 
     trace_id = models.CharField(max_length=36, db_index=True)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True,

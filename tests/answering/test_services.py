@@ -107,10 +107,10 @@ def test_stream_deltas_concatenate_to_the_ask_answer(sample_index):
     events = list(ask_events(ask_prepare(scope=scope_all(), question=IN_DOMAIN, top_k=3,
                                          fallback=False, config=config)))
     names = [name for name, _ in events]
-    assert names[0] == "retrieval" and names[-2:] == ["citations", "done"]
-    assert set(names[1:-2]) == {"delta"} and len(names) > 4
+    assert names[0] == "retrieval" and names[-3:] == ["citations", "usage", "done"]
+    assert set(names[1:-3]) == {"delta"} and len(names) > 4
     assert "".join(data["text"] for name, data in events if name == "delta") == whole["answer"]
-    assert events[0][1]["citations"] == whole["citations"] == events[-2][1]["citations"]
+    assert events[0][1]["citations"] == whole["citations"] == events[-3][1]["citations"]
 
 
 def test_no_answer_streams_its_message_as_one_delta(sample_index):

@@ -201,7 +201,7 @@ def ask_parts(path: str, response) -> tuple[str, dict, str]:
     events = sse_events(response)
     text = json.dumps(events, ensure_ascii=False)
     by_name = dict(events)
-    assert [name for name, _ in events][-2:] == ["citations", "done"]
+    assert [name for name, _ in events][-3:] == ["citations", "usage", "done"]
     assert by_name["retrieval"]["citations"] == by_name["citations"]["citations"]
     answer = "".join(data["text"] for name, data in events if name == "delta")
     return text, {**by_name["retrieval"], "answer": answer}, answer

@@ -27,7 +27,7 @@ def test_stream_framing_and_event_order(client, sample_index):
     assert response["Content-Type"].startswith("text/event-stream")
     events = sse_events(response)
     names = [name for name, _ in events]
-    assert names[0] == "retrieval" and names[-2:] == ["citations", "done"]
+    assert names[0] == "retrieval" and names[-3:] == ["citations", "usage", "done"]
     answer = json.loads(post(client, "/ask", {"question": IN_DOMAIN}).content)["answer"]
     assert "".join(data["text"] for name, data in events if name == "delta") == answer
 

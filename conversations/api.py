@@ -1,0 +1,105 @@
+"""`/conversations` and `/messages/{id}/feedback`: questions that keep their context."""
+
+from __future__ import annotations
+
+from ninja import Router
+from ninja.responses import Status
+
+from answering.sse import SSEFrames, sse_response
+from conversations import services
+from conversations.api_schemas import (
+    ConversationCreate,
+    ConversationCreated,
+    ConversationOut,
+    ConversationRename,
+    ConversationSummary,
+    FeedbackIn,
+    FeedbackRecorded,
+    MessageAsk,
+    TurnResponse,
+)
+from conversations.selectors import conversation_dict, conversation_summary, message_dict
+from core.api_schemas import ErrorBody
+from core.config import get_config
+from traces.recording import trace_discard
+
+router = Router(tags=["conversations"])
+ERRORS = {code: ErrorBody for code in (401, 404, 422, 500, 502, 503, 504)}
+
+
+@router.post("/conversations", response={201: ConversationCreated, **ERRORS},
+             summary="Start a conversation, optionally with its first question")
+def conversation_create_view(request, payload: ConversationCreate):
+    conversation = services.conversation_create(caller=request.auth, title=payload.title or "",
+                                                knowledge_bases=payload.knowledge_bases)
+    answer = None
+    if payload.question is None:
+        trace_discard()
+    else:
+        answer = services.turn_answer(services.turn_prepare(
+            caller=request.auth, conversation_id=conversation.pk, question=payload.question,
+            top_k=payload.top_k, fallback=payload.fallback, on_llm_error=payload.on_llm_error,
+            config=get_config()), config=get_config())
+        conversation.refresh_from_db()
+    return Status(201, {**conversation_dict(conversation), "answer": answer})
+
+
+@router.get("/conversations", response={200: list[ConversationSummary], **ERRORS},
+            summary="The caller's conversations, most recently active first")
+def conversations_list_view(request, limit: int = 50, offset: int = 0):
+    return [conversation_summary(conversation) for conversation in
+            services.conversations_list(caller=request.auth, limit=limit, offset=offset)]
+
+
+@router.get("/conversations/{conversation_id}", response={200: ConversationOut, **ERRORS},
+            summary="One conversation with its messages and their citations")
+def conversation_get_view(request, conversation_id: int):
+    return conversation_dict(services.conversation_get(caller=request.auth,
+                                                       conversation_id=conversation_id))
+
+
+@router.patch("/conversations/{conversation_id}", response={200: ConversationSummary, **ERRORS},
+              summary="Rename a conversation")
+def conversation_rename_view(request, conversation_id: int, payload: ConversationRename):
+    return conversation_summary(services.conversation_rename(
+        caller=request.auth, conversation_id=conversation_id, title=payload.title))
+
+
+@router.delete("/conversations/{conversation_id}", response={204: None, **ERRORS},
+               summary="Delete a conversation and its messages")
+def conversation_delete_view(request, conversation_id: int):
+    services.conversation_delete(caller=request.auth, conversation_id=conversation_id)
+    return Status(204, None)
+
+
+@router.post("/conversations/{conversation_id}/messages", response={200: TurnResponse, **ERRORS},
+             summary="Ask in a conversation: a follow-up is searched as a standalone query")
+def conversation_ask_view(request, conversation_id: int, payload: MessageAsk):
+    config = get_config()
+    return services.turn_answer(services.turn_prepare(
+        caller=request.auth, conversation_id=conversation_id, question=payload.question,
+        top_k=payload.top_k, fallback=payload.fallback, on_llm_error=payload.on_llm_error,
+        config=config), config=config)
+
+
+@router.post("/conversations/{conversation_id}/messages/stream", response={200: None, **ERRORS},
+             summary="Ask in a conversation, streamed as Server-Sent Events",
+             description="The events of /ask/stream: `retrieval` (also with `standalone_query`), "
+                         "`delta`…, `citations`, `usage`, `done` (also with `conversation_id` "
+                         "and `message_id`); `notice` or `error` as there.")
+def conversation_ask_stream_view(request, conversation_id: int, payload: MessageAsk):
+    config = get_config()
+    events = services.turn_stream(services.turn_prepare(
+        caller=request.auth, conversation_id=conversation_id, question=payload.question,
+        top_k=payload.top_k, fallback=payload.fallback, on_llm_error=payload.on_llm_error,
+        config=config), config=config)
+    return sse_response(SSEFrames(events, closes=events))
+
+
+@router.post("/messages/{message_id}/feedback", response={200: FeedbackRecorded, **ERRORS},
+             summary="Rate an answer of one of the caller's conversations")
+def message_feedback_view(request, message_id: int, payload: FeedbackIn):
+    message = services.message_feedback_record(
+        caller=request.auth, message_id=message_id, rating=payload.rating,
+        error_type=payload.error_type, comment=payload.comment)
+    return {"message_id": message.pk, "feedback": message_dict(message)["feedback"]}

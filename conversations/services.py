@@ -1,0 +1,304 @@
+"""Conversations: create, list, read, rename, delete, ask in one, feedback, prune.
+
+Every read and write filters on the caller's owner key in its SQL (conversations/models.py), so
+another caller's conversation is not found, whichever path asks. A question in a conversation:
+the recent turns are read, the question is made standalone (conversations/condense.py), the
+standalone query is searched in the conversation's knowledge bases as the caller may read them
+now, and the answer is generated with the recent turns in the prompt (within
+RAG_CONVERSATION_HISTORY_TURNS and RAG_CONVERSATION_HISTORY_TOKENS) and this turn's sources
+only. No database connection is held while a model works (condensation or answer)."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Generator
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from access.callers import Caller
+from answering.citations import MARKER_PATTERN
+from answering.services import (
+    AskEventStream,
+    AskPlan,
+    ask_answer,
+    ask_prepare,
+    ask_stream_of,
+)
+from conversations.condense import Condensed, Turn, standalone_query
+from conversations.models import (
+    FEEDBACK_DOWN,
+    FEEDBACK_ERROR_TYPES,
+    FEEDBACK_UP,
+    TITLE_MAX_CHARS,
+    Conversation,
+    Message,
+)
+from core.config import Config, get_config
+from core.errors import InvalidRequest, NotFound
+from core.text_tokens import tokens_count
+from traces.recording import trace_current
+
+RATINGS = {"up": FEEDBACK_UP, "down": FEEDBACK_DOWN}
+COMMENT_MAX_CHARS = 2000
+# One new conversation in this many also deletes those past their retention (as traces do).
+PRUNE_EVERY = 100
+LIST_LIMIT_MAX = 200
+_MARKERS = re.compile(MARKER_PATTERN)
+
+
+def conversation_owner(caller: Caller) -> str:
+    """The owner key of what `caller` creates and may see."""
+    if caller.token_id is not None:
+        return f"token:{caller.token_id}"
+    if caller.user_id is not None:
+        return f"user:{caller.user_id}"
+    if caller.label == "RAG_API_TOKEN":
+        return "api-token"
+    return "local"
+
+
+def _owned(caller: Caller):
+    return Conversation.objects.filter(owner=conversation_owner(caller))
+
+
+def conversation_create(*, caller: Caller, title: str = "",
+                        knowledge_bases: list[str] | None = None) -> Conversation:
+    """A new, empty conversation over `knowledge_bases` (slugs the caller may read; None: all
+    the caller may read at each question)."""
+    if knowledge_bases is not None:
+        caller.scope(slugs=knowledge_bases)  # NotFound for a base the caller cannot read
+    if random.randrange(PRUNE_EVERY) == 0:
+        conversations_prune(days=get_config().rag_conversation_retention_days)
+    return Conversation.objects.create(owner=conversation_owner(caller), user_id=caller.user_id,
+                                       knowledge_bases=knowledge_bases,
+                                       title=_title(title) if title else "")
+
+
+def conversations_list(*, caller: Caller, limit: int = 50, offset: int = 0) -> list[Conversation]:
+    """The caller's conversations, most recently active first, with their message counts."""
+    if not 1 <= limit <= LIST_LIMIT_MAX or offset < 0:
+        raise InvalidRequest(f"limit must be between 1 and {LIST_LIMIT_MAX}, offset at least 0")
+    return list(_owned(caller).annotate(message_count=Count("messages"))
+                [offset:offset + limit])
+
+
+def conversation_get(*, caller: Caller, conversation_id: int) -> Conversation:
+    """One of the caller's conversations (NotFound for anyone else's)."""
+    conversation = _owned(caller).filter(pk=conversation_id).first()
+    if conversation is None:
+        raise NotFound("conversation not found", details={"conversation_id": conversation_id})
+    return conversation
+
+
+def conversation_rename(*, caller: Caller, conversation_id: int, title: str) -> Conversation:
+    conversation = conversation_get(caller=caller, conversation_id=conversation_id)
+    if not title.strip():
+        raise InvalidRequest("a title needs at least one character", details={"field": "title"})
+    conversation.title = _title(title)
+    conversation.save(update_fields=["title", "updated_at"])
+    return conversation
+
+
+def conversation_delete(*, caller: Caller, conversation_id: int) -> None:
+    """Delete the conversation and its messages."""
+    deleted, _ = _owned(caller).filter(pk=conversation_id).delete()
+    if not deleted:
+        raise NotFound("conversation not found", details={"conversation_id": conversation_id})
+
+
+def conversations_prune(*, days: int) -> int:
+    """Delete conversations with no activity for `days` days; how many."""
+    cutoff = timezone.now() - timedelta(days=days)
+    deleted = Conversation.objects.filter(updated_at__lt=cutoff).delete()[1]
+    return deleted.get("conversations.Conversation", 0)
+
+
+def _title(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= TITLE_MAX_CHARS else text[:TITLE_MAX_CHARS - 1] + "…"
+
+
+@dataclass
+class ConversationTurn:
+    """A question being answered in a conversation: what was decided before generation."""
+
+    conversation: Conversation
+    question: Message
+    condensed: Condensed
+    plan: AskPlan
+
+
+def turn_prepare(*, caller: Caller, conversation_id: int, question: str, top_k: int | None,
+                 fallback: bool, on_llm_error: str, config: Config) -> ConversationTurn:
+    """Read the recent turns, make the question standalone, retrieve and plan the answer;
+    raises every pre-generation error before anything is stored."""
+    conversation = conversation_get(caller=caller, conversation_id=conversation_id)
+    scope = caller.scope(slugs=conversation.knowledge_bases)
+    turns = recent_turns(conversation, limit=max(config.rag_conversation_history_turns, 1))
+    condensed = standalone_query(question=question, turns=turns, config=config)
+    history = history_messages(turns[-config.rag_conversation_history_turns:]
+                               if config.rag_conversation_history_turns else [],
+                               budget=config.rag_conversation_history_tokens)
+    plan = ask_prepare(question=question, top_k=top_k, fallback=fallback, config=config,
+                       scope=scope, search_query=condensed.query, history=history,
+                       on_llm_error=on_llm_error)
+    trace = trace_current()
+    if trace is not None:
+        trace.parameters["condensation"] = condensed.method
+        trace.parameters["conversation_id"] = conversation.pk
+    with transaction.atomic():
+        asked = Message.objects.create(conversation=conversation, role=Message.USER,
+                                       text=question)
+        if not conversation.title:
+            conversation.title = _title(question)
+        conversation.save(update_fields=["title", "updated_at"])
+    return ConversationTurn(conversation=conversation, question=asked, condensed=condensed,
+                            plan=plan)
+
+
+def recent_turns(conversation: Conversation, *, limit: int) -> list[Turn]:
+    """The last `limit` question-and-answer pairs, oldest first."""
+    messages = list(conversation.messages.order_by("-id")[:limit * 2 + 1])[::-1]
+    turns = []
+    for index, message in enumerate(messages):
+        if message.role != Message.USER:
+            continue
+        answer = next((later for later in messages[index + 1:index + 2]
+                       if later.role == Message.ASSISTANT), None)
+        if answer is None:
+            continue
+        turns.append(Turn(question=message.text,
+                          standalone_query=answer.standalone_query or message.text,
+                          answer=answer.text))
+    return turns[-limit:]
+
+
+def history_messages(turns: list[Turn], *, budget: int) -> list[dict[str, str]]:
+    """Earlier turns as chat messages for the answer's prompt: newest kept first within
+    `budget` tokens; their [n] markers removed, since only this turn's sources are numbered."""
+    kept: list[dict[str, str]] = []
+    used = 0
+    for turn in reversed(turns):
+        answer = " ".join(_MARKERS.sub("", turn.answer).split())
+        cost = tokens_count(turn.question) + tokens_count(answer)
+        if used + cost > budget:
+            break
+        kept[:0] = [{"role": "user", "content": turn.question},
+                    {"role": "assistant", "content": answer}]
+        used += cost
+    return kept
+
+
+def turn_answer(turn: ConversationTurn, *, config: Config) -> dict[str, Any]:
+    """Generate and store the answer: the /ask body plus the conversation's ids and the
+    standalone query."""
+    body = ask_answer(turn.plan, config=config)
+    answer = _answer_store(turn, text=body["answer"], notice=body.get("notice"))
+    return {**body, **_turn_fields(turn, answer)}
+
+
+def turn_stream(turn: ConversationTurn, *, config: Config) -> TurnEventStream:
+    """The /ask/stream events of the answer (the LLM slot taken now), stored when complete."""
+    return TurnEventStream(turn=turn, events=ask_stream_of(turn.plan, config=config))
+
+
+class TurnEventStream:
+    """A conversation's answer events: `retrieval` also names the standalone query, the answer
+    is stored once its text is complete (before `usage` and `done`), and `done` carries the
+    message ids."""
+
+    def __init__(self, *, turn: ConversationTurn, events: AskEventStream) -> None:
+        self.turn = turn
+        self._events = events
+        self._iterator = self._run()
+
+    def __iter__(self) -> TurnEventStream:
+        return self
+
+    def __next__(self) -> tuple[str, dict[str, Any]]:
+        return next(self._iterator)
+
+    def _run(self) -> Generator[tuple[str, dict[str, Any]], None, None]:
+        text: list[str] = []
+        notice = None
+        stored: Message | None = None
+        for name, data in self._events:
+            if name == "retrieval":
+                data = {**data, "standalone_query": self.turn.condensed.query,
+                        "condensation": self.turn.condensed.method}
+            elif name == "delta":
+                text.append(data["text"])
+            elif name == "notice":
+                notice = data
+            elif name == "usage" and stored is None:
+                stored = _answer_store(self.turn, text="".join(text) or (
+                    notice["message"] if notice else ""), notice=notice, usage=data)
+            elif name == "done" and stored is not None:
+                data = {**data, **_turn_fields(self.turn, stored)}
+            yield name, data
+
+    def close(self) -> None:
+        self._iterator.close()
+        self._events.close()
+
+
+def _answer_store(turn: ConversationTurn, *, text: str, notice: dict[str, Any] | None,
+                  usage: dict[str, Any] | None = None) -> Message:
+    plan = turn.plan
+    trace = trace_current()
+    citations = [{**citation, "chunk_id": chunk_id, "content_hash": content_hash}
+                 for citation, chunk_id, content_hash
+                 in zip(plan.citations, plan.chunk_ids, plan.content_hashes, strict=False)]
+    tokens = usage or {}
+    if trace is not None and usage is None:
+        tokens = {"prompt_tokens": trace.prompt_tokens,
+                  "completion_tokens": trace.completion_tokens,
+                  "token_source": trace.token_source}
+    with transaction.atomic():
+        answer = Message.objects.create(
+            conversation=turn.conversation, role=Message.ASSISTANT, text=text, mode=plan.mode,
+            confidence=plan.confidence, standalone_query=turn.condensed.query,
+            condensation=turn.condensed.method, citations=citations, notice=notice,
+            trace_id=trace.id if trace is not None else "",
+            prompt_tokens=tokens.get("prompt_tokens"),
+            completion_tokens=tokens.get("completion_tokens"),
+            token_source=tokens.get("token_source") or "")
+        Conversation.objects.filter(pk=turn.conversation.pk).update(updated_at=timezone.now())
+    return answer
+
+
+def _turn_fields(turn: ConversationTurn, answer: Message) -> dict[str, Any]:
+    return {"conversation_id": turn.conversation.pk, "question_message_id": turn.question.pk,
+            "message_id": answer.pk, "standalone_query": turn.condensed.query,
+            "condensation": turn.condensed.method}
+
+
+def message_feedback_record(*, caller: Caller, message_id: int, rating: str,
+                            error_type: str = "", comment: str = "") -> Message:
+    """Record (or change) the owner's feedback on one of their answers."""
+    if rating not in RATINGS:
+        raise InvalidRequest("rating must be up or down", details={"field": "rating"})
+    if error_type and error_type not in dict(FEEDBACK_ERROR_TYPES):
+        raise InvalidRequest(f"unknown error type: {error_type}",
+                             details={"field": "error_type"})
+    if len(comment) > COMMENT_MAX_CHARS:
+        raise InvalidRequest(f"the comment is longer than {COMMENT_MAX_CHARS} characters",
+                             details={"field": "comment"})
+    message = Message.objects.filter(
+        Q(pk=message_id) & Q(role=Message.ASSISTANT)
+        & Q(conversation__owner=conversation_owner(caller))).first()
+    if message is None:
+        raise NotFound("message not found", details={"message_id": message_id})
+    message.rating = RATINGS[rating]
+    message.error_type = error_type if rating == "down" else ""
+    message.comment = comment.strip()
+    message.feedback_at = timezone.now()
+    message.save(update_fields=["rating", "error_type", "comment", "feedback_at"])
+    return message
+
