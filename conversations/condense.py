@@ -51,13 +51,18 @@ ANAPHORS_ZH = ("它们", "他们", "她们", "这个", "那个", "这些", "那�
 ANAPHORS_EN = frozenset({"it", "its", "that", "this", "they", "them", "their", "those",
                          "these", "he", "she", "his", "her", "there", "one", "ones"})
 OPENERS_EN = ("what about", "how about", "and what", "and how", "and who", "what if", "also")
-# Words that carry no content of their own in a follow-up.
-FILLERS_ZH = ("那么", "还有", "的话", "怎么样", "如何", "呢", "吗", "呀", "吧")
-STOPWORDS_EN = frozenset({"a", "an", "the", "is", "are", "was", "were", "do", "does", "did",
-                          "what", "who", "whom", "which", "how", "when", "where", "why", "about",
-                          "and", "or", "of", "to", "in", "on", "for", "with", "can", "could",
-                          "should", "would", "will", "be", "by", "at", "if", "also", "then",
-                          *ANAPHORS_EN})
+# Words that carry no content of their own in a follow-up: particles and question words.
+FILLERS_ZH = ("那么", "还有", "的话", "怎么样", "怎么办", "怎么", "如何", "什么", "为什么", "多少",
+              "哪些", "哪个", "是否", "多久", "呢", "吗", "呀", "吧")
+STOPWORDS_EN = frozenset({
+    "a", "an", "the", "is", "are", "was", "were", "be", "been", "am", "do", "does", "did",
+    "what", "who", "whom", "which", "how", "when", "where", "why", "about", "and", "or", "but",
+    "of", "to", "in", "on", "for", "with", "from", "as", "at", "by", "if", "so", "then", "than",
+    "also", "too", "just", "only", "can", "could", "should", "would", "will", "shall", "may",
+    "might", "must", "has", "have", "had", "get", "got", "i", "me", "my", "we", "us", "our",
+    "you", "your", "s", "t", "re", "ve", "ll", "d", "m", "ok", "okay", "yes", "no", "not",
+    "any", "some", "there", "here", "now", "still", "again", "exactly", "please", "tell",
+    *ANAPHORS_EN})
 
 
 @dataclass(frozen=True)
@@ -78,8 +83,8 @@ def standalone_query(*, question: str, turns: Sequence[Turn], config: Config) ->
     """The query to search for `question` after `turns` (oldest first)."""
     if not turns or not is_follow_up(question):
         return Condensed(query=question, method=AS_ASKED)
-    ruled = Condensed(query=rule_condense(question, previous=turns[-1].standalone_query),
-                      method=RULE)
+    ruled = Condensed(query=rule_condense(question, previous=turns[-1].standalone_query,
+                                          anchor=_anchor(turns)), method=RULE)
     if config.llm_provider == "fake":
         return ruled
     try:
@@ -117,10 +122,21 @@ def _content_size(text: str) -> float:
     return len(words) + len(cjk) / 2
 
 
-def rule_condense(question: str, *, previous: str) -> str:
-    """The previous standalone query carried into a follow-up (see the module docstring)."""
+def _anchor(turns: Sequence[Turn]) -> str:
+    """The latest question of the conversation that stood on its own (searched as asked): its
+    key terms are what follow-ups carry, so a chain of follow-ups does not pile up terms."""
+    return next((turn.question for turn in reversed(turns)
+                 if turn.standalone_query == turn.question), turns[-1].standalone_query)
+
+
+def rule_condense(question: str, *, previous: str, anchor: str | None = None) -> str:
+    """The conversation carried into a follow-up (see the module docstring): the previous
+    standalone query with the follow-up's identifiers put in ("那 P2 呢？" asks the same of
+    P2), or else the key terms (content words) of `anchor`, the latest standalone question,
+    before the follow-up's own."""
     carried = previous[:CARRIED_MAX_CHARS]
     rest = question
+    substituted = False
     for match in _IDENTIFIER.finditer(question):
         prefix = match.group(1).lower()
         counterpart = next((old for old in _IDENTIFIER.finditer(carried)
@@ -129,6 +145,10 @@ def rule_condense(question: str, *, previous: str) -> str:
         if counterpart is not None:
             carried = carried.replace(counterpart.group(0), match.group(0))
             rest = rest.replace(match.group(0), " ")
+            substituted = True
+    if not substituted:
+        source = (anchor if anchor is not None else previous)[:CARRIED_MAX_CHARS]
+        carried = _remainder(source) or source
     remainder = _remainder(rest)
     if not remainder or remainder.lower() in carried.lower():
         return carried

@@ -84,8 +84,9 @@ def conversations_list(*, caller: Caller, limit: int = 50, offset: int = 0) -> l
     """The caller's conversations, most recently active first, with their message counts."""
     if not 1 <= limit <= LIST_LIMIT_MAX or offset < 0:
         raise InvalidRequest(f"limit must be between 1 and {LIST_LIMIT_MAX}, offset at least 0")
+    # Ordered here: Meta.ordering does not apply to a query that aggregates.
     return list(_owned(caller).annotate(message_count=Count("messages"))
-                [offset:offset + limit])
+                .order_by("-updated_at", "-id")[offset:offset + limit])
 
 
 def conversation_get(*, caller: Caller, conversation_id: int) -> Conversation:
