@@ -154,6 +154,7 @@ class Config:
     rag_statement_timeout_seconds: float
     rag_document_max_mb: float
     rag_document_max_chars: int
+    rag_document_max_paragraphs: int
     rag_document_max_chunks: int
     rag_pdf_max_pages: int
     rag_ocr: str
@@ -414,6 +415,8 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         rag_document_max_mb=_positive_number(raw, "RAG_DOCUMENT_MAX_MB"),
         rag_document_max_chars=_bounded_integer(raw, "RAG_DOCUMENT_MAX_CHARS", 1000,
                                                 1_000_000_000),
+        rag_document_max_paragraphs=_bounded_integer(raw, "RAG_DOCUMENT_MAX_PARAGRAPHS", 1,
+                                                     100_000_000),
         rag_document_max_chunks=_bounded_integer(raw, "RAG_DOCUMENT_MAX_CHUNKS", 1, 10_000_000),
         rag_pdf_max_pages=_bounded_integer(raw, "RAG_PDF_MAX_PAGES", 1, 1_000_000),
         rag_ocr=_choice(raw, "RAG_OCR", OCR_MODES),

@@ -155,6 +155,7 @@ def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress |
                        options=ExtractOptions(pdf_max_pages=config.rag_pdf_max_pages,
                                               ocr=config.rag_ocr == "auto",
                                               max_chars=config.rag_document_max_chars,
+                                              max_paragraphs=config.rag_document_max_paragraphs,
                                               max_chunks=config.rag_document_max_chunks),
                        ocr_pages=config.rag_ocr_max_pages,
                        only=frozenset(only) if only is not None else None,

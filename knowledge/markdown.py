@@ -21,6 +21,7 @@ from frontmatter.default_handlers import YAMLHandler
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from knowledge.formats.base import TextBudget
 from knowledge.markdown_blocks import blocks_parse
 
 # A YAML alias bomb expands to billions of values while staying a few hundred bytes long.
@@ -90,13 +91,15 @@ class _FrontmatterTooLarge(Exception):
     pass
 
 
-def note_parse(*, text: str) -> ParsedNote:
-    """Parse one note's text into frontmatter, tags, wikilinks and heading sections."""
+def note_parse(*, text: str, budget: TextBudget | None = None) -> ParsedNote:
+    """Parse one note's text into frontmatter, tags, wikilinks and heading sections; with
+    `budget`, its blocks are counted as paragraphs while they are parsed (FormatRejected at the
+    limit)."""
     # markdown-it counts lines after the same newline normalisation; slices must agree with it.
     text = _NEWLINE.sub("\n", text.removeprefix("\ufeff"))
     warnings: list[str] = []
     frontmatter, body, line_offset = _frontmatter_split(text=text, warnings=warnings)
-    tokens = blocks_parse(body)
+    tokens = blocks_parse(body, budget=budget)
     line_starts = _line_starts(body)
     masked = _code_mask(text=body, tokens=tokens, line_starts=line_starts)
     sections = _sections_build(body=body, masked=masked, tokens=tokens,

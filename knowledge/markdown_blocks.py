@@ -8,6 +8,9 @@ html_block, heading): about 8 µs a line in Python, so a 5 MB paragraph of short
 one whose first characters could start one of those constructs or a setext underline, or that
 holds a `|` — found once per parse with one regular expression. Every other line is a plain
 continuation line whatever the rules would say, so the tokens are exactly markdown-it's.
+
+Given a TextBudget, the parser counts every block as it starts it (RAG_DOCUMENT_MAX_PARAGRAPHS):
+a note of more blocks is refused at the limit, before the rest is parsed.
 """
 
 from __future__ import annotations
@@ -22,11 +25,14 @@ from markdown_it.common.utils import mdTrim
 from markdown_it.rules_block.state_block import StateBlock
 from markdown_it.token import Token
 
+from knowledge.formats.base import TextBudget
+
 # A line that may end a paragraph or underline it: empty, or starting (after indentation) like a
 # fence, blockquote, thematic break, list item, HTML block, ATX or setext heading; or holding a
 # `|` (a table header row). Any line that is not matched here cannot end a paragraph.
 _STOP_LINE = re.compile(r"^[ \t]*(?:```|~~~|[>*_+=#<-]|\d{1,9}[.)]|$)|^[^\n|]*\|", re.MULTILINE)
 _STOPS_KEY = "_localrag_stop_lines"
+_BUDGET_KEY = "_localrag_budget"
 # A line that could make a text more than paragraphs: any stop line but an empty one, an indented
 # line (code after a blank line), or a link reference definition.
 _NOT_PARAGRAPH_LINE = re.compile(
@@ -42,15 +48,17 @@ def block_parser() -> MarkdownIt:
     parser = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
     parser.block.ruler.at("paragraph", _paragraph)
     parser.block.ruler.at("lheading", _lheading)
+    parser.block.ruler.before("table", "block_count", _block_count)
     return parser
 
 
-def blocks_parse(text: str) -> list[Token]:
-    """The block tokens of `text`, exactly as block_parser() gives them. A text of plain
-    paragraphs only (no line that could start anything else) is tokenised here directly: for
-    such a text markdown-it's per-character set-up is most of the time."""
+def blocks_parse(text: str, *, budget: TextBudget | None = None) -> list[Token]:
+    """The block tokens of `text`, exactly as block_parser() gives them; with `budget`, each
+    block counted as a paragraph as it is parsed. A text of plain paragraphs only (no line that
+    could start anything else) is tokenised here directly: for such a text markdown-it's
+    per-character set-up is most of the time."""
     if "\r" in text or "\0" in text or _NOT_PARAGRAPH_LINE.search(text):
-        return block_parser().parse(text)
+        return block_parser().parse(text, {_BUDGET_KEY: budget} if budget is not None else None)
     lines = text.split("\n")
     if text.endswith("\n"):
         lines.pop()  # markdown-it counts no line after a final newline
@@ -58,15 +66,18 @@ def blocks_parse(text: str) -> list[Token]:
     first = 0
     for number, line in enumerate(lines) if _BLANK_LINE.search(text) else ():
         if not line.strip(" \t"):
-            _paragraph_tokens(tokens, lines, first, number)
+            _paragraph_tokens(tokens, lines, first, number, budget)
             first = number + 1
-    _paragraph_tokens(tokens, lines, first, len(lines))
+    _paragraph_tokens(tokens, lines, first, len(lines), budget)
     return tokens
 
 
-def _paragraph_tokens(tokens: list[Token], lines: list[str], first: int, end: int) -> None:
+def _paragraph_tokens(tokens: list[Token], lines: list[str], first: int, end: int,
+                      budget: TextBudget | None) -> None:
     if first >= end:
         return
+    if budget is not None:
+        budget.paragraph()
     parts: tuple[tuple[str, str, Literal[-1, 0, 1], int], ...] = (
         ("paragraph_open", "p", 1, 0), ("inline", "", 0, 1), ("paragraph_close", "p", -1, 0))
     for kind, tag, nesting, level in parts:
@@ -77,6 +88,15 @@ def _paragraph_tokens(tokens: list[Token], lines: list[str], first: int, end: in
             token.content = mdTrim("\n".join(lines[first:end]))
             token.children = []
         tokens.append(token)
+
+
+def _block_count(state: StateBlock, startLine: int, endLine: int, silent: bool) -> bool:
+    """The first rule tried where any block starts, at every depth: counts the block in the
+    parse's budget, and never matches (the rules after it make the block)."""
+    budget = state.env.get(_BUDGET_KEY)
+    if budget is not None and not silent:
+        budget.paragraph()
+    return False
 
 
 def _next_stop(state: StateBlock, line: int) -> int:

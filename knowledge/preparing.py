@@ -25,7 +25,7 @@ from pgvector import Vector
 from knowledge.chunking import ChunkDraft, blocks_chunk, note_chunk
 from knowledge.embeddings import ChunkText, EmbeddingProvider
 from knowledge.formats import format_module, ocr
-from knowledge.formats.base import ExtractOptions, FormatRejected, text_limit_message
+from knowledge.formats.base import ExtractOptions, FormatRejected, TextBudget
 from knowledge.lexical import ChunkLexical, chunk_lexical_build
 from knowledge.markdown import note_parse
 
@@ -72,11 +72,12 @@ def note_prepare(text: str, relative_path: str, embedder: EmbeddingProvider | No
     """Parse and chunk one note's text (and embed its chunks when given a light embedder);
     never raises, so one broken note cannot stop a vault."""
     options = options or ExtractOptions()
-    if len(text) > options.max_chars:
-        return PrepareFailed(reason=text_limit_message(options.max_chars))
+    budget = TextBudget(options)
     try:
-        parsed = note_parse(text=text)
+        parsed = note_parse(text=budget.take(text), budget=budget)
         chunks = note_chunk(note=parsed)
+    except FormatRejected as exc:  # past RAG_DOCUMENT_MAX_CHARS or RAG_DOCUMENT_MAX_PARAGRAPHS
+        return PrepareFailed(reason=str(exc))
     except Exception as exc:
         return PrepareFailed(reason=f"could not parse: {type(exc).__name__}: {exc}")
     if len(chunks) > options.max_chunks:

@@ -30,26 +30,54 @@ class ExtractOptions:
     pdf_max_pages: int = 2000
     ocr: bool = True  # recognise scanned pages when the optional OCR extra is installed
     max_chars: int = 2_000_000  # RAG_DOCUMENT_MAX_CHARS: text of one file
+    max_paragraphs: int = 200_000  # RAG_DOCUMENT_MAX_PARAGRAPHS
     max_chunks: int = 20_000  # RAG_DOCUMENT_MAX_CHUNKS
 
 
 class TextBudget:
-    """Counts a file's text while it is extracted and refuses it (FormatRejected) the moment it
-    passes RAG_DOCUMENT_MAX_CHARS, before the rest is read, chunked or embedded."""
+    """Counts a file's text and paragraphs while it is extracted and refuses it (FormatRejected)
+    the moment it passes RAG_DOCUMENT_MAX_CHARS or RAG_DOCUMENT_MAX_PARAGRAPHS, before the rest
+    is read, chunked or embedded. Paragraphs bound the work that characters do not: an empty
+    DOCX paragraph has no text, yet costs its XML element and its pass through the extractor."""
 
     def __init__(self, options: ExtractOptions) -> None:
         self.limit = options.max_chars
         self.used = 0
+        self.paragraph_limit = options.max_paragraphs
+        self.paragraphs = 0
 
     def take(self, text: str) -> str:
+        """Count the characters of `text`."""
         self.used += len(text)
         if self.used > self.limit:
             raise FormatRejected(text_limit_message(self.limit))
         return text
 
+    def paragraph(self, count: int = 1) -> None:
+        """Count `count` paragraphs (a DOCX paragraph, a Markdown block)."""
+        self.paragraphs += count
+        if self.paragraphs > self.paragraph_limit:
+            raise FormatRejected(paragraph_limit_message(self.paragraph_limit))
+
+    def paragraphs_take(self, text: str) -> str:
+        """Count the paragraphs of plain text (separated by blank lines, as paragraph_breaks
+        cuts them), one at a time: a text of millions is refused at the limit."""
+        if not text.strip():
+            return text
+        self.paragraph()
+        for match in _PARAGRAPH_START.finditer(text):
+            if match.end() < len(text):
+                self.paragraph()
+        return text
+
 
 def text_limit_message(limit: int) -> str:
     return (f"file holds more than {limit:,} characters of text (RAG_DOCUMENT_MAX_CHARS); not "
+            "indexed (split it, or raise the limit)")
+
+
+def paragraph_limit_message(limit: int) -> str:
+    return (f"file holds more than {limit:,} paragraphs (RAG_DOCUMENT_MAX_PARAGRAPHS); not "
             "indexed (split it, or raise the limit)")
 
 

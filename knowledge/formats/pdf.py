@@ -104,7 +104,7 @@ def _pdfium_extract(document, *, name: str, options: ExtractOptions) -> Extracte
                 text = _scanned_page(page, index + 1, options, extracted, scanned_skipped)
         finally:
             page.close()
-        texts.append(budget.take(text))
+        texts.append(budget.paragraphs_take(budget.take(text)))
     _scans_report(scanned_skipped, extracted, options)
     bookmarks = [mark for mark in _pdfium_bookmarks(document) if mark.page < kept]
     extracted.facts["outline"] = bool(bookmarks)
@@ -260,7 +260,7 @@ def _pypdf_extract(data: bytes, *, name: str, options: ExtractOptions,
             text = ""
         if _visible(text) < SCANNED_MAX_CHARS:
             empty.append(index + 1)
-        texts.append(budget.take(text))
+        texts.append(budget.paragraphs_take(budget.take(text)))
     if empty:
         extracted.warnings.append(f"{'page' if len(empty) == 1 else 'pages'} "
                                   f"{pages_display(empty)} gave (almost) no text")

@@ -27,10 +27,12 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 def extract(data: bytes, *, name: str, options: ExtractOptions) -> Extracted:
     text, encoding = text_decode(data)
-    TextBudget(options).take(text)
+    budget = TextBudget(options)
+    budget.take(text)
     text = _NEWLINE.sub("\n", text)
     if _CONTROL.search(text):
         raise FormatRejected("file contains control characters (binary, not text)")
+    budget.paragraphs_take(text)
     blocks = [Block(text=text, breaks=paragraph_breaks(text))] if text.strip() else []
     return Extracted(format=FORMAT, title=title_from_name(name), blocks=blocks,
                      facts={"encoding": encoding})

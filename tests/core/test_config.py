@@ -103,6 +103,8 @@ def test_code_defaults_leave_llm_model_url_and_key_empty(project: Path):
         ("RAG_HNSW_TARGET_RECALL", "-0.5", "RAG_HNSW_TARGET_RECALL"),
         ("RAG_HNSW_TARGET_RECALL", "nan", "RAG_HNSW_TARGET_RECALL"),
         ("RAG_HNSW_TARGET_RECALL", "98%", "is not a number"),
+        ("RAG_DOCUMENT_MAX_PARAGRAPHS", "0", "RAG_DOCUMENT_MAX_PARAGRAPHS"),
+        ("RAG_DOCUMENT_MAX_PARAGRAPHS", "many", "RAG_DOCUMENT_MAX_PARAGRAPHS"),
     ],
 )
 def test_invalid_value_is_an_error_naming_the_variable(project, variable, value, fragment):

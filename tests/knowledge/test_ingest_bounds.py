@@ -28,3 +28,22 @@ def test_files_past_the_character_or_chunk_limit_are_skipped_and_the_rest_indexe
     with connection.cursor() as cursor:
         cursor.execute("SELECT relative_path FROM documents ORDER BY 1")
         assert cursor.fetchall() == [("ok.md",)]
+
+
+def test_files_past_the_paragraph_limit_are_skipped_naming_it(db, tmp_path: Path,
+                                                              config_override):
+    config = config_override(rag_document_max_paragraphs=50)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "ok.md").write_text("# Fine\n\nA short note.\n", encoding="utf-8")
+    (vault / "blocks.md").write_text("# Many\n\n" + "Line.\n\n" * 60, encoding="utf-8")
+    (vault / "lines.txt").write_text("Line.\n\n" * 60, encoding="utf-8")
+    (vault / "many.docx").write_bytes(docx_bytes([("p", "Short.")] * 60))
+    result = vault_ingest(vault_path=vault, config=config, prepare_workers=0)
+    reasons = {warning["file"]: warning["reason"] for warning in result.warnings}
+    for name in ("blocks.md", "lines.txt", "many.docx"):
+        assert reasons[name].startswith("file holds more than 50 paragraphs "
+                                        "(RAG_DOCUMENT_MAX_PARAGRAPHS)"), name
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relative_path FROM documents ORDER BY 1")
+        assert cursor.fetchall() == [("ok.md",)]
