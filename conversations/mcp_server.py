@@ -1,4 +1,5 @@
-"""`rag mcp`: a Model Context Protocol server over stdio (the official `mcp` SDK, 2.x).
+"""`rag mcp`: a Model Context Protocol server over stdio (the official `mcp` SDK, 2.x). It lives
+beside the conversations it can ask in.
 
 Each tool calls the same service as its HTTP endpoint and returns the body that endpoint sends,
 checked against the same response schema, as JSON text (and as structured content): a client
@@ -27,6 +28,15 @@ from pydantic import Field, ValidationError
 from access.callers import OPERATOR, Caller, caller_for_secret
 from answering.api_schemas import AskRequest, AskResponse
 from answering.services import ask
+from conversations.api_schemas import ConversationOut, ConversationSummary, TurnResponse
+from conversations.selectors import conversation_dict, conversation_summary
+from conversations.services import (
+    conversation_create,
+    conversation_get,
+    conversations_list,
+    turn_answer,
+    turn_prepare,
+)
 from core.config import Config, get_config
 from core.errors import LocalRagError, Unauthorized, error_body, invalid_request_of
 from core.output import body_json
@@ -44,7 +54,11 @@ INSTRUCTIONS = (
     "bases. `ask` answers a question with citations (mode rag), or says it has no answer "
     "(no_answer); `search` returns the ranked chunks. Results name their document "
     "(`get_document`); `search` with explain=true gives each result's chunk_id for "
-    "`get_chunk`. `list_knowledge_bases` names the bases these tools may be narrowed to.")
+    "`get_chunk`. `list_knowledge_bases` names the bases these tools may be narrowed to. "
+    "For follow-up questions, `ask` with new_conversation=true starts a conversation and "
+    "answers with its conversation_id; `ask` with that conversation_id then understands a "
+    "follow-up (\"那 P2 呢？\", \"what about it?\") from the earlier turns. "
+    "`list_conversations` and `get_conversation` read them back.")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False)
 
 TopK = Annotated[int | None, Field(description="how many chunks, 1..20 (default RAG_TOP_K)")]
@@ -56,6 +70,12 @@ Explain = Annotated[bool, Field(description="add each stage's ranks, scores and 
 DocumentId = Annotated[int, Field(description="the document_id of a search result or citation")]
 ChunkId = Annotated[int, Field(description="the chunk_id of a result of search with "
                                            "explain=true")]
+ConversationId = Annotated[int | None, Field(
+    description="ask within this conversation (from new_conversation or list_conversations): "
+                "a follow-up is understood from its earlier turns")]
+NewConversation = Annotated[bool, Field(
+    description="start a conversation with this question; the answer carries its "
+                "conversation_id for the follow-ups")]
 
 
 class ChunkOut(Schema):
@@ -85,7 +105,8 @@ def mcp_caller(*, secret: str | None, config: Config) -> Caller:
 
 
 def mcp_server_build(*, secret: str | None) -> MCPServer:
-    """The server with its five read-only tools, acting for `secret` (see `mcp_caller`)."""
+    """The server with its tools, acting for `secret` (see `mcp_caller`): all read-only but
+    `ask`, which stores a conversation's turns when it is asked in one."""
     server = MCPServer("local-rag", instructions=INSTRUCTIONS)
 
     def caller() -> Caller:
@@ -110,22 +131,46 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
                     exclude_unset=True)
         return _tool_result(body)
 
-    @server.tool(name="ask", annotations=READ_ONLY)
+    @server.tool(name="ask")
     def ask_tool(question: str, top_k: TopK = None, knowledge_bases: KnowledgeBaseSlugs = None,
-                 fallback: bool = False) -> Annotated[CallToolResult, AskResponse]:
+                 fallback: bool = False, conversation_id: ConversationId = None,
+                 new_conversation: NewConversation = False
+                 ) -> Annotated[CallToolResult, AskResponse]:
         """An answer from the knowledge bases with citations, or no_answer when they do not
         hold one: the body of POST /ask. fallback=true allows a general-knowledge answer
-        (mode fallback) if the server enables it."""
+        (mode fallback) if the server enables it. In a conversation (conversation_id, or
+        new_conversation=true) the body of POST /conversations/{id}/messages: also the
+        conversation_id, message ids and the standalone query that was searched."""
         def body() -> dict[str, Any]:
             request = _request(AskRequest, question=question, top_k=top_k,
                                knowledge_bases=knowledge_bases, fallback=fallback)
             current = caller()
             with traced(operation="ask", channel="mcp", caller=current):
-                answer = ask(question=request.question, top_k=request.top_k,
-                             fallback=request.fallback, config=get_config(),
-                             scope=current.scope(slugs=request.knowledge_bases))
-                return AskResponse.model_validate(answer).model_dump()
+                if conversation_id is None and not new_conversation:
+                    answer = ask(question=request.question, top_k=request.top_k,
+                                 fallback=request.fallback, config=get_config(),
+                                 scope=current.scope(slugs=request.knowledge_bases))
+                    return AskResponse.model_validate(answer).model_dump()
+                return TurnResponse.model_validate(_conversation_ask(
+                    current, request=request, conversation_id=conversation_id)).model_dump()
         return _tool_result(body)
+
+    @server.tool(name="list_conversations", annotations=READ_ONLY)
+    def list_conversations_tool(limit: Annotated[int, Field(ge=1, le=200)] = 50
+                                ) -> Annotated[CallToolResult, list[ConversationSummary]]:
+        """This server's caller's conversations, most recently active first: the body of
+        GET /conversations."""
+        return _tool_result(lambda: [
+            ConversationSummary.model_validate(conversation_summary(conversation)).model_dump()
+            for conversation in conversations_list(caller=caller(), limit=limit)])
+
+    @server.tool(name="get_conversation", annotations=READ_ONLY)
+    def get_conversation_tool(id: Annotated[int, Field(description="a conversation_id")]
+                              ) -> Annotated[CallToolResult, ConversationOut]:
+        """One conversation with its messages, their citations and standalone queries: the
+        body of GET /conversations/{id}."""
+        return _tool_result(lambda: ConversationOut.model_validate(conversation_dict(
+            conversation_get(caller=caller(), conversation_id=id))).model_dump())
 
     @server.tool(name="list_knowledge_bases", annotations=READ_ONLY)
     def list_knowledge_bases_tool() -> Annotated[CallToolResult, list[KnowledgeBaseOut]]:
@@ -149,6 +194,20 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
             chunk_get(caller=caller(), chunk_id=id)).model_dump())
 
     return server
+
+
+def _conversation_ask(caller: Caller, *, request: AskRequest,
+                      conversation_id: int | None) -> dict[str, Any]:
+    """Ask in a conversation of `caller`'s: the given one, or a new one over the request's
+    knowledge bases."""
+    config = get_config()
+    if conversation_id is None:
+        conversation_id = conversation_create(caller=caller,
+                                              knowledge_bases=request.knowledge_bases).pk
+    return turn_answer(turn_prepare(caller=caller, conversation_id=conversation_id,
+                                    question=request.question, top_k=request.top_k,
+                                    fallback=request.fallback, on_llm_error="error",
+                                    config=config), config=config)
 
 
 def _request(schema: type[Schema], **values: Any) -> Any:

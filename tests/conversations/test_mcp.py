@@ -19,6 +19,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from access.api_tokens import token_create, token_revoke
+from conversations.models import Conversation
 from core.config import get_config
 from knowledge.bases import kb_create
 from knowledge.ingest import vault_ingest
@@ -26,7 +27,8 @@ from tests.api.leaks_fixtures import QUERY, QUESTION, notes_write, raw_check
 from tests.conftest import cli_env
 from tests.harness import ROOT
 
-TOOLS = {"search", "ask", "list_knowledge_bases", "get_document", "get_chunk"}
+TOOLS = {"search", "ask", "list_knowledge_bases", "get_document", "get_chunk",
+         "list_conversations", "get_conversation"}
 OPERATOR_NOTICE = "serving as the local operator"
 
 
@@ -229,6 +231,35 @@ def test_a_token_for_one_base_never_sees_the_other_through_any_tool(two_bases, a
                                        "details": {"knowledge_base": "beta"}}
     assert search_beta == api("post", "/search", {"query": QUERY, "knowledge_bases": ["beta"]},
                               secret=secret).json()["error"]
+
+
+def test_a_conversation_through_mcp_keeps_its_context_and_its_owner(two_bases, alpha_token,
+                                                                    tmp_path):
+    _, secret = alpha_token
+    _, (first,) = mcp_session([("ask", {"question": QUESTION, "new_conversation": True})],
+                              errlog=tmp_path / "stderr.txt", env=server_env(RAG_MCP_TOKEN=secret))
+    first = body_of(first)
+    conversation = first["conversation_id"]
+    assert Conversation.objects.get().pk == conversation and first["condensation"] == "as_asked"
+    calls = [("ask", {"question": "and who signs it off?", "conversation_id": conversation}),
+             ("list_conversations", {}),
+             ("get_conversation", {"id": conversation})]
+    _, (follow_up, listed, thread) = mcp_session(calls, errlog=tmp_path / "stderr.txt",
+                                                 env=server_env(RAG_MCP_TOKEN=secret))
+    follow_up = body_of(follow_up)
+    assert follow_up["condensation"] == "rule" and "release checklist" in (
+        follow_up["standalone_query"])
+    assert {citation["knowledge_base"] for citation in follow_up["citations"]} == {"alpha"}
+    assert [item["id"] for item in body_of(listed)] == [conversation]
+    messages = body_of(thread)["messages"]
+    assert [message["role"] for message in messages] == ["user", "assistant"] * 2
+    assert messages[3]["standalone_query"] == follow_up["standalone_query"]
+
+    # The operator (no token) is another owner: the token's conversation is not found.
+    _, (other, mine) = mcp_session([("get_conversation", {"id": conversation}),
+                                    ("list_conversations", {})],
+                                   errlog=tmp_path / "stderr.txt")
+    assert error_of(other)["code"] == "not_found" and body_of(mine) == []
 
 
 def test_it_refuses_a_token_revoked_while_it_serves(alpha_token, tmp_path):

@@ -6,7 +6,7 @@ import logging.config
 
 from django.db import connections
 
-from answering.mcp_server import mcp_caller, mcp_server_build
+from conversations.mcp_server import mcp_caller, mcp_server_build
 from core.commands import RagCommand
 from core.config import get_config
 
