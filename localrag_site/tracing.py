@@ -1,5 +1,5 @@
-"""Every /search, /ask and /ask/stream request (and the workbench's asks and retrieval-lab runs)
-runs under a trace (traces/recording.py): its id
+"""Every /search, /ask and /ask/stream request (and the workbench's asks, questions in its
+conversations and retrieval-lab runs) runs under a trace (traces/recording.py): its id
 goes back as the X-Request-ID header (and as `trace_id` in the JSON body), and the trace is
 recorded when the response is complete — for a stream, when its last event has been sent or
 the client went away."""
@@ -21,10 +21,14 @@ TRACED = {"/search": ("search", "api"), "/ask": ("ask", "api"),
           "/workbench/ask/stream": ("ask_stream", "workbench"),
           "/workbench/lab/run": ("search", "workbench")}
 # Paths with an id in them: a question in a conversation (conversations/api.py), and starting
-# one, which may ask its first question (a conversation started without one is not traced).
+# one, which may ask its first question (a conversation started without one is not traced);
+# in the workbench, a question asked in a thread (workbench/views/conversations.py).
 TRACED_PATTERNS = ((re.compile(r"/conversations/\d+/messages"), ("ask", "api")),
                    (re.compile(r"/conversations/\d+/messages/stream"), ("ask_stream", "api")),
-                   (re.compile(r"/conversations"), ("ask", "api")))
+                   (re.compile(r"/conversations"), ("ask", "api")),
+                   (re.compile(r"/workbench/conversations/\d+"), ("ask", "workbench")),
+                   (re.compile(r"/workbench/conversations/\d+/stream"),
+                    ("ask_stream", "workbench")))
 REQUEST_ID_HEADER = "X-Request-ID"
 
 

@@ -1,5 +1,5 @@
-"""The workbench's forms: ask and the evaluation panel (validation only; the services check
-everything again)."""
+"""The workbench's forms: ask, conversations and the evaluation panel (validation only; the
+services check everything again)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 
+from conversations.models import TITLE_MAX_CHARS
 from core.config import MAX_TEXT_CHARS, RETRIEVAL_MODES, TOP_K_RANGE
 
 MAX_QUESTIONS_BYTES = 1024 * 1024  # a YAML file of questions, far above any real set
@@ -24,6 +25,28 @@ class AskForm(forms.Form):
         super().__init__(*args, **kwargs)
         choice_field(self, "knowledge_base").choices = [("", "All my knowledge bases")] + [
             (base["slug"], base["name"]) for base in bases]
+
+
+class ConversationStartForm(forms.Form):
+    knowledge_base = forms.ChoiceField(required=False)
+
+    def __init__(self, *args, bases: list[dict], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        choice_field(self, "knowledge_base").choices = [("", "All my knowledge bases")] + [
+            (base["slug"], base["name"]) for base in bases]
+
+
+class ConversationAskForm(forms.Form):
+    question = forms.CharField(max_length=MAX_TEXT_CHARS, strip=True,
+                               widget=forms.Textarea(attrs={"rows": 2}))
+    top_k = forms.IntegerField(required=False, min_value=TOP_K_RANGE[0],
+                               max_value=TOP_K_RANGE[1])
+    fallback = forms.BooleanField(required=False)
+
+
+class ConversationRenameForm(forms.Form):
+    title = forms.CharField(max_length=TITLE_MAX_CHARS, strip=True,
+                            widget=forms.TextInput(attrs={"aria-label": "New title"}))
 
 
 class QuestionSetImportForm(forms.Form):

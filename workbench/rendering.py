@@ -43,16 +43,17 @@ def _link_open(self, tokens, idx, options, env):
 _MD = _renderer()
 
 
-def answer_html(text: str, *, citation_count: int) -> SafeString:
+def answer_html(text: str, *, citation_count: int, anchor: str = "source-") -> SafeString:
     """An answer as HTML: its Markdown rendered safely and each `[n]` of an existing citation
-    a link to that citation's source card (`#source-n`)."""
+    a link to that citation's source card (`#source-n`; `anchor` names the cards of one answer
+    among several on a page)."""
     html = _MD.render(text or "")
 
     def link(match: re.Match) -> str:
         number = int(match.group(1))
         if not 1 <= number <= citation_count:
             return match.group(0)
-        return f'<a class="cite" href="#source-{number}">[{number}]</a>'
+        return f'<a class="cite" href="#{anchor}{number}">[{number}]</a>'
 
     return mark_safe(_CITATION_MARK.sub(link, html))
 

@@ -6,7 +6,16 @@ from django.contrib.auth import views as auth_views
 from django.shortcuts import redirect
 from django.urls import path
 
-from workbench.views import ask, evaluation, knowledge, lab, sources, status, traces
+from workbench.views import (
+    ask,
+    conversations,
+    evaluation,
+    knowledge,
+    lab,
+    sources,
+    status,
+    traces,
+)
 
 app_name = "workbench"
 
@@ -22,6 +31,7 @@ urlpatterns = [
          name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     *ask.urlpatterns,
+    *conversations.urlpatterns,
     *sources.urlpatterns,
     *lab.urlpatterns,
     *evaluation.urlpatterns,

@@ -1,23 +1,27 @@
 """Ask from the workbench: the same `ask_stream_open` events as /ask/stream, turned into what
-a page shows — streamed text, then the answer rendered safely with its source cards."""
+a page shows — streamed text, then the answer rendered safely with its source cards. A
+conversation's answers (workbench/pages/conversations.py) are shown with the same pieces."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.template.loader import render_to_string
 
 from answering.modes import MODE_NO_ANSWER
-from answering.services import AskEventStream
+from answering.services import AskEventStream, AskPlan
 from core.errors import LocalRagError
 from knowledge.models import Chunk
+from traces.recording import trace_fail
 from workbench.models import Feedback
 from workbench.pages.sources import document_title
 from workbench.rendering import answer_html, excerpt
 
 EXCERPT_CHARS = 320
+_CHUNK_FIELDS = ("id", "content", "content_hash", "document__title", "document__original_name",
+                 "document__relative_path")
 
 
 @dataclass
@@ -31,66 +35,122 @@ class AnswerView:
     removed: int = 0
     trace_id: str | None = None
     error: dict[str, Any] | None = None
+    # The model failed and the sources are shown instead (`on_llm_error: sources`).
+    notice: dict[str, Any] | None = None
+    # An answer in a conversation: feedback goes to its message; what its owner said so far.
+    message_id: int | None = None
+    feedback: dict[str, Any] | None = None
+    # The prefix of its source cards' ids (`source-1`, ...), unique among the page's answers.
+    anchor: str = "source-"
 
     @property
     def look(self) -> str:
-        """answer, no-answer, fallback or error: each has its own look on the page."""
+        """answer, no-answer, fallback, sources-only or error: each has its own look."""
         if self.error is not None:
             return "error"
+        if self.notice is not None:
+            return "sources-only"
         if self.mode == MODE_NO_ANSWER:
             return "no-answer"
         return "fallback" if self.mode == "fallback" else "answer"
 
 
-def source_cards(stream: AskEventStream) -> list[dict[str, Any]]:
-    """The plan's citations with what a card shows beyond the API shape: the chunk to link to,
-    the document's title and an excerpt (chunks of this answer's own scoped retrieval)."""
-    plan = stream.plan
-    ids = [chunk_id for chunk_id in plan.chunk_ids if chunk_id is not None]
-    rows = {row["id"]: row for row in Chunk.objects.filter(id__in=ids).values(
-        "id", "content", "document__title", "document__original_name",
-        "document__relative_path")}
+def chunk_rows(chunk_ids: Iterable[int | None], *,
+               knowledge_base_ids: Sequence[int] | None = None) -> dict[int, dict[str, Any]]:
+    """What a source card shows of each chunk that still exists (only those of
+    `knowledge_base_ids` when given), by id."""
+    chunks = Chunk.objects.filter(id__in=[chunk_id for chunk_id in chunk_ids
+                                          if chunk_id is not None])
+    if knowledge_base_ids is not None:
+        chunks = chunks.filter(knowledge_base_id__in=knowledge_base_ids)
+    return {row["id"]: row for row in chunks.values(*_CHUNK_FIELDS)}
+
+
+def citation_cards(citations: Sequence[dict[str, Any]], chunk_ids: Sequence[int | None],
+                   rows: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Citations with what a card shows beyond the API shape: the chunk to link to (when it is
+    in `rows`), the document's title and an excerpt."""
     cards = []
-    for number, (citation, chunk_id) in enumerate(zip(plan.citations, plan.chunk_ids), 1):
+    for number, (citation, chunk_id) in enumerate(zip(citations, chunk_ids, strict=False), 1):
         row = rows.get(chunk_id) if chunk_id is not None else None
         title = (document_title({name.removeprefix("document__"): value
                                  for name, value in row.items()})
                  if row else citation["source"])
-        cards.append({**citation, "number": number, "chunk_id": chunk_id, "title": title,
-                      "excerpt": excerpt(row["content"] if row else "",
-                                         limit=EXCERPT_CHARS)})
+        cards.append({**citation, "number": number, "chunk_id": chunk_id if row else None,
+                      "title": title,
+                      "excerpt": excerpt(row["content"] if row else "", limit=EXCERPT_CHARS)})
     return cards
+
+
+def plan_cards(plan: AskPlan) -> list[dict[str, Any]]:
+    """The source cards of a plan's citations (chunks of its own scoped retrieval)."""
+    return citation_cards(plan.citations, plan.chunk_ids, chunk_rows(plan.chunk_ids))
+
+
+def source_cards(stream: AskEventStream) -> list[dict[str, Any]]:
+    """The source cards of an Ask stream."""
+    return plan_cards(stream.plan)
 
 
 def answer_events(stream: AskEventStream, view: AnswerView) -> Iterator[tuple[str, dict]]:
     """The stream's events for the page, filling `view` as they pass: `status`, `delta`... and
     finally `result` with the rendered answer (or the rendered error)."""
     view.citations = source_cards(stream)
-    view.mode, view.confidence = stream.plan.mode, stream.plan.confidence
+    yield from answer_progress(stream, view, plan=stream.plan)
+    yield "result", {"html": answer_fragment(view), "look": view.look}
+
+
+def answer_progress(events: Iterable[tuple[str, dict]], view: AnswerView, *,
+                    plan: AskPlan) -> Iterator[tuple[str, dict]]:
+    """The /ask/stream `events` of `plan` as the page's `status` and `delta`..., filling
+    `view` (its text, notice, error and ids) as they pass."""
+    view.mode, view.confidence = plan.mode, plan.confidence
     pieces: list[str] = []
-    for name, data in stream:
+    for name, data in events:
         if name == "retrieval":
-            yield "status", {"mode": data["mode"], "sources": len(data["citations"])}
+            status = {"mode": data["mode"], "sources": len(data["citations"])}
+            if data.get("condensation"):  # a question in a conversation
+                status.update(standalone_query=data["standalone_query"],
+                              condensation=data["condensation"])
+            yield "status", status
         elif name == "delta":
             pieces.append(data["text"])
             yield "delta", {"text": data["text"]}
+        elif name == "notice":
+            view.notice = data
+            yield "notice", {"message": data["message"]}
         elif name == "citations":
             view.removed = data["invalid_citations_removed"]
         elif name == "done":
             view.trace_id = data.get("trace_id")
+            view.message_id = data.get("message_id")
         elif name == "error":
             view.error = data["error"]
     view.text = "".join(pieces)
-    yield "result", {"html": answer_fragment(view), "look": view.look}
 
 
 def answer_error(exc: LocalRagError, *, trace_id: str | None) -> AnswerView:
     return AnswerView(error=exc.as_body()["error"], trace_id=trace_id)
 
 
+def answer_failed(exc: LocalRagError) -> AnswerView:
+    """The answer of a request refused before generation, its error put on the trace."""
+    trace = trace_fail(exc.code)
+    return answer_error(exc, trace_id=trace.id if trace is not None else None)
+
+
 def answer_fragment(view: AnswerView) -> str:
-    return render_to_string("workbench/_answer.html", {
+    return render_to_string("workbench/_answer.html", answer_context(view))
+
+
+def answer_context(view: AnswerView) -> dict[str, Any]:
+    """What workbench/_answer.html needs to show `view`."""
+    notice_text = view.notice["message"] if view.notice else ""
+    return {
         "answer": view,
-        "answer_html": answer_html(view.text, citation_count=len(view.citations)),
+        # With a notice, the text is the notice itself unless part of an answer came first.
+        "answer_html": (answer_html(view.text, citation_count=len(view.citations),
+                                    anchor=view.anchor)
+                        if view.text and view.text != notice_text else ""),
         "error_types": Feedback.ERROR_TYPES,
-    })
+    }

@@ -16,11 +16,11 @@ from answering.sse import SSE_CONTENT_TYPE, SSEFrames, sse_frame, sse_response
 from core.config import get_config
 from core.errors import LocalRagError, http_status_of
 from knowledge.selectors import kb_list_visible
-from traces.recording import trace_fail
 from workbench.auth import PersonRequest, person_view
 from workbench.forms import AskForm
 from workbench.models import Feedback
-from workbench.pages.ask import AnswerView, answer_error, answer_events, answer_fragment
+from workbench.pages.ask import AnswerView, answer_events, answer_failed, answer_fragment
+from workbench.pages.conversations import aside_context
 from workbench.pages.feedback import feedback_record
 
 
@@ -40,7 +40,7 @@ def ask_page(request: PersonRequest) -> HttpResponse:
                     if name == "result":
                         answer_html = data["html"]
         except LocalRagError as exc:
-            view = _failed(exc)
+            view = answer_failed(exc)
             answer_html = answer_fragment(view)
         if view.error is not None:
             # A failed generation is known only by its error event, which names the code.
@@ -48,7 +48,8 @@ def ask_page(request: PersonRequest) -> HttpResponse:
     elif request.method == "POST":
         status = 422
     return render(request, "workbench/ask.html",
-                  {"form": form, "bases": bases, "answer_html": answer_html}, status=status)
+                  {"form": form, "bases": bases, "answer_html": answer_html,
+                   **aside_context(caller=request.caller, bases=bases)}, status=status)
 
 
 @require_POST
@@ -57,13 +58,13 @@ def ask_stream(request: PersonRequest) -> HttpResponse | StreamingHttpResponse:
     """Server-Sent Events for the page's script: status, delta..., result (rendered HTML)."""
     form = AskForm(request.POST, bases=kb_list_visible(caller=request.caller))
     if not form.is_valid():
-        return _events_response([("invalid", {"errors": form.errors.get_json_data()})],
+        return events_response([("invalid", {"errors": form.errors.get_json_data()})],
                                 status=422)
     try:
         stream = _open(request, form)
     except LocalRagError as exc:
-        view = _failed(exc)
-        return _events_response([("result", {"html": answer_fragment(view), "look": "error"})],
+        view = answer_failed(exc)
+        return events_response([("result", {"html": answer_fragment(view), "look": "error"})],
                                 status=exc.http_status)
     return sse_response(SSEFrames(answer_events(stream, AnswerView()), closes=stream))
 
@@ -91,12 +92,8 @@ def _open(request: PersonRequest, form: AskForm) -> AskEventStream:
                            scope=request.caller.scope(slugs=slugs))
 
 
-def _failed(exc: LocalRagError) -> AnswerView:
-    trace = trace_fail(exc.code)
-    return answer_error(exc, trace_id=trace.id if trace is not None else None)
-
-
-def _events_response(events: Iterable[tuple[str, dict]], *, status: int) -> HttpResponse:
+def events_response(events: Iterable[tuple[str, dict]], *, status: int) -> HttpResponse:
+    """Events known at once (a refusal before any stream), as one SSE response."""
     response = HttpResponse("".join(sse_frame(name, data) for name, data in events),
                             content_type=SSE_CONTENT_TYPE, status=status)
     response["Cache-Control"] = "no-cache"

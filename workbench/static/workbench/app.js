@@ -1,6 +1,7 @@
 // The workbench's one script (no inline scripts: the Content-Security-Policy forbids them).
-// Ask: the form's answer streams in as plain text, then is replaced by the server-rendered
-// answer (Markdown rendered safely, source cards). Everything else is htmx attributes.
+// Ask, and a question in a conversation: the answer streams in as plain text, then is replaced
+// by the server-rendered answer (Markdown rendered safely, source cards). Everything else is
+// htmx attributes.
 "use strict";
 
 (function () {
@@ -26,65 +27,57 @@
     if (window.htmx) window.htmx.process(target);
   }
 
+  function element(tag, className) {
+    const made = document.createElement(tag);
+    if (className) made.className = className;
+    return made;
+  }
+
   function streamingBox(target) {
     target.innerHTML = "";
-    const article = document.createElement("article");
-    article.className = "answer look-streaming";
+    const article = element("article", "answer look-streaming");
     article.dataset.look = "streaming";
-    const body = document.createElement("div");
-    body.className = "answer-body streaming-text";
+    const body = element("div", "answer-body streaming-text");
     article.appendChild(body);
     target.appendChild(article);
     return body;
   }
 
-  async function ask(form) {
-    const target = document.getElementById("answer");
-    const status = document.getElementById("ask-status");
-    const button = document.getElementById("ask-submit");
+  function foundText(data) {
+    return data.mode === "no_answer" ? "No source is close enough."
+      : "Found " + data.sources + " source" + (data.sources === 1 ? "" : "s") + "; answering…";
+  }
+
+  // POSTs the form to its data-stream-url and hands each event to onEvent, which returns true
+  // for the event that completes the answer.
+  async function streamForm(form, status, button, onEvent) {
     const body = new FormData(form);
     button.disabled = true;
-    status.textContent = "Searching…";
-    let textBox = null;
+    let finished = false;
+    const handle = function (name, data) {
+      if (onEvent(name, data)) finished = true;
+    };
     try {
       const response = await fetch(form.dataset.streamUrl, {
         method: "POST", body: body, credentials: "same-origin",
         headers: {"X-CSRFToken": body.get("csrfmiddlewaretoken"), "Accept": "text/event-stream"},
       });
-      if (response.redirected || !response.body) { window.location.reload(); return; }
+      if (response.redirected || !response.body) { window.location.reload(); return false; }
       const type = response.headers.get("Content-Type") || "";
       if (!type.startsWith("text/event-stream")) {
         // Refused before the view ran (an expired CSRF token, a server error): no events.
         status.textContent = "The request failed (HTTP " + response.status + "); reload the page and try again.";
-        return;
+        return false;
       }
       const reader = response.body.getReader();
       const decoder = new TextDecoder();
       let buffer = "";
-      let finished = false;
-      const onEvent = function (name, data) {
-        if (name === "status") {
-          status.textContent = data.mode === "no_answer" ? "No source is close enough."
-            : "Found " + data.sources + " source" + (data.sources === 1 ? "" : "s") + "; answering…";
-          textBox = streamingBox(target);
-        } else if (name === "delta") {
-          if (!textBox) textBox = streamingBox(target);
-          textBox.appendChild(document.createTextNode(data.text));
-        } else if (name === "result") {
-          finished = true;
-          showResult(target, data.html);
-          status.textContent = "";
-        } else if (name === "invalid") {
-          finished = true;
-          status.textContent = "Please write a question.";
-        }
-      };
       for (;;) {
         const chunk = await reader.read();
         if (chunk.done) break;
-        buffer = parseFrames(buffer + decoder.decode(chunk.value, {stream: true}), onEvent);
+        buffer = parseFrames(buffer + decoder.decode(chunk.value, {stream: true}), handle);
       }
-      parseFrames(buffer + decoder.decode() + "\n\n", onEvent);
+      parseFrames(buffer + decoder.decode() + "\n\n", handle);
       if (!finished) {
         status.textContent = "The answer was cut off before it was complete.";
       }
@@ -93,16 +86,105 @@
     } finally {
       button.disabled = false;
     }
+    return finished;
+  }
+
+  function ask(form) {
+    const target = document.getElementById("answer");
+    const status = document.getElementById("ask-status");
+    let textBox = null;
+    status.textContent = "Searching…";
+    return streamForm(form, status, document.getElementById("ask-submit"), function (name, data) {
+      if (name === "status") {
+        status.textContent = foundText(data);
+        textBox = streamingBox(target);
+      } else if (name === "delta") {
+        if (!textBox) textBox = streamingBox(target);
+        textBox.appendChild(document.createTextNode(data.text));
+      } else if (name === "result") {
+        showResult(target, data.html);
+        status.textContent = "";
+        return true;
+      } else if (name === "invalid") {
+        status.textContent = "Please write a question.";
+        return true;
+      }
+      return false;
+    });
+  }
+
+  function askInConversation(form) {
+    const thread = document.getElementById("thread");
+    const status = document.getElementById("conversation-status");
+    const box = form.elements.namedItem("question");
+    if (!box.value.trim()) {
+      status.textContent = "Please write a question.";
+      return null;
+    }
+    // The question shows at once at the end of the thread; its answer streams in below it.
+    const slot = element("div", "turn-slot");
+    const turn = element("section", "turn");
+    const question = element("div", "question");
+    const text = element("p", "question-text");
+    text.textContent = box.value.trim();
+    question.appendChild(text);
+    const answer = element("div");
+    turn.appendChild(question);
+    turn.appendChild(answer);
+    slot.appendChild(turn);
+    thread.appendChild(slot);
+    const empty = document.getElementById("thread-empty");
+    if (empty) empty.remove();
+    slot.scrollIntoView({block: "nearest"});
+    let textBox = null;
+    status.textContent = "Searching…";
+    const button = document.getElementById("conversation-submit");
+    return streamForm(form, status, button, function (name, data) {
+      if (name === "status") {
+        if (data.condensation && data.condensation !== "as_asked") {
+          const searched = element("p", "searched-as");
+          searched.textContent = "searched as: " + data.standalone_query;
+          question.appendChild(searched);
+        }
+        status.textContent = foundText(data);
+        textBox = streamingBox(answer);
+      } else if (name === "delta") {
+        if (!textBox) textBox = streamingBox(answer);
+        textBox.appendChild(document.createTextNode(data.text));
+      } else if (name === "notice") {
+        status.textContent = "The language model is unavailable; showing the sources it found.";
+      } else if (name === "result") {
+        showResult(slot, data.html);
+        box.value = "";
+        const label = form.querySelector('label[for="id_question"]');
+        if (label) label.textContent = "Follow-up question";
+        status.textContent = "";
+        const title = document.getElementById("conversation-title");
+        if (data.title && title) title.textContent = data.title;
+        const current = document.querySelector('.conversation-list a[aria-current="page"]');
+        if (data.title && current) current.textContent = data.title;
+        return true;
+      } else if (name === "invalid") {
+        slot.remove();
+        status.textContent = "Please write a question.";
+        return true;
+      }
+      return false;
+    });
+  }
+
+  function streamOnSubmit(id, handler) {
+    const form = document.getElementById(id);
+    if (!form) return;
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      handler(form);
+    });
   }
 
   document.addEventListener("DOMContentLoaded", function () {
-    const form = document.getElementById("ask-form");
-    if (form) {
-      form.addEventListener("submit", function (event) {
-        event.preventDefault();
-        ask(form);
-      });
-    }
+    streamOnSubmit("ask-form", ask);
+    streamOnSubmit("conversation-form", askInConversation);
     // Elements that ask to be scrolled into view (the highlighted chunk of a source view).
     const focus = document.querySelector("[data-scroll-into-view]");
     if (focus) focus.scrollIntoView({block: "center"});

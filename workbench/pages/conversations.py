@@ -1,0 +1,131 @@
+"""Conversations in the workbench: the thread of one, each answer with its source cards and its
+owner's feedback, and a question asked in it streamed as the Ask page streams (the services are
+conversations/services.py; every read filters on the person's owner key there)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
+
+from access.callers import Caller
+from conversations.condense import AS_ASKED
+from conversations.models import FEEDBACK_UP, Conversation, Message
+from conversations.services import TurnEventStream, conversations_list
+from workbench.forms import ConversationStartForm
+from workbench.pages.ask import (
+    AnswerView,
+    answer_fragment,
+    answer_progress,
+    chunk_rows,
+    citation_cards,
+    plan_cards,
+)
+
+ASIDE_LIMIT = 12  # conversations listed beside the Ask page and a thread
+LIST_PAGE_SIZE = 50
+
+
+@dataclass(frozen=True)
+class ThreadTurn:
+    """One question of a thread with what the page shows under it."""
+
+    question: str
+    question_id: int | None  # None: the question was refused before it was stored
+    searched_as: str  # the standalone query searched, when it is not the question as asked
+    answer_html: SafeString | None  # None: no answer was stored (the generation failed)
+
+
+def message_anchor(message_id: int) -> str:
+    return f"m{message_id}-source-"
+
+
+def searched_as(*, query: str, condensation: str) -> str:
+    """The standalone query to show under a follow-up ("" when it was searched as asked)."""
+    return query if condensation and condensation != AS_ASKED else ""
+
+
+def thread_turns(*, caller: Caller, conversation: Conversation) -> list[ThreadTurn]:
+    """The conversation's questions, oldest first, each with its stored answer rendered."""
+    messages = list(conversation.messages.order_by("id"))
+    # Cards link only to chunks the person may still read, unchanged since the answer.
+    rows = chunk_rows([citation.get("chunk_id") for message in messages
+                       for citation in message.citations],
+                      knowledge_base_ids=caller.scope().knowledge_base_ids)
+    turns = []
+    for index, message in enumerate(messages):
+        if message.role != Message.USER:
+            continue
+        following = messages[index + 1] if index + 1 < len(messages) else None
+        answer = following if following and following.role == Message.ASSISTANT else None
+        turns.append(ThreadTurn(
+            question=message.text, question_id=message.pk,
+            searched_as=searched_as(query=answer.standalone_query,
+                                    condensation=answer.condensation) if answer else "",
+            answer_html=mark_safe(answer_fragment(stored_answer(answer, rows)))
+            if answer else None))
+    return turns
+
+
+def stored_answer(message: Message, rows: dict[int, dict[str, Any]]) -> AnswerView:
+    """An assistant message as the answer fragment shows it."""
+    unchanged = {citation["chunk_id"]: rows[citation["chunk_id"]]
+                 for citation in message.citations
+                 if citation.get("chunk_id") in rows
+                 and rows[citation["chunk_id"]]["content_hash"] == citation.get("content_hash")}
+    cards = citation_cards(message.citations,
+                           [citation.get("chunk_id") for citation in message.citations],
+                           unchanged)
+    for card in cards:
+        card["gone"] = card["chunk_id"] is None
+    feedback = None
+    if message.rating is not None:
+        feedback = {"rating": "up" if message.rating == FEEDBACK_UP else "down",
+                    "error_type": message.error_type,
+                    "error_type_label": message.get_error_type_display(),
+                    "comment": message.comment}
+    return AnswerView(mode=message.mode, confidence=message.confidence, text=message.text,
+                      citations=cards, trace_id=message.trace_id or None, notice=message.notice,
+                      message_id=message.pk, feedback=feedback,
+                      anchor=message_anchor(message.pk))
+
+
+def turn_fragment(turn: ThreadTurn) -> str:
+    return render_to_string("workbench/_turn.html", {"turn": turn})
+
+
+def turn_events(stream: TurnEventStream, view: AnswerView) -> Iterator[tuple[str, dict]]:
+    """A question's events for the thread page: `status` (with the standalone query),
+    `delta`..., `notice` when the model failed, and `result` with the rendered turn — its
+    sources shown whatever happened to the written answer."""
+    turn = stream.turn
+    view.citations = plan_cards(turn.plan)
+    yield from answer_progress(stream, view, plan=turn.plan)
+    if view.message_id is not None:
+        view.anchor = message_anchor(view.message_id)
+    elif view.trace_id:
+        view.anchor = f"t{view.trace_id[:8]}-source-"
+    rendered = ThreadTurn(question=turn.question.text, question_id=turn.question.pk,
+                          searched_as=searched_as(query=turn.condensed.query,
+                                                  condensation=turn.condensed.method),
+                          answer_html=mark_safe(answer_fragment(view)))
+    yield "result", {"html": turn_fragment(rendered), "look": view.look,
+                     "title": turn.conversation.title}
+
+
+def aside_context(*, caller: Caller, bases: list[dict],
+                  current: Conversation | None = None) -> dict[str, Any]:
+    """What the conversation list beside the Ask page and a thread shows."""
+    return {"aside_conversations": conversations_list(caller=caller, limit=ASIDE_LIMIT),
+            "start_form": ConversationStartForm(bases=bases), "current_conversation": current}
+
+
+def scope_label(conversation: Conversation, bases: list[dict]) -> str:
+    """The knowledge bases a conversation asks, by name."""
+    if conversation.knowledge_bases is None:
+        return "All my knowledge bases"
+    names = {base["slug"]: base["name"] for base in bases}
+    return ", ".join(names.get(slug, slug) for slug in conversation.knowledge_bases)
