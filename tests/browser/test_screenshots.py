@@ -4,8 +4,9 @@ Skipped unless LOCALRAG_SCREENSHOTS names the folder to write to:
 
     LOCALRAG_SCREENSHOTS=docs/screenshots make test PYTEST_ARGS="tests/browser/test_screenshots.py"
 
-The pages show the two samples (acme-vault in `default`, geo-kb in `geo`), an answer, a PDF
-source with its page image, a lab run, an evaluation set with two runs, and the traces.
+The pages show the two samples (acme-vault in `default`, geo-kb in `geo`), an answer, a
+conversation with a follow-up, a PDF source with its page image, a lab run, an evaluation set
+with two runs, and the traces.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from traces.models import Trace
 from workbench.pages.evaluation import question_set_import, run_launch
 
 QUESTION = "客户 P1 工单应该怎么升级？"
+FOLLOW_UP = "那 P2 呢？"
 LAB_QUERY = "ZK-0805 钻孔 Mo 品位"
 MAX_HEIGHT = 2400
 
@@ -71,6 +73,15 @@ def test_screenshots_of_every_page(live_server, account, clean_tables):
             wait(driver, EC.presence_of_element_located(
                 css('#answer article[data-look="answer"]')))
             shot("ask")
+            driver.find_element(*css(".conversation-aside button[type=submit]")).click()
+            for count, question in enumerate((QUESTION, FOLLOW_UP), 1):
+                driver.find_element(*css("#conversation-form textarea")).send_keys(question)
+                driver.find_element(*css("#conversation-submit")).click()
+                wait(driver, lambda d, count=count: len(d.find_elements(*css(
+                    '#thread article.answer:not([data-look="streaming"])'))) == count)
+            shot("conversation")
+            driver.get(f"{live_server.url}/workbench/conversations/")
+            shot("conversations")
             driver.get(f"{live_server.url}/workbench/chunks/{pdf_chunk.pk}/")
             wait(driver, lambda d: d.execute_script(
                 "const i = document.querySelector('img.page-image');"
