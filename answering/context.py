@@ -14,7 +14,7 @@ counts it. Header fields are kept to one line for the same reason.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,18 +80,24 @@ class Context:
         return len(self.citations)
 
 
-def context_build(*, hits: Sequence[SearchHit], token_budget: int) -> Context:
-    """Sort, dedupe, number and pack hits into blocks whose joined text fits `token_budget`."""
+def context_build(*, hits: Sequence[SearchHit], token_budget: int,
+                  dates: Mapping[int, str] | None = None) -> Context:
+    """Sort, dedupe, number and pack hits into blocks whose joined text fits `token_budget`.
+    `dates` (document id → its date) puts a `date:` line in the header of its blocks, so the
+    model can tell sources of different dates apart."""
     blocks: list[str] = []
     citations: list[Citation] = []
+    dates = dates or {}
     for position, hit in enumerate(_ranked_unique(hits)):
         number = len(blocks) + 1
-        block = _block_text(hit=hit, number=number, content=hit.content)
+        date = dates.get(hit.document_id, "")
+        block = _block_text(hit=hit, number=number, content=hit.content, date=date)
         # Count the joined text, not block by block: tokens can merge across the separator.
         if tokens_count(BLOCK_SEPARATOR.join([*blocks, block])) > token_budget:
             if position > 0:
                 continue
-            truncated = _truncated_block(hit=hit, number=number, token_budget=token_budget)
+            truncated = _truncated_block(hit=hit, number=number, token_budget=token_budget,
+                                         date=date)
             if truncated is None:
                 continue
             block = truncated
@@ -119,13 +125,15 @@ def _ranked_unique(hits: Sequence[SearchHit]) -> list[SearchHit]:
     return unique
 
 
-def _block_text(*, hit: SearchHit, number: int, content: str) -> str:
+def _block_text(*, hit: SearchHit, number: int, content: str, date: str = "") -> str:
     source = _one_line(hit.source)
     pages = page_span_label(page_start=hit.page_start, page_end=hit.page_end)
     if pages:
         source = f"{source}, {pages}"
+    dated = f"date: {_one_line(date)}\n" if date else ""
     return (f"[{number}] source: {source}\n"
             f"heading: {_one_line(hit.heading)}\n"
+            f"{dated}"
             f"score: {hit.score:.4f}\n"
             f"content:\n{_header_lookalikes_escaped(content)}")
 
@@ -139,13 +147,15 @@ def _one_line(field: str) -> str:
     return " ".join(field.splitlines())
 
 
-def _truncated_block(*, hit: SearchHit, number: int, token_budget: int) -> str | None:
+def _truncated_block(*, hit: SearchHit, number: int, token_budget: int,
+                     date: str = "") -> str | None:
     """The longest token prefix of the content that fits with the marker; None if nothing fits."""
 
     def candidate(kept: int) -> str:
         # A prefix can end inside a multi-byte character; drop the replacement char it decodes to.
         content = decode(tokens[:kept]).rstrip("\ufffd").rstrip()
-        return _block_text(hit=hit, number=number, content=f"{content}\n{TRUNCATION_MARKER}")
+        return _block_text(hit=hit, number=number, content=f"{content}\n{TRUNCATION_MARKER}",
+                           date=date)
 
     tokens = encode(hit.content)
     low, high = 0, len(tokens)

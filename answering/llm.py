@@ -101,8 +101,8 @@ FAKE_FALLBACK_ANSWER = ("This is a general-knowledge answer from the offline fak
 FAKE_NO_CONTEXT_ANSWER = "The local knowledge base does not contain the answer to this question."
 FAKE_MAX_BLOCKS = 3
 FAKE_MAX_SENTENCE_CHARS = 200
-_BLOCK_HEADER = re.compile(r"^\[(\d+)\] source: .*\nheading: .*\nscore: .*\ncontent:\n",
-                           re.MULTILINE)
+_BLOCK_HEADER = re.compile(r"^\[(\d+)\] source: .*\nheading: .*\n(?:date: .*\n)?score: .*\n"
+                           r"content:\n", re.MULTILINE)
 _SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？])")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _STREAM_PIECE = re.compile(r"\s*\S+\s*|\s+")

@@ -35,6 +35,7 @@ from core.config import Config
 from core.db import connection_released
 from core.errors import LocalRagError, error_body
 from core.text_tokens import tokens_count
+from knowledge.selectors import document_dates
 from retrieval.services import search
 from traces.recording import trace_current, trace_fail
 
@@ -71,6 +72,8 @@ class AskPlan:
     notice: dict[str, Any] | None = None
     config_llm_model: str = ""
     embedding_model: str = ""
+    # RAG_ANSWER_DISCLAIMER: the line the server appends to a model-written answer.
+    disclaimer: str = ""
 
     def sources_instead(self, error: LocalRagError) -> bool:
         """Whether `error` of the model is answered with the sources (and recorded so)."""
@@ -99,7 +102,9 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
     raises every pre-generation error. In a conversation, retrieval searches `search_query`
     (the follow-up made standalone) while the model reads `history` and the question asked."""
     outcome = search(query=search_query or question, top_k=top_k, config=config, scope=scope)
-    context = context_build(hits=outcome.results, token_budget=config.rag_context_token_budget)
+    dates = document_dates(document_ids=[hit.document_id for hit in outcome.results])
+    context = context_build(hits=outcome.results, token_budget=config.rag_context_token_budget,
+                            dates=dates)
     # A query without tokens has no results, and a budget too small for any block leaves no
     # context: either way there is nothing to answer from, whatever the threshold says.
     mode = mode_decide(confidence=outcome.confidence, threshold=config.threshold,
@@ -108,7 +113,8 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
     plan = AskPlan(mode=mode, confidence=outcome.confidence, citations=[],
                    on_llm_error=on_llm_error,
                    config_llm_model=f"{config.llm_provider}/{config.llm_model or 'fake'}",
-                   embedding_model=f"{config.embedding_provider}/{config.embedding_model}")
+                   embedding_model=f"{config.embedding_provider}/{config.embedding_model}",
+                   disclaimer=config.rag_answer_disclaimer)
     trace = trace_current()
     if mode == MODE_RAG:
         plan.citations = [citation.as_dict() for citation in context.citations]
@@ -206,6 +212,7 @@ def ask_answer(plan: AskPlan, *, config: Config) -> dict[str, Any]:
             answer, removed = citations_strip(text=generated, block_count=plan.block_count)
             if plan.mode == MODE_FALLBACK:
                 answer = FALLBACK_NOTICE + answer
+            answer += disclaimer_suffix(plan)
     body: dict[str, Any] = {"mode": plan.mode, "confidence": plan.confidence, "answer": answer,
                             "citations": plan.citations, "invalid_citations_removed": removed}
     if plan.notice is not None:
@@ -214,6 +221,11 @@ def ask_answer(plan: AskPlan, *, config: Config) -> dict[str, Any]:
     if trace is not None:
         body["trace_id"] = trace.id
     return body
+
+
+def disclaimer_suffix(plan: AskPlan) -> str:
+    """What follows a model-written answer: the deployment's disclaimer line, if it has one."""
+    return f"\n\n{plan.disclaimer}" if plan.disclaimer else ""
 
 
 def ask_usage(plan: AskPlan) -> dict[str, Any]:
@@ -265,7 +277,7 @@ def ask_events(plan: AskPlan) -> Generator[tuple[str, dict[str, Any]], None, Non
                     text = stream_filter.feed(piece)
                     if text:
                         yield "delta", {"text": text}
-            tail = stream_filter.finish()
+            tail = stream_filter.finish() + disclaimer_suffix(plan)
             if tail:
                 yield "delta", {"text": tail}
         except LocalRagError as exc:

@@ -162,6 +162,7 @@ class Config:
     rag_mcp_token: str = field(repr=False)
     rag_trace_text: bool
     rag_trace_retention_days: int
+    rag_answer_disclaimer: str
     rag_conversation_retention_days: int
     rag_conversation_history_turns: int  # earlier question-and-answer pairs in the prompt
     rag_conversation_history_tokens: int
@@ -424,6 +425,7 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         rag_mcp_token=raw["RAG_MCP_TOKEN"].strip(),
         rag_trace_text=_boolean(raw, "RAG_TRACE_TEXT"),
         rag_trace_retention_days=_bounded_integer(raw, "RAG_TRACE_RETENTION_DAYS", 1, 36500),
+        rag_answer_disclaimer=_one_line_text(raw, "RAG_ANSWER_DISCLAIMER", max_chars=500),
         rag_conversation_retention_days=_bounded_integer(raw, "RAG_CONVERSATION_RETENTION_DAYS",
                                                          1, 36500),
         rag_conversation_history_turns=_bounded_integer(raw, "RAG_CONVERSATION_HISTORY_TURNS",
@@ -458,6 +460,14 @@ def _number(raw: Mapping[str, str], name: str) -> float:
         return float(raw[name])
     except ValueError:
         raise ConfigError(f"{name}={raw[name]!r} is not a number", variable=name) from None
+
+
+def _one_line_text(raw: Mapping[str, str], name: str, *, max_chars: int) -> str:
+    value = raw[name].strip()
+    if "\n" in value or "\r" in value or len(value) > max_chars:
+        raise ConfigError(f"{name} must be one line of at most {max_chars} characters",
+                          variable=name)
+    return value
 
 
 def _bounded_integer(raw: Mapping[str, str], name: str, low: int, high: int) -> int:

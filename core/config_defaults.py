@@ -76,6 +76,7 @@ DEFAULTS: dict[str, str] = {
     "RAG_MCP_TOKEN": "",
     "RAG_TRACE_TEXT": "false",
     "RAG_TRACE_RETENTION_DAYS": "30",
+    "RAG_ANSWER_DISCLAIMER": "",  # a line the server appends to every model-written answer
     "RAG_CONVERSATION_RETENTION_DAYS": "365",
     "RAG_CONVERSATION_HISTORY_TURNS": "3",
     "RAG_CONVERSATION_HISTORY_TOKENS": "1500",

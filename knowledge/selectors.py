@@ -142,3 +142,16 @@ def chunk_get(*, caller: Caller, chunk_id: int) -> dict[str, Any]:
         detail = dict(zip([column.name for column in cursor.description], row))
     detail.pop("knowledge_base_id")
     return detail
+
+
+def document_dates(*, document_ids: list[int]) -> dict[int, str]:
+    """The date of each document, as the answer's context names it: its frontmatter's
+    `updated`, `date`, `modified` or `created` (the first it has, as written), else the day its
+    file last changed (UTC); documents with neither are left out."""
+    if not document_ids:
+        return {}
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.DOCUMENT_DATES, [sorted(set(document_ids))])
+        rows = cursor.fetchall()
+    return {document_id: " ".join(str(stated or changed).split())[:40]
+            for document_id, stated, changed in rows if stated or changed}

@@ -424,6 +424,15 @@ LOCK_TIMEOUT_SHORT = "SET LOCAL lock_timeout = '2s'"
 BUILD_MEMORY = "SET LOCAL maintenance_work_mem = %s"
 CHUNKS_COUNT = "SELECT count(*) FROM chunks"
 
+# The dates the context gives each cited document (answering/context.py): its frontmatter's
+# own date when it has one, else when its file last changed.
+DOCUMENT_DATES = """
+SELECT id, COALESCE(frontmatter->>'updated', frontmatter->>'date', frontmatter->>'modified',
+                    frontmatter->>'created'),
+       to_char(to_timestamp(mtime_ns / 1e9) AT TIME ZONE 'UTC', 'YYYY-MM-DD')
+FROM documents WHERE id = ANY(%s)
+"""
+
 # Backup and restore (knowledge/backup.py, knowledge/restore.py). The tables and catalogue
 # objects of the application's schema, without those an extension owns.
 BACKUP_TABLES = """

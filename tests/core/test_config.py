@@ -105,6 +105,11 @@ def test_code_defaults_leave_llm_model_url_and_key_empty(project: Path):
         ("RAG_HNSW_TARGET_RECALL", "98%", "is not a number"),
         ("RAG_DOCUMENT_MAX_PARAGRAPHS", "0", "RAG_DOCUMENT_MAX_PARAGRAPHS"),
         ("RAG_DOCUMENT_MAX_PARAGRAPHS", "many", "RAG_DOCUMENT_MAX_PARAGRAPHS"),
+        ("RAG_ANSWER_DISCLAIMER", "line one\nline two", "must be one line"),
+        ("RAG_ANSWER_DISCLAIMER", "x" * 501, "at most 500 characters"),
+        ("RAG_CONVERSATION_HISTORY_TURNS", "51", "RAG_CONVERSATION_HISTORY_TURNS"),
+        ("RAG_CONDENSE_TIMEOUT_SECONDS", "0", "RAG_CONDENSE_TIMEOUT_SECONDS"),
+        ("RAG_CONVERSATION_RETENTION_DAYS", "0", "RAG_CONVERSATION_RETENTION_DAYS"),
     ],
 )
 def test_invalid_value_is_an_error_naming_the_variable(project, variable, value, fragment):
