@@ -179,6 +179,10 @@ def eval_run_job(context: JobContext) -> dict[str, Any]:
                                  or config.rag_retrieval)
 
     def progress(done: int, total: int) -> None:
+        # Before each question, a safe point: nothing of the run is stored before its end, so a
+        # cancel, or a worker that stops (the job goes back to the queue), takes effect within
+        # one question.
+        context.checkpoint()
         context.progress(f"question {done + 1} of {total}", done / total)
 
     try:
@@ -186,7 +190,9 @@ def eval_run_job(context: JobContext) -> dict[str, Any]:
                           top_k=int(run.parameters["top_k"]), config=config,
                           scope=Scope.of([run.knowledge_base_id]), progress=progress)
     except LeaseLost:
-        raise  # another worker has the job now: nothing of this attempt is recorded
+        # Cancelled, handed back by a stopping worker, or another worker's now: nothing of this
+        # attempt is recorded (a cancelled run reads as failed once its page settles it).
+        raise
     except LocalRagError as exc:
         _run_fail(run, f"{exc.code}: {exc.message}")
         raise JobPermanentError(exc.message) from exc
