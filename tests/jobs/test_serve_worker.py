@@ -1,5 +1,6 @@
 """`rag serve` runs one background-jobs worker beside gunicorn, unless given --no-worker; it
-stops with the server, and gunicorn does not outlive it."""
+stops with the server (SIGTERM mid-job hands the job back to the queue), and gunicorn does not
+outlive it."""
 
 from __future__ import annotations
 
@@ -13,9 +14,15 @@ from pathlib import Path
 
 import httpx
 import pytest
+from django.db import connection
 
+from access.callers import OPERATOR
 from core.embedded_pg import free_port
+from core.serving import WORKER_STOP_SECONDS
 from jobs.queue import job_enqueue, job_get
+from jobs.worker import Worker
+from knowledge.bases import kb_create
+from knowledge.documents import document_upload
 from tests.conftest import cli_env
 from tests.harness import ROOT
 
@@ -105,3 +112,57 @@ def test_gunicorn_does_not_outlive_a_killed_serve(clean_tables, servers):
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=5)
     assert wait_for(lambda: not answers(url), timeout=10)
+
+
+def survey_text(chars: int) -> bytes:
+    """A plain-text survey log of about `chars` characters in paragraphs of 60 words: one
+    whose extraction, chunking and embedding take seconds."""
+    words = ["tin", "greisen", "vein", "assay", "granite", "drill", "core", "grade"]
+    paragraphs: list[str] = []
+    size = 0
+    while size < chars:
+        number = len(paragraphs)
+        paragraphs.append(" ".join(f"{words[(number + index) % len(words)]}"
+                                   f"{(number * 7 + index) % 997}" for index in range(60)))
+        size += len(paragraphs[-1]) + 2
+    return "\n\n".join(paragraphs).encode()
+
+
+def db_one(statement: str, params: list | None = None):
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params or [])
+        return cursor.fetchone()
+
+
+def test_sigterm_mid_job_hands_the_job_back_and_serve_exits_within_its_grace(
+        clean_tables, servers, config_override, tmp_path):
+    config_override(project_root=tmp_path)  # the upload area, read by the server's worker
+    kb_create(slug="field", name="Field reports")
+    process, _ = servers.start()
+    # Just under RAG_DOCUMENT_MAX_CHARS: the largest text the default limits let a job read.
+    upload = document_upload(caller=OPERATOR, slug="field", filename="survey.txt",
+                             chunks=[survey_text(1_950_000)])
+    assert wait_for(lambda: job_get(upload.job_id).stage == "ingest", timeout=30), (
+        "the server's worker never started the ingest")
+    asked = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=WORKER_STOP_SECONDS + 30) == 0
+    shutdown = time.monotonic() - asked
+    assert shutdown < WORKER_STOP_SECONDS, f"rag serve took {shutdown:.1f} s to stop"
+
+    job = job_get(upload.job_id)
+    assert (job.status, job.attempt, job.lease_owner) == ("queued", 0, None)
+    # It was stopped mid-ingest: that run was cut short at a safe point, nothing written.
+    status, error = db_one("SELECT status, error_summary FROM ingest_runs ORDER BY id DESC "
+                           "LIMIT 1")
+    assert status == "failed" and error.startswith("WorkerStopping"), error
+    assert db_one("SELECT status, (SELECT count(*) FROM chunks) FROM documents WHERE id = %s",
+                  [upload.document_id]) == ("queued", 0)
+    assert db_one("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'") == (0,)
+
+    Worker(poll_seconds=0.01).run(until_idle=True)
+    job = job_get(upload.job_id)
+    assert (job.status, job.attempt) == ("succeeded", 1)
+    status, chunks = db_one("SELECT status, (SELECT count(*) FROM chunks) FROM documents "
+                            "WHERE id = %s", [upload.document_id])
+    assert status == "active" and chunks == job.result["chunks"] > 100

@@ -177,9 +177,11 @@ def test_text_pdf_pages_and_notes_past_the_paragraph_limit_are_refused():
 def test_a_note_is_refused_at_the_limit_before_the_rest_is_parsed():
     note = "- item\n" * 20_000  # markdown-it's path, then sections and chunks
     started = time.perf_counter()
-    document_prepare(note, "list.md", options=ExtractOptions(max_paragraphs=1_000))
+    outcome = document_prepare(note, "list.md", options=ExtractOptions(max_paragraphs=100))
     refused = time.perf_counter() - started
+    assert isinstance(outcome, PrepareFailed) and "RAG_DOCUMENT_MAX_PARAGRAPHS" in outcome.reason
     started = time.perf_counter()
-    document_prepare(note, "list.md")
+    assert isinstance(document_prepare(note, "list.md"), PreparedNote)
     parsed = time.perf_counter() - started
-    assert refused * 10 < parsed, f"refused in {refused:.3f} s, parsed whole in {parsed:.3f} s"
+    # What is left is markdown-it's set-up over the whole text (its line table).
+    assert refused * 4 < parsed, f"refused in {refused:.3f} s, parsed whole in {parsed:.3f} s"
