@@ -1,6 +1,7 @@
 """The unified error body outside the API's own handlers: 400, 404 and 405 (the admin keeps its
 HTML 404 page), 415 for request bodies that are not JSON, and draining a refused body so the
-client's keep-alive connection stays usable."""
+client's keep-alive connection stays usable. Under /v1/ (the OpenAI-compatible endpoints) the
+same errors take OpenAI's shape, as everything on that path does."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.defaults import page_not_found
 
+from conversations.openai_errors import OPENAI_PREFIX, openai_error_body, param_of
 from core.config import get_config
 from core.errors import error_body
 
@@ -26,22 +28,25 @@ DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
 _DRAIN_CHUNK = 64 * 1024
 
 
-def unified_json(code: str, message: str, status: int, details: dict | None = None) -> JsonResponse:
-    return JsonResponse(error_body(code, message, details), status=status,
-                        json_dumps_params={"ensure_ascii": False})
+def error_json(request: HttpRequest, code: str, message: str, status: int,
+               details: dict | None = None) -> JsonResponse:
+    """The unified error body, or OpenAI's for a request under OPENAI_PREFIX."""
+    body = (openai_error_body(code=code, message=message, status=status, param=param_of(details))
+            if request.path.startswith(OPENAI_PREFIX) else error_body(code, message, details))
+    return JsonResponse(body, status=status, json_dumps_params={"ensure_ascii": False})
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """handler404: JSON for API clients, the usual page inside the admin and the workbench."""
     if request.path.startswith(HTML_PREFIXES):
         return page_not_found(request, exception)
-    return unified_json("not_found", f"no such endpoint: {request.path}", 404)
+    return error_json(request, "not_found", f"no such endpoint: {request.path}", 404)
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """handler400 (a Host not in RAG_ALLOWED_HOSTS, a malformed request): the unified body."""
-    return unified_json("bad_request", "bad request: the Host header is not one this server "
-                        "answers to (RAG_ALLOWED_HOSTS), or the request is malformed", 400)
+    return error_json(request, "bad_request", "bad request: the Host header is not one this "
+                      "server answers to (RAG_ALLOWED_HOSTS), or the request is malformed", 400)
 
 
 def body_drain(request: HttpRequest) -> None:
@@ -100,15 +105,15 @@ class JsonBodyMiddleware:
         if upload or bodiless:
             if _cross_site(request):
                 body_drain(request)
-                return unified_json("forbidden", "cross-site requests are refused", 403)
+                return error_json(request, "forbidden", "cross-site requests are refused", 403)
             if upload and _content_length(request) > _upload_body_limit():
-                return unified_json("payload_too_large",
-                                    f"the upload is larger than the {_upload_body_limit():,}-"
-                                    "byte limit (RAG_DOCUMENT_MAX_MB)", 413)
+                return error_json(request, "payload_too_large",
+                                  f"the upload is larger than the {_upload_body_limit():,}-"
+                                  "byte limit (RAG_DOCUMENT_MAX_MB)", 413)
             return self.get_response(request)
         body_drain(request)
-        return unified_json(
-            "unsupported_media_type",
+        return error_json(
+            request, "unsupported_media_type",
             f"request bodies must be {JSON_MEDIA_TYPE} (got "
             f"{content_type or 'no Content-Type'})", 415)
 
@@ -146,9 +151,9 @@ class MethodNotAllowedMiddleware:
         if response.status_code != 405 or request.path.startswith(HTML_PREFIXES):
             return response
         allowed = response.get("Allow", "")
-        unified = unified_json(
-            "method_not_allowed", f"{request.method} is not allowed on {request.path}", 405,
-            {"allowed": [m.strip() for m in allowed.split(",") if m.strip()]})
+        refused = error_json(
+            request, "method_not_allowed", f"{request.method} is not allowed on {request.path}",
+            405, {"allowed": [m.strip() for m in allowed.split(",") if m.strip()]})
         if allowed:
-            unified["Allow"] = allowed
-        return unified
+            refused["Allow"] = allowed
+        return refused

@@ -1,5 +1,6 @@
 """Every /search, /ask and /ask/stream request (and the workbench's asks, questions in its
-conversations and retrieval-lab runs) runs under a trace (traces/recording.py): its id
+conversations and retrieval-lab runs, and /v1/chat/completions) runs under a trace
+(traces/recording.py): its id
 goes back as the X-Request-ID header (and as `trace_id` in the JSON body), and the trace is
 recorded when the response is complete — for a stream, when its last event has been sent or
 the client went away."""
@@ -19,7 +20,10 @@ TRACED = {"/search": ("search", "api"), "/ask": ("ask", "api"),
           "/ask/stream": ("ask_stream", "api"),
           "/workbench/ask": ("ask", "workbench"),
           "/workbench/ask/stream": ("ask_stream", "workbench"),
-          "/workbench/lab/run": ("search", "workbench")}
+          "/workbench/lab/run": ("search", "workbench"),
+          # The OpenAI-compatible endpoint: a stream says so in its body, and the service
+          # makes the operation ask_stream then (conversations/openai_chat.py).
+          "/v1/chat/completions": ("ask", "openai")}
 # Paths with an id in them: a question in a conversation (conversations/api.py), and starting
 # one, which may ask its first question (a conversation started without one is not traced);
 # in the workbench, a question asked in a thread (workbench/views/conversations.py).

@@ -4,6 +4,7 @@ from django.urls import include, path, re_path
 
 from localrag_site import admin_moved
 from localrag_site.api import api
+from localrag_site.openai_api import openai_api
 
 urlpatterns = [
     re_path(admin_moved.PATTERN, admin_moved.admin_moved),
@@ -11,6 +12,8 @@ urlpatterns = [
     path("workbench/", include("workbench.urls")),
     # gunicorn serves no static files; the admin's own CSS/JS come straight from the app.
     re_path(r"^static/(?P<path>.*)$", serve, {"insecure": True}),
+    # The OpenAI-compatible endpoints, with OpenAI's error shape (localrag_site/openai_api.py).
+    path("v1/", openai_api.urls),
     path("", api.urls),
 ]
 

@@ -170,6 +170,11 @@ def test_a_body_that_is_not_json_is_400(client, db):
     assert error["code"] == "invalid_request"
 
 
+def test_a_body_over_one_megabyte_is_413(client, db):
+    error = openai_error(chat(client, {}, raw=json.dumps(ask("x" * (1024 * 1024 + 10)))), 413)
+    assert (error["type"], error["code"]) == ("invalid_request_error", "payload_too_large")
+
+
 def test_an_unknown_model_is_404(client, db):
     for model in ("gpt-4o", "kb:nowhere", "kb:"):
         error = openai_error(chat(client, ask(IN_DOMAIN, model=model)), 404)

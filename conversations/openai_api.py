@@ -1,0 +1,50 @@
+"""`GET /v1/models` and `POST /v1/chat/completions`: the knowledge base behind an
+OpenAI-compatible API (mounted by localrag_site/openai_api.py, with OpenAI's error shape)."""
+
+from __future__ import annotations
+
+from ninja import Router
+
+from answering.sse import sse_response
+from conversations import openai_chat
+from conversations.openai_models import openai_model_get, openai_models_list
+from conversations.openai_schemas import (
+    ChatCompletion,
+    ChatCompletionRequest,
+    ModelList,
+    ModelOut,
+    OpenAIErrorBody,
+)
+from core.config import get_config
+
+router = Router(tags=["openai"])
+ERRORS = {code: OpenAIErrorBody for code in (400, 401, 404, 429, 500, 502, 503, 504)}
+
+
+@router.get("/models", response={200: ModelList, **ERRORS},
+            summary="The knowledge bases the caller may read, as models")
+def models_view(request):
+    return {"object": "list", "data": openai_models_list(caller=request.auth)}
+
+
+@router.get("/models/{model}", response={200: ModelOut, **ERRORS}, summary="One model")
+def model_view(request, model: str):
+    return openai_model_get(caller=request.auth, model=model)
+
+
+@router.post("/chat/completions", response={200: ChatCompletion, **ERRORS},
+             summary="Answer the last user message from the model's knowledge bases",
+             description="With `stream: true`, `text/event-stream` of `chat.completion.chunk` "
+                         "objects ending with `data: [DONE]`.")
+def chat_completions_view(request, payload: ChatCompletionRequest):
+    config = get_config()
+    turn = openai_chat.chat_prepare(
+        caller=request.auth, model=payload.model, stream=bool(payload.stream),
+        messages=[openai_chat.ChatMessage(role=message.role, text=message.text)
+                  for message in payload.messages],
+        on_llm_error=payload.on_llm_error, config=config)
+    if not payload.stream:
+        return openai_chat.chat_complete(turn, config=config)
+    include_usage = bool(payload.stream_options and payload.stream_options.include_usage)
+    return sse_response(openai_chat.chat_stream(turn, include_usage=include_usage,
+                                                config=config))
