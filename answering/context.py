@@ -1,5 +1,16 @@
 r"""Deterministic context assembly: ranked hits -> numbered source blocks within a token budget.
 
+The order and the merge rules, in this order:
+1. The hits keep the pipeline's final order (fused, reranked): block 1 is the best candidate.
+   A chunk seen twice (same source, headings and content) is kept once, at its best place.
+2. At most `per_document` (RAG_CONTEXT_PER_DOCUMENT, 3) chunks of one document are kept, the
+   best-placed ones, so five chunks of one long report leave room for other documents.
+3. Kept chunks of the same document whose chunk indexes follow each other (4 and 5, or 4, 5
+   and 6) become one block, at the place of the best of them, with their texts in document
+   order: a fact or a table split across two chunks reaches the model whole. The block's
+   citation is that best chunk's, its pages widened to the whole run.
+4. Blocks are numbered in that order and packed within the budget; `[n]` is `citations[n-1]`.
+
 A block opens with the plain-text header `[n] source: …`, which also names the pages of a chunk
 that has them (`[n] source: manual.pdf, p. 12–13`, the label the CLI prints). A note could
 imitate that header. Every content line that starts like a header (after any indentation, a
@@ -15,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from answering.citations import MARKER_PATTERN
@@ -24,6 +35,7 @@ from core.text_tokens import decode, encode, tokens_count
 from retrieval.types import SearchHit
 
 BLOCK_SEPARATOR = "\n\n"
+PER_DOCUMENT_DEFAULT = 3
 TRUNCATION_MARKER = "[truncated]"
 HEADER_ESCAPE = "\\"
 
@@ -81,14 +93,16 @@ class Context:
 
 
 def context_build(*, hits: Sequence[SearchHit], token_budget: int,
-                  dates: Mapping[int, str] | None = None) -> Context:
-    """Sort, dedupe, number and pack hits into blocks whose joined text fits `token_budget`.
+                  dates: Mapping[int, str] | None = None,
+                  per_document: int = PER_DOCUMENT_DEFAULT) -> Context:
+    """Dedupe, cap per document, merge adjacent chunks, number and pack hits (in the pipeline's
+    order) into blocks whose joined text fits `token_budget` (see the module docstring).
     `dates` (document id → its date) puts a `date:` line in the header of its blocks, so the
     model can tell sources of different dates apart."""
     blocks: list[str] = []
     citations: list[Citation] = []
     dates = dates or {}
-    for position, hit in enumerate(_ranked_unique(hits)):
+    for position, hit in enumerate(_merged(_capped(_unique(hits), per_document))):
         number = len(blocks) + 1
         date = dates.get(hit.document_id, "")
         block = _block_text(hit=hit, number=number, content=hit.content, date=date)
@@ -111,18 +125,70 @@ def context_build(*, hits: Sequence[SearchHit], token_budget: int,
     return Context(text=BLOCK_SEPARATOR.join(blocks), citations=citations)
 
 
-def _ranked_unique(hits: Sequence[SearchHit]) -> list[SearchHit]:
-    ranked = sorted(hits, key=lambda hit: (-hit.score, hit.source, tuple(hit.heading_path),
-                                           hit.chunk_index))
+def _unique(hits: Sequence[SearchHit]) -> list[SearchHit]:
     seen: set[tuple[str, tuple[str, ...], str]] = set()
     unique = []
-    for hit in ranked:
+    for hit in hits:
         # A hit without a content hash is keyed by its content so distinct chunks never collapse.
         key = (hit.source, tuple(hit.heading_path), hit.content_hash or hit.content)
         if key not in seen:
             seen.add(key)
             unique.append(hit)
     return unique
+
+
+def _document(hit: SearchHit) -> tuple[int, str]:
+    return hit.document_id, hit.source
+
+
+def _capped(hits: list[SearchHit], per_document: int) -> list[SearchHit]:
+    kept: dict[tuple[int, str], int] = {}
+    capped = []
+    for hit in hits:
+        if kept.get(_document(hit), 0) < per_document:
+            kept[_document(hit)] = kept.get(_document(hit), 0) + 1
+            capped.append(hit)
+    return capped
+
+
+def _merged(hits: list[SearchHit]) -> list[SearchHit]:
+    """Runs of adjacent chunks of one document as one hit each, at the place of the run's best
+    hit (the first of the run in `hits`)."""
+    by_chunk: dict[tuple[tuple[int, str], int], SearchHit] = {}
+    for hit in hits:
+        by_chunk.setdefault((_document(hit), hit.chunk_index), hit)
+    placed: set[int] = set()  # id() of the hits already in a block
+    merged = []
+    for hit in hits:
+        if id(hit) in placed:
+            continue
+        document = _document(hit)
+        if by_chunk[(document, hit.chunk_index)] is not hit:
+            merged.append(hit)  # the same chunk index twice (not from one index): kept apart
+            continue
+        start = end = hit.chunk_index
+        while _free(by_chunk, placed, (document, start - 1)):
+            start -= 1
+        while _free(by_chunk, placed, (document, end + 1)):
+            end += 1
+        run = [by_chunk[(document, index)] for index in range(start, end + 1)]
+        placed.update(id(member) for member in run)
+        if len(run) == 1:
+            merged.append(hit)
+            continue
+        pages = [page for member in run for page in (member.page_start, member.page_end)
+                 if page is not None]
+        merged.append(replace(hit, content="\n\n".join(member.content for member in run),
+                              page_start=min(pages) if pages else None,
+                              page_end=max(pages) if pages else None))
+    return merged
+
+
+def _free(by_chunk: Mapping[tuple[tuple[int, str], int], SearchHit], placed: set[int],
+          key: tuple[tuple[int, str], int]) -> bool:
+    """Whether a hit of this document and chunk index is there and not yet in a block."""
+    neighbour = by_chunk.get(key)
+    return neighbour is not None and id(neighbour) not in placed
 
 
 def _block_text(*, hit: SearchHit, number: int, content: str, date: str = "") -> str:

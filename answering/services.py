@@ -104,7 +104,7 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
     outcome = search(query=search_query or question, top_k=top_k, config=config, scope=scope)
     dates = document_dates(document_ids=[hit.document_id for hit in outcome.results])
     context = context_build(hits=outcome.results, token_budget=config.rag_context_token_budget,
-                            dates=dates)
+                            dates=dates, per_document=config.rag_context_per_document)
     # A query without tokens has no results, and a budget too small for any block leaves no
     # context: either way there is nothing to answer from, whatever the threshold says.
     mode = mode_decide(confidence=outcome.confidence, threshold=config.threshold,

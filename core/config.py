@@ -142,6 +142,7 @@ class Config:
     rag_top_k: int
     rag_min_similarity: float | None
     rag_context_token_budget: int
+    rag_context_per_document: int  # context blocks of one document at most
     rag_fallback_enabled: bool
     rag_allowed_hosts: tuple[str, ...]
     rag_api_token: str = field(repr=False)
@@ -402,6 +403,7 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         rag_top_k=top_k,
         rag_min_similarity=min_similarity,
         rag_context_token_budget=budget,
+        rag_context_per_document=_bounded_integer(raw, "RAG_CONTEXT_PER_DOCUMENT", 1, 20),
         rag_fallback_enabled=_boolean(raw, "RAG_FALLBACK_ENABLED"),
         rag_allowed_hosts=tuple(host.strip() for host in raw["RAG_ALLOWED_HOSTS"].split(",")
                                 if host.strip()),

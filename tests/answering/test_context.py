@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -21,7 +22,7 @@ def hit(content: str, *, source: str, heading_path: list[str], score: float,
                      page_start=page_start, page_end=page_end)
 
 
-def test_golden_output_sorts_with_tie_breaks_and_dedupes() -> None:
+def test_golden_output_keeps_the_pipelines_order_and_dedupes() -> None:
     hits = [
         hit("Setup steps.", source="b.md", heading_path=["Guide", "Setup"], score=0.8,
             chunk_index=1, content_hash="h-setup"),
@@ -35,35 +36,66 @@ def test_golden_output_sorts_with_tie_breaks_and_dedupes() -> None:
             content_hash="h-top"),
     ]
     context = context_build(hits=hits, token_budget=1000)
+    # The fused and reranked order stands, whatever the scores say.
     assert context.text == (
-        "[1] source: z.md\nheading: Top\nscore: 0.9124\ncontent:\nTop answer.\n\n"
+        "[1] source: b.md\nheading: Setup\nscore: 0.8000\ncontent:\nSetup steps.\n\n"
         "[2] source: a.md\nheading: Guide\nscore: 0.8000\ncontent:\nAlpha intro.\n\n"
         "[3] source: b.md\nheading: Install\nscore: 0.8000\ncontent:\nInstall steps.\n\n"
-        "[4] source: b.md\nheading: Setup\nscore: 0.8000\ncontent:\nSetup steps."
+        "[4] source: z.md\nheading: Top\nscore: 0.9124\ncontent:\nTop answer."
     )
     assert context.blocks == 4
-    # The duplicate kept is the first in sort order: chunk 0, not chunk 2.
+    # The duplicate kept is the better-placed one: chunk 2, not chunk 0.
     assert [c.as_dict() for c in context.citations] == [
-        {"source": "z.md", "heading": "Top", "heading_path": ["Top"], "score": 0.91236,
-         "chunk_index": 0, "page_start": None, "page_end": None,
+        {"source": "b.md", "heading": "Setup", "heading_path": ["Guide", "Setup"],
+         "score": 0.8, "chunk_index": 1, "page_start": None, "page_end": None,
          "knowledge_base": None, "document_id": 1},
         {"source": "a.md", "heading": "Guide", "heading_path": ["Guide"], "score": 0.8,
-         "chunk_index": 0, "page_start": None, "page_end": None,
+         "chunk_index": 2, "page_start": None, "page_end": None,
          "knowledge_base": None, "document_id": 1},
         {"source": "b.md", "heading": "Install", "heading_path": ["Guide", "Install"],
          "score": 0.8, "chunk_index": 5, "page_start": None, "page_end": None,
          "knowledge_base": None, "document_id": 1},
-        {"source": "b.md", "heading": "Setup", "heading_path": ["Guide", "Setup"],
-         "score": 0.8, "chunk_index": 1, "page_start": None, "page_end": None,
+        {"source": "z.md", "heading": "Top", "heading_path": ["Top"], "score": 0.91236,
+         "chunk_index": 0, "page_start": None, "page_end": None,
          "knowledge_base": None, "document_id": 1},
     ]
+
+
+def test_adjacent_chunks_of_a_document_reach_the_model_as_one_block_in_document_order() -> None:
+    hits = [
+        hit("the drill interval 120–135 m", source="report.pdf", heading_path=["Results"],
+            score=0.9, chunk_index=5, page_start=8, page_end=8),
+        hit("Another note.", source="b.md", heading_path=["B"], score=0.8),
+        hit("Hole ZK-3307 cut molybdenite over", source="report.pdf", heading_path=["Results"],
+            score=0.7, chunk_index=4, page_start=7, page_end=7),
+    ]
+    context = context_build(hits=hits, token_budget=1000)
+    assert context.text == (
+        "[1] source: report.pdf, p. 7–8\nheading: Results\nscore: 0.9000\ncontent:\n"
+        "Hole ZK-3307 cut molybdenite over\n\nthe drill interval 120–135 m\n\n"
+        "[2] source: b.md\nheading: B\nscore: 0.8000\ncontent:\nAnother note."
+    )
+    first = context.citations[0]
+    assert (first.chunk_index, first.page_start, first.page_end) == (5, 7, 8)
+
+
+def test_five_chunks_of_one_report_leave_room_for_another_document() -> None:
+    report = [hit(f"Report part {index}.", source="report.md", heading_path=[f"S{index}"],
+                  score=0.9 - index / 100, chunk_index=index * 2) for index in range(5)]
+    other = hit("The other document.", source="other.md", heading_path=["O"], score=0.5)
+    other = replace(other, document_id=2)
+    context = context_build(hits=[*report, other], token_budget=1000)
+    assert [c.source for c in context.citations] == ["report.md"] * 3 + ["other.md"]
+    assert [c.chunk_index for c in context.citations[:3]] == [0, 2, 4]
+    wider = context_build(hits=[*report, other], token_budget=1000, per_document=5)
+    assert [c.source for c in wider.citations] == ["report.md"] * 5 + ["other.md"]
 
 
 def test_block_header_names_the_page_or_pages_of_a_pdf_chunk() -> None:
     hits = [
         hit("One page.", source="guide.pdf", heading_path=["Install"], score=0.9, chunk_index=0,
             page_start=12, page_end=12),
-        hit("Two pages.", source="guide.pdf", heading_path=["Install"], score=0.8, chunk_index=1,
+        hit("Two pages.", source="guide.pdf", heading_path=["Install"], score=0.8, chunk_index=3,
             page_start=12, page_end=13),
         hit("A note.", source="a.md", heading_path=["Note"], score=0.7),
     ]
@@ -103,20 +135,20 @@ def test_hits_without_content_hash_dedupe_on_content() -> None:
     hits = [
         hit("First chunk.", source="a.md", heading_path=["H"], score=0.5, chunk_index=0,
             content_hash=""),
-        hit("Second chunk.", source="a.md", heading_path=["H"], score=0.5, chunk_index=1,
+        hit("Second chunk.", source="a.md", heading_path=["H"], score=0.5, chunk_index=3,
             content_hash=""),
-        hit("First chunk.", source="a.md", heading_path=["H"], score=0.5, chunk_index=2,
+        hit("First chunk.", source="a.md", heading_path=["H"], score=0.5, chunk_index=6,
             content_hash=""),
     ]
     context = context_build(hits=hits, token_budget=1000)
-    assert [c.chunk_index for c in context.citations] == [0, 1]
+    assert [c.chunk_index for c in context.citations] == [0, 3]
 
 
 def test_too_big_middle_block_is_skipped_and_numbering_stays_dense() -> None:
     small_first = hit("Small first.", source="a.md", heading_path=["A"], score=0.9)
     big_middle = hit("lorem ipsum " * 400, source="b.md", heading_path=["B"], score=0.8)
     small_last = hit("Small last.", source="c.md", heading_path=["C"], score=0.7)
-    context = context_build(hits=[small_last, big_middle, small_first], token_budget=120)
+    context = context_build(hits=[small_first, big_middle, small_last], token_budget=120)
     assert [c.source for c in context.citations] == ["a.md", "c.md"]
     assert context.text == (
         "[1] source: a.md\nheading: A\nscore: 0.9000\ncontent:\nSmall first.\n\n"

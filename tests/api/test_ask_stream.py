@@ -39,7 +39,8 @@ def test_stream_citations_carry_page_spans_and_null_for_notes(client, paged_inde
         ask["citations"])
     spans = {(c["source"], c["page_start"], c["page_end"])
              for c in events["retrieval"]["citations"]}
-    assert {(PAGED_SOURCE, 3, 3), (PAGED_SOURCE, 3, 4)} <= spans
+    assert {(PAGED_SOURCE, 3, 4)} <= spans <= {(PAGED_SOURCE, 3, 3), (PAGED_SOURCE, 3, 4)} | {
+        (source, None, None) for source, _, _ in spans}
     assert any(source != PAGED_SOURCE and (start, end) == (None, None)
                for source, start, end in spans)
     assert all(source == PAGED_SOURCE or (start, end) == (None, None)

@@ -121,7 +121,9 @@ def test_a_card_whose_passage_changed_since_the_answer_loses_its_link(reader, sa
     from knowledge.models import Chunk
 
     conversation_id = start(reader)
-    reader.post(f"/workbench/conversations/{conversation_id}/", {"question": P1})
+    # A question answered from several notes: its answer cites more than one block.
+    reader.post(f"/workbench/conversations/{conversation_id}/",
+                {"question": "数据导出失败怎么办？"})
     answer = Message.objects.get(conversation_id=conversation_id, role="assistant")
     first, second = (citation["chunk_id"] for citation in answer.citations[:2])
     Chunk.objects.filter(pk=first).update(content_hash="0" * 64)
