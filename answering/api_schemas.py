@@ -32,6 +32,13 @@ class CitationOut(Schema):
     # The cited chunk's knowledge base (slug) and document.
     knowledge_base: str | None
     document_id: int | None
+    # The span of the cited block the answer relies on (answering/quotes.py): its text, its
+    # character offsets into the chunk's text, and the share of the citing sentence's terms it
+    # holds. Null when the answer does not cite the block, or cites it without support.
+    quote: str | None = None
+    quote_start: int | None = None
+    quote_end: int | None = None
+    quote_support: float | None = None
 
 
 class Notice(Schema):
@@ -47,6 +54,8 @@ class AskResponse(Schema):
     answer: str
     citations: list[CitationOut]
     invalid_citations_removed: int
+    # Markers whose sentence shares too little with the block they name.
+    unsupported_citations: int = 0
     # The id of this request's trace (also the X-Request-ID header).
     trace_id: str | None = None
 

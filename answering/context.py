@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from answering.citations import MARKER_PATTERN
@@ -86,6 +86,9 @@ class Context:
 
     text: str
     citations: list[Citation]
+    # Each block's text as its chunk (or run of adjacent chunks) holds it, unescaped and whole:
+    # what answering/quotes.py finds a citation's quote in.
+    contents: list[str] = field(default_factory=list)
 
     @property
     def blocks(self) -> int:
@@ -101,6 +104,7 @@ def context_build(*, hits: Sequence[SearchHit], token_budget: int,
     model can tell sources of different dates apart."""
     blocks: list[str] = []
     citations: list[Citation] = []
+    contents: list[str] = []
     dates = dates or {}
     for position, hit in enumerate(_merged(_capped(_unique(hits), per_document))):
         number = len(blocks) + 1
@@ -116,13 +120,14 @@ def context_build(*, hits: Sequence[SearchHit], token_budget: int,
                 continue
             block = truncated
         blocks.append(block)
+        contents.append(hit.content)
         citations.append(Citation(source=hit.source, heading=hit.heading,
                                   heading_path=list(hit.heading_path), score=hit.score,
                                   chunk_index=hit.chunk_index, page_start=hit.page_start,
                                   page_end=hit.page_end, knowledge_base=hit.knowledge_base,
                                   document_id=hit.document_id, chunk_id=hit.chunk_id,
                                   content_hash=hit.content_hash))
-    return Context(text=BLOCK_SEPARATOR.join(blocks), citations=citations)
+    return Context(text=BLOCK_SEPARATOR.join(blocks), citations=citations, contents=contents)
 
 
 def _unique(hits: Sequence[SearchHit]) -> list[SearchHit]:

@@ -30,6 +30,7 @@ from answering.modes import (
     no_answer_text,
 )
 from answering.prompts import PROMPT_VERSION, fallback_messages, rag_messages
+from answering.quotes import Quote, citations_verify
 from answering.slots import LLMSlot, llm_slot, llm_slot_acquire
 from core.config import Config
 from core.db import connection_released
@@ -74,6 +75,18 @@ class AskPlan:
     embedding_model: str = ""
     # RAG_ANSWER_DISCLAIMER: the line the server appends to a model-written answer.
     disclaimer: str = ""
+    # Each block's text, for finding the quote behind each citation (answering/quotes.py).
+    block_contents: list[str] = field(default_factory=list)
+    # How many markers of the answer no sentence of their block supports.
+    unsupported_citations: int = 0
+
+    def quotes_attach(self, answer: str) -> None:
+        """Give each citation the quote of its block that the answer relies on (None when the
+        answer does not cite it, or without support), and count the unsupported markers."""
+        quotes, self.unsupported_citations = citations_verify(answer=answer,
+                                                              block_texts=self.block_contents)
+        self.citations = [{**citation, **_quote_fields(quote)}
+                          for citation, quote in zip(self.citations, quotes, strict=True)]
 
     def sources_instead(self, error: LocalRagError) -> bool:
         """Whether `error` of the model is answered with the sources (and recorded so)."""
@@ -81,8 +94,17 @@ class AskPlan:
                 or error.code not in LLM_FAILURES):
             return False
         self.notice = llm_unavailable_notice(error)
+        # Nothing was written, so nothing is quoted: the fields are there, empty.
+        self.citations = [{**citation, **_quote_fields(None)} for citation in self.citations]
         trace_fail(error.code)
         return True
+
+
+def _quote_fields(quote: Quote | None) -> dict[str, Any]:
+    if quote is None:
+        return {"quote": None, "quote_start": None, "quote_end": None, "quote_support": None}
+    return {"quote": quote.text, "quote_start": quote.start, "quote_end": quote.end,
+            "quote_support": quote.support}
 
 
 def llm_unavailable_notice(error: LocalRagError) -> dict[str, Any]:
@@ -120,6 +142,7 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
         plan.citations = [citation.as_dict() for citation in context.citations]
         plan.chunk_ids = [citation.chunk_id for citation in context.citations]
         plan.content_hashes = [citation.content_hash for citation in context.citations]
+        plan.block_contents = list(context.contents)
         plan.block_count = context.blocks
         plan.messages = rag_messages(question=question, context_text=context.text,
                                      history=history)
@@ -210,11 +233,14 @@ def ask_answer(plan: AskPlan, *, config: Config) -> dict[str, Any]:
         else:
             _trace_answer(generated, started=started, client=client)
             answer, removed = citations_strip(text=generated, block_count=plan.block_count)
+            if plan.mode == MODE_RAG:
+                plan.quotes_attach(answer)
             if plan.mode == MODE_FALLBACK:
                 answer = FALLBACK_NOTICE + answer
             answer += disclaimer_suffix(plan)
     body: dict[str, Any] = {"mode": plan.mode, "confidence": plan.confidence, "answer": answer,
-                            "citations": plan.citations, "invalid_citations_removed": removed}
+                            "citations": plan.citations, "invalid_citations_removed": removed,
+                            "unsupported_citations": plan.unsupported_citations}
     if plan.notice is not None:
         body["notice"] = plan.notice
     trace = trace_current()
@@ -254,6 +280,7 @@ def ask_events(plan: AskPlan) -> Generator[tuple[str, dict[str, Any]], None, Non
                         "citations": plan.citations}
     stream_filter = CitationStreamFilter(block_count=plan.block_count)
     generated: list[str] = []
+    shown: list[str] = []  # the answer's text as the client gets it (invalid markers removed)
     if plan.mode == MODE_NO_ANSWER:
         _trace_answer(plan.fixed_answer)
         yield "delta", {"text": plan.fixed_answer}
@@ -276,8 +303,13 @@ def ask_events(plan: AskPlan) -> Generator[tuple[str, dict[str, Any]], None, Non
                     generated.append(piece)
                     text = stream_filter.feed(piece)
                     if text:
+                        shown.append(text)
                         yield "delta", {"text": text}
-            tail = stream_filter.finish() + disclaimer_suffix(plan)
+            tail = stream_filter.finish()
+            shown.append(tail)
+            if plan.mode == MODE_RAG:
+                plan.quotes_attach("".join(shown))
+            tail += disclaimer_suffix(plan)
             if tail:
                 yield "delta", {"text": tail}
         except LocalRagError as exc:
@@ -295,7 +327,8 @@ def ask_events(plan: AskPlan) -> Generator[tuple[str, dict[str, Any]], None, Non
         else:
             _trace_answer("".join(generated), started=started, first=first, client=client)
     yield "citations", {"citations": plan.citations,
-                        "invalid_citations_removed": stream_filter.removed}
+                        "invalid_citations_removed": stream_filter.removed,
+                        "unsupported_citations": plan.unsupported_citations}
     yield "usage", ask_usage(plan)
     trace = trace_current()
     yield "done", {"mode": plan.mode, **({"trace_id": trace.id} if trace is not None else {})}

@@ -15,6 +15,7 @@ from answering.services import ask, ask_events, ask_prepare
 from core.config import get_config
 from knowledge.ingest import vault_ingest
 from retrieval.services import search
+from tests.api.http import unquoted
 from tests.conftest import PAGED_SOURCE
 from tests.harness import ROOT
 
@@ -32,7 +33,8 @@ def test_confident_question_is_answered_from_context_with_citations(sample_index
     assert "[1]" in body["answer"] and body["invalid_citations_removed"] == 0
     assert set(body["citations"][0]) == {"source", "heading", "heading_path", "score",
                                          "chunk_index", "page_start", "page_end",
-                                         "knowledge_base", "document_id"}
+                                         "knowledge_base", "document_id", "quote",
+                                         "quote_start", "quote_end", "quote_support"}
     assert body["citations"][0]["knowledge_base"] == "default"
 
 
@@ -112,7 +114,8 @@ def test_stream_deltas_concatenate_to_the_ask_answer(sample_index):
     assert names[0] == "retrieval" and names[-3:] == ["citations", "usage", "done"]
     assert set(names[1:-3]) == {"delta"} and len(names) > 4
     assert "".join(data["text"] for name, data in events if name == "delta") == whole["answer"]
-    assert events[0][1]["citations"] == whole["citations"] == events[-3][1]["citations"]
+    assert events[0][1]["citations"] == unquoted(whole["citations"])
+    assert whole["citations"] == events[-3][1]["citations"]
 
 
 def test_no_answer_streams_its_message_as_one_delta(sample_index):

@@ -77,3 +77,13 @@ def slots_free(project_root: Path, count: int) -> bool:
             return True
     except BlockingIOError:
         return False
+
+
+QUOTE_FIELDS = ("quote", "quote_start", "quote_end", "quote_support")
+
+
+def unquoted(citations: list[dict]) -> list[dict]:
+    """Citations without the quote fields that only the answer's text can give (the `retrieval`
+    event is sent before there is any)."""
+    return [{key: value for key, value in citation.items() if key not in QUOTE_FIELDS}
+            for citation in citations]

@@ -22,7 +22,7 @@ from access.models import Grant
 from core.config import get_config
 from knowledge.bases import kb_create
 from knowledge.ingest import vault_ingest
-from tests.api.http import sse_events
+from tests.api.http import sse_events, unquoted
 
 # Everything that names a base: its slug, name, marker word, identifier and folder. The slugs
 # are substrings of the identifiers, so a raw-text check on the slug catches them too.
@@ -202,7 +202,7 @@ def ask_parts(path: str, response) -> tuple[str, dict, str]:
     text = json.dumps(events, ensure_ascii=False)
     by_name = dict(events)
     assert [name for name, _ in events][-3:] == ["citations", "usage", "done"]
-    assert by_name["retrieval"]["citations"] == by_name["citations"]["citations"]
+    assert by_name["retrieval"]["citations"] == unquoted(by_name["citations"]["citations"])
     answer = "".join(data["text"] for name, data in events if name == "delta")
     return text, {**by_name["retrieval"], "answer": answer}, answer
 

@@ -26,7 +26,7 @@ def test_ask_shape(client, sample_index):
     body = json.loads(response.content)
     assert response.status_code == 200
     assert set(body) == {"mode", "confidence", "answer", "citations", "invalid_citations_removed",
-                         "trace_id"}
+                         "unsupported_citations", "trace_id"}
     assert body["mode"] == "rag" and body["citations"]
     assert response["X-Request-ID"] == body["trace_id"]
 
