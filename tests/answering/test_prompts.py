@@ -57,3 +57,34 @@ def test_a_disclaimer_ends_every_model_written_answer_and_no_refusal(client, sam
     assert "".join(data["text"] for name, data in events if name == "delta") == whole["answer"]
     refused = json.loads(post(client, "/ask", {"question": "明天巴黎天气如何？"}).content)
     assert refused["mode"] == "no_answer" and disclaimer not in refused["answer"]
+
+
+def test_two_notes_that_disagree_both_reach_the_model_with_their_dates(db, tmp_path,
+                                                                       config_override):
+    from access.callers import scope_all
+    from answering.services import ask
+    from core.config import get_config
+    from knowledge.ingest import vault_ingest
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "grade-2024.md").write_text(
+        "---\nupdated: 2024-03-01\n---\n# Ore grade\n\nThe Dongshan deposit averages 0.62 "
+        "percent copper over the main lode.\n", encoding="utf-8")
+    (vault / "grade-2026.md").write_text(
+        "---\nupdated: 2026-06-30\n---\n# Ore grade\n\nThe Dongshan deposit averages 0.48 "
+        "percent copper over the main lode after the new drilling.\n", encoding="utf-8")
+    vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    with StubOpenAI(behaviour="json", answer="0.62 [1] or 0.48 [2].") as stub:
+        config = openai(config_override, stub, llm_timeout_seconds=5.0)
+        body = ask(question="What copper grade does the Dongshan deposit average?", top_k=5,
+                   fallback=False, config=config, scope=scope_all())
+        user = stub.requests[0].body["messages"][1]["content"]
+    assert body["mode"] == "rag"
+    assert {citation["source"] for citation in body["citations"]} == {"grade-2024.md",
+                                                                      "grade-2026.md"}
+    for source, date, grade in (("grade-2024.md", "2024-03-01", "0.62"),
+                                ("grade-2026.md", "2026-06-30", "0.48")):
+        block = user[user.index(f"source: {source}"):]
+        block = block[:block.find("\n\n[") if "\n\n[" in block else len(block)]
+        assert f"date: {date}\n" in block and grade in block
