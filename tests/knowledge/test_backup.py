@@ -9,29 +9,19 @@ import json
 import shutil
 import stat
 import tarfile
-import time
 from pathlib import Path
 
 import httpx
 
 from tests.commands.test_pg import pg_env  # noqa: F401 - the fixture
 from tests.commands.test_serve import Server
+from tests.commands.test_upload_serve import job_done
 from tests.conftest import scratch_project_folder
 from tests.harness import ROOT
 from tests.knowledge.formats.files import pdf_bytes
 
 VAULT_QUERY = "客户 P1 工单应该怎么升级？"
 UPLOAD_QUERY = "cassiterite greisen tin"
-
-
-def job_finished(url: str, job_id: int, headers: dict) -> dict:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        job = httpx.get(f"{url}/jobs/{job_id}", headers=headers, timeout=10).json()
-        if job["status"] in ("succeeded", "failed", "cancelled"):
-            return job
-        time.sleep(0.1)
-    raise AssertionError(f"job {job_id} did not finish: {job}")
 
 
 def searches(url: str, headers: dict) -> list[dict]:
@@ -72,7 +62,7 @@ def test_backup_destroy_restore_round_trip(scratch_project: Path, run_cli, pg_en
                                 ["Cassiterite greisen veins carry tin at 0.6 percent Sn. " * 8,
                                  "Page two: access road and camp."]), "application/pdf")},
                             timeout=30).json()
-        assert job_finished(server.url, upload["job_id"], headers)["status"] == "succeeded"
+        assert job_done(server.url, upload["job_id"], headers)["status"] == "succeeded"
         before = searches(server.url, headers)
     finally:
         server.stop()
@@ -112,7 +102,7 @@ def test_backup_destroy_restore_round_trip(scratch_project: Path, run_cli, pg_en
             reindex = httpx.post(f"{server.url}/documents/{upload['document_id']}/reindex",
                                  headers=headers, timeout=10)
             assert reindex.status_code == 202, reindex.text
-            assert job_finished(server.url, reindex.json()["job_id"], headers)["status"] == (
+            assert job_done(server.url, reindex.json()["job_id"], headers)["status"] == (
                 "succeeded")
             assert searches(server.url, headers)[1]["results"][0]["document_id"] == (
                 upload["document_id"])
