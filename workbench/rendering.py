@@ -5,6 +5,7 @@ only to http(s) URLs and paths of this site, and no images (they would fetch fro
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
@@ -43,16 +44,21 @@ def _link_open(self, tokens, idx, options, env):
 _MD = _renderer()
 
 
-def answer_html(text: str, *, citation_count: int, anchor: str = "source-") -> SafeString:
+def answer_html(text: str, *, citation_count: int, anchor: str = "source-",
+                unverified: Collection[int] = ()) -> SafeString:
     """An answer as HTML: its Markdown rendered safely and each `[n]` of an existing citation
     a link to that citation's source card (`#source-n`; `anchor` names the cards of one answer
-    among several on a page)."""
+    among several on a page), marked as such when its citation is `unverified`."""
     html = _MD.render(text or "")
 
     def link(match: re.Match) -> str:
         number = int(match.group(1))
         if not 1 <= number <= citation_count:
             return match.group(0)
+        if number in unverified:
+            return (f'<a class="cite cite-unverified" href="#{anchor}{number}" '
+                    f'title="Unverified: its source does not support this sentence" '
+                    f'aria-label="[{number}], unverified">[{number}]</a>')
         return f'<a class="cite" href="#{anchor}{number}">[{number}]</a>'
 
     return mark_safe(_CITATION_MARK.sub(link, html))

@@ -145,3 +145,45 @@ def _no_payload_ran(browser, scope: str) -> None:
         if "javascript" in (link.text or "").lower():
             link.click()
     assert browser.execute_script("return window.__pwned === undefined;")
+
+
+def test_quotes_show_on_their_cards_and_in_the_source_unverified_ones_say_so(
+        browser, account, sample_vault, config_override):
+    from selenium.webdriver.support import expected_conditions as EC
+
+    account("ana", grants={"default": "reader"})
+    quoted = "客户提交的 P1 工单按以下时间线升级。"  # the first sentence of block 1
+    with StubOpenAI(behaviour="sse", deltas=[f"{quoted} [1] ",
+                                             "Swallows fly at eleven metres per second. [2]"]
+                    ) as stub:
+        config_override(llm_provider="openai-compatible", llm_base_url=stub.base_url,
+                        llm_model="stub-model", llm_api_key="k")
+        sign_in(browser, "ana")
+        browser.find_element(*css("#id_question")).send_keys(QUESTION)
+        browser.find_element(*css("#ask-submit")).click()
+        answer = wait(browser, EC.presence_of_element_located(
+            css('#answer article[data-look="answer"]')))
+    first, second = answer.find_elements(*css(".source-card"))[:2]
+    assert first.find_element(*css(".card-quote")).text == f"Quoted: “{quoted}”"
+    assert not first.find_elements(*css(".badge-unverified"))
+    badge = second.find_element(*css(".badge-unverified"))
+    assert badge.is_displayed() and badge.text.startswith("Unverified")
+    # The rest of its label is for screen readers: there, but taking no room.
+    label = badge.find_element(*css(".visually-hidden"))
+    assert "no sentence of this source supports" in label.get_attribute("textContent")
+    assert browser.execute_script("return arguments[0].getBoundingClientRect().width;",
+                                  label) <= 1
+    assert answer.find_element(*css(".unsupported-count")).text == (
+        "1 citation could not be verified in its source")
+    first.find_element(*css("a.card-title")).click()
+    mark = wait(browser, EC.presence_of_element_located(css(".chunk.current mark.quote")))
+    assert mark.text == quoted
+    # Scrolled to, and styled by the site's stylesheet alone: the policy refused nothing.
+    assert browser.execute_script(
+        "const box = arguments[0].getBoundingClientRect();"
+        "return box.top >= 0 && box.bottom <= window.innerHeight;", mark)
+    assert browser.execute_script(
+        "return getComputedStyle(arguments[0]).backgroundColor;", mark) != "rgba(0, 0, 0, 0)"
+    violations = [entry for entry in browser.get_log("browser")
+                  if "Content Security Policy" in entry["message"]]
+    assert violations == []

@@ -54,7 +54,8 @@ def test_a_reader_gets_an_answer_with_source_cards(reader, sample_index):
     assert 'data-look="answer"' in html
     cards = re.findall(r'<li class="source-card" id="source-(\d+)">', html)
     assert cards and cards[0] == "1"
-    chunk_links = re.findall(r'href="/workbench/chunks/(\d+)/"', html)
+    # A card's link opens its source at its quote when it has one.
+    chunk_links = re.findall(r'href="/workbench/chunks/(\d+)/(?:\?[^"]*)?"', html)
     assert len(chunk_links) == len(cards)
     start = html.index('id="source-1"')
     first_card = html[start:html.index("</li>", start)]
@@ -200,3 +201,59 @@ def test_a_page_that_fails_after_taking_the_llm_slot_gives_it_back(reader, sampl
     # One slot in all (LLM_MAX_CONCURRENCY=1, no waiting): free again, not llm_busy.
     response = reader.post("/workbench/ask/", {"question": QUESTION})
     assert response.status_code == 200 and 'data-look="answer"' in response.content.decode()
+
+
+def card_of(html: str, number: int, anchor: str = "source-") -> str:
+    start = html.index(f'id="{anchor}{number}"')
+    return html[start:html.index("</li>", start)]
+
+
+P1_TIMELINE = "客户提交的 P1 工单按以下时间线升级。"  # the first sentence of block 1
+
+
+def test_each_cited_card_shows_its_quote_and_opens_the_source_at_it(reader, sample_index):
+    from knowledge.models import Chunk
+
+    # The fake model quotes the first sentence of each of the top blocks.
+    html = reader.post("/workbench/ask/", {"question": QUESTION}).content.decode()
+    first = card_of(html, 1)
+    assert f'<span class="muted">Quoted:</span> “{P1_TIMELINE}”' in first
+    link = re.search(r'href="/workbench/chunks/(\d+)/\?quote_start=(\d+)&amp;quote_end=(\d+)"',
+                     first)
+    assert link is not None
+    chunk_id, start, end = (int(value) for value in link.groups())
+    assert Chunk.objects.get(pk=chunk_id).content[start:end] == P1_TIMELINE
+    assert "Unverified" not in html and "could not be verified" not in html
+    assert 'class="cite cite-unverified"' not in html
+
+
+@pytest.mark.parametrize("path", ["/workbench/ask/", "/workbench/ask/stream"])
+def test_a_citation_its_source_does_not_support_is_marked_unverified(reader, sample_index,
+                                                                     stub_llm, path):
+    # [1] for a sentence of block 1, [2] for one that no block says; [3] is not cited at all.
+    stub_llm.deltas = [f"{P1_TIMELINE} [1] ",
+                       "Swallows fly at eleven metres per second. [2]"]
+    response = reader.post(path, {"question": QUESTION})
+    html = (sse_events(response)[-1][1]["html"] if path.endswith("stream")
+            else response.content.decode())
+    first, second, third = card_of(html, 1), card_of(html, 2), card_of(html, 3)
+    assert f"Quoted:</span> “{P1_TIMELINE}”" in first
+    assert "Unverified" not in first
+    assert ('<span class="badge badge-unverified" title="The answer cites this source, but no '
+            'sentence of it supports what is cited">Unverified<span class="visually-hidden"> '
+            "citation: no sentence of this source supports what the answer cites it for"
+            "</span></span>") in second
+    assert "Quoted:" not in second
+    assert "Quoted:" not in third and "Unverified" not in third
+    assert '<span class="unsupported-count">1 citation could not be verified in its source' in html
+    assert re.search(r'<a class="cite cite-unverified" href="#source-2" [^>]*'
+                     r'aria-label="\[2\], unverified">\[2\]</a>', html)
+    assert '<a class="cite" href="#source-1">[1]</a>' in html
+
+
+def test_two_unsupported_markers_are_counted_in_the_plural(reader, sample_index, stub_llm):
+    stub_llm.deltas = ["Swallows fly at eleven metres per second [1]. ",
+                       "Coconuts migrate south in winter [2]."]
+    html = reader.post("/workbench/ask/", {"question": QUESTION}).content.decode()
+    assert "2 citations could not be verified in their sources" in html
+    assert html.count('<span class="badge badge-unverified"') == 2

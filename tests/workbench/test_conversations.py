@@ -128,8 +128,9 @@ def test_a_card_whose_passage_changed_since_the_answer_loses_its_link(reader, sa
     first, second = (citation["chunk_id"] for citation in answer.citations[:2])
     Chunk.objects.filter(pk=first).update(content_hash="0" * 64)
     page = reader.get(f"/workbench/conversations/{conversation_id}/").content.decode()
-    assert f'href="/workbench/chunks/{first}/"' not in page
-    assert f'href="/workbench/chunks/{second}/"' in page
+    # (A link may go on with the quote's offsets: ?quote_start=...)
+    assert f'href="/workbench/chunks/{first}/' not in page
+    assert f'href="/workbench/chunks/{second}/' in page
     assert page.count("This passage has changed or was removed since the answer.") == 1
 
 
@@ -299,3 +300,42 @@ def test_the_thread_carries_the_strict_csp_and_no_inline_script(reader, db):
     html = response.content.decode()
     assert "<script>" not in html and " on" + "click=" not in html
     assert 'data-stream-url="/workbench/conversations/' in html
+
+
+def test_a_stored_answer_shows_its_quotes_and_its_unverified_citations(reader, sample_index,
+                                                                      stub_llm):
+    # The thread's form asks for the whole answer at once.
+    stub_llm.behaviour = "json"
+    stub_llm.answer = ("客户提交的 P1 工单按以下时间线升级。 [1] "
+                       "Swallows fly at eleven metres per second. [2]")
+    conversation_id = start(reader)
+    reader.post(f"/workbench/conversations/{conversation_id}/", {"question": QUESTION})
+    answer = Message.objects.get(conversation_id=conversation_id, role="assistant")
+    assert answer.citations[0]["quote"] == "客户提交的 P1 工单按以下时间线升级。"
+    assert answer.citations[1]["quote"] is None
+    page = reader.get(f"/workbench/conversations/{conversation_id}/").content.decode()
+    anchor = f"m{answer.pk}-source-"
+    first = page[page.index(f'id="{anchor}1"'):]
+    first = first[:first.index("</li>")]
+    second = page[page.index(f'id="{anchor}2"'):]
+    second = second[:second.index("</li>")]
+    assert "Quoted:</span> “客户提交的 P1 工单按以下时间线升级。”" in first
+    start_offset = answer.citations[0]["quote_start"]
+    assert f"?quote_start={start_offset}&amp;quote_end=" in first
+    assert 'class="badge badge-unverified"' in second and "Quoted:" not in second
+    assert "1 citation could not be verified in its source" in page
+
+
+def test_a_streamed_turn_shows_its_quotes_and_its_unverified_citations(reader, sample_index,
+                                                                      stub_llm):
+    stub_llm.deltas = ["客户提交的 P1 工单按以下时间线升级。 [1] ",
+                       "Swallows fly at eleven metres per second. [2]"]
+    conversation_id = start(reader)
+    events = sse_events(reader.post(f"/workbench/conversations/{conversation_id}/stream",
+                                    {"question": QUESTION}))
+    name, result = events[-1]
+    assert name == "result" and result["look"] == "answer"
+    html = result["html"]
+    assert "Quoted:</span> “客户提交的 P1 工单按以下时间线升级。”" in html
+    assert html.count('class="badge badge-unverified"') == 1
+    assert "1 citation could not be verified in its source" in html

@@ -197,3 +197,60 @@ def test_markup_in_a_note_is_shown_as_text(field_reader):
     assert SCRIPT not in html and IMAGE not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def current_chunk_html(html: str) -> str:
+    current = re.search(r'<div class="chunk current" id="chunk-\d+" aria-current="true"'
+                        r"(?: data-scroll-into-view)?>(.*?)</div>", html, re.DOTALL)
+    assert current is not None
+    return current.group(1)
+
+
+def test_a_quotes_offsets_mark_exactly_that_span_with_the_text_escaped(field_reader):
+    from django.utils.html import escape
+
+    cited = chunk_of("markup.md", 0)
+    text = cited.content
+    # A span holding the note's markup itself: escaped inside the <mark> as outside it.
+    start, end = text.index("says"), text.index(" and")
+    response = field_reader.get(f"/workbench/chunks/{cited.id}/",
+                                {"quote_start": start, "quote_end": end})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert current_chunk_html(html) == (
+        f'{escape(text[:start])}<mark class="quote" id="quote" data-scroll-into-view>'
+        f"{escape(text[start:end])}</mark>{escape(text[end:])}")
+    assert text[start:end] == f"says {SCRIPT}"
+    assert SCRIPT not in html and IMAGE not in html
+    assert html.count("<mark") == 1 and html.count("data-scroll-into-view") == 1
+    assert 'href="#quote">the highlighted passage</a> is what the answer quoted' in html
+    # The page's policy still forbids inline script and style, and the mark needs neither.
+    assert "'unsafe-inline'" not in response["Content-Security-Policy"]
+    assert " style=" not in html and "<style" not in html
+
+
+def test_a_quote_may_span_the_whole_chunk(field_reader):
+    cited = chunk_of("brief.pdf", 0)
+    html = field_reader.get(f"/workbench/chunks/{cited.id}/",
+                            {"quote_start": 0, "quote_end": len(cited.content)}).content.decode()
+    assert current_chunk_html(html).startswith('<mark class="quote"')
+    assert current_chunk_html(html).endswith("</mark>")
+
+
+@pytest.mark.parametrize("start, end", [
+    ("", ""), ("abc", "5"), ("5", "5"), ("9", "3"), ("-1", "4"), ("0", "100000"),
+    ("0", "9" * 5000), ("１", "３"), ("0x1", "9"), (" 1", "9"), ("1.0", "9"), ("2", None),
+    (None, "9"),
+])
+def test_offsets_that_are_not_a_span_of_the_text_are_ignored(field_reader, start, end):
+    from django.utils.html import escape
+
+    cited = chunk_of("markup.md", 0)
+    query = {name: value for name, value in (("quote_start", start), ("quote_end", end))
+             if value is not None}
+    response = field_reader.get(f"/workbench/chunks/{cited.id}/", query)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<mark" not in html
+    assert current_chunk_html(html) == escape(cited.content)
+    assert "data-scroll-into-view>" in html  # the chunk itself is scrolled to

@@ -16,6 +16,7 @@ from core.errors import LocalRagError
 from knowledge.models import Chunk
 from traces.recording import trace_fail
 from workbench.models import Feedback
+from workbench.pages.quotes import QUOTE_FIELDS, quoted_cards
 from workbench.pages.sources import document_title
 from workbench.rendering import answer_html, excerpt
 
@@ -33,6 +34,8 @@ class AnswerView:
     text: str = ""
     citations: list[dict[str, Any]] = field(default_factory=list)
     removed: int = 0
+    # How many markers of the answer no sentence of their source supports.
+    unsupported: int = 0
     trace_id: str | None = None
     error: dict[str, Any] | None = None
     # The model failed and the sources are shown instead (`on_llm_error: sources`).
@@ -69,7 +72,7 @@ def chunk_rows(chunk_ids: Iterable[int | None], *,
 def citation_cards(citations: Sequence[dict[str, Any]], chunk_ids: Sequence[int | None],
                    rows: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
     """Citations with what a card shows beyond the API shape: the chunk to link to (when it is
-    in `rows`), the document's title and an excerpt."""
+    in `rows`), the document's title and an excerpt. `quoted_cards` adds the quote's link."""
     cards = []
     for number, (citation, chunk_id) in enumerate(zip(citations, chunk_ids, strict=False), 1):
         row = rows.get(chunk_id) if chunk_id is not None else None
@@ -103,7 +106,7 @@ def answer_events(stream: AskEventStream, view: AnswerView) -> Iterator[tuple[st
 def answer_progress(events: Iterable[tuple[str, dict]], view: AnswerView, *,
                     plan: AskPlan) -> Iterator[tuple[str, dict]]:
     """The /ask/stream `events` of `plan` as the page's `status` and `delta`..., filling
-    `view` (its text, notice, error and ids) as they pass."""
+    `view` (its text, notice, error and ids, its cards' quotes) as they pass."""
     view.mode, view.confidence = plan.mode, plan.confidence
     pieces: list[str] = []
     for name, data in events:
@@ -121,12 +124,19 @@ def answer_progress(events: Iterable[tuple[str, dict]], view: AnswerView, *,
             yield "notice", {"message": data["message"]}
         elif name == "citations":
             view.removed = data["invalid_citations_removed"]
+            view.unsupported = data.get("unsupported_citations", 0)
+            # The quotes come with the answer's end, after the cards were made.
+            view.citations = [{**card, **{key: citation.get(key) for key in QUOTE_FIELDS}}
+                              for card, citation in zip(view.citations, data["citations"],
+                                                        strict=False)]
         elif name == "done":
             view.trace_id = data.get("trace_id")
             view.message_id = data.get("message_id")
         elif name == "error":
             view.error = data["error"]
     view.text = "".join(pieces)
+    view.citations = quoted_cards(view.citations, answer=view.text,
+                                  checked=view.look == "answer")
 
 
 def answer_error(exc: LocalRagError, *, trace_id: str | None) -> AnswerView:
@@ -150,7 +160,9 @@ def answer_context(view: AnswerView) -> dict[str, Any]:
         "answer": view,
         # With a notice, the text is the notice itself unless part of an answer came first.
         "answer_html": (answer_html(view.text, citation_count=len(view.citations),
-                                    anchor=view.anchor)
+                                    anchor=view.anchor,
+                                    unverified={card["number"] for card in view.citations
+                                                if card.get("unverified")})
                         if view.text and view.text != notice_text else ""),
         "error_types": Feedback.ERROR_TYPES,
     }

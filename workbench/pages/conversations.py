@@ -24,6 +24,7 @@ from workbench.pages.ask import (
     citation_cards,
     plan_cards,
 )
+from workbench.pages.quotes import quoted_cards, unverified_count
 
 ASIDE_LIMIT = 12  # conversations listed beside the Ask page and a thread
 LIST_PAGE_SIZE = 50
@@ -87,10 +88,14 @@ def stored_answer(message: Message, rows: dict[int, dict[str, Any]]) -> AnswerVi
                     "error_type": message.error_type,
                     "error_type_label": message.get_error_type_display(),
                     "comment": message.comment}
-    return AnswerView(mode=message.mode, confidence=message.confidence, text=message.text,
+    view = AnswerView(mode=message.mode, confidence=message.confidence, text=message.text,
                       citations=cards, trace_id=message.trace_id or None, notice=message.notice,
                       message_id=message.pk, feedback=feedback,
                       anchor=message_anchor(message.pk))
+    view.citations = quoted_cards(cards, answer=message.text, checked=view.look == "answer")
+    # A message keeps its citations' quotes but not the count: its unverified markers are.
+    view.unsupported = unverified_count(view.citations, answer=message.text)
+    return view
 
 
 def turn_fragment(turn: ThreadTurn) -> str:

@@ -1,6 +1,10 @@
 """The source view: a cited chunk in its document, with its neighbours and, for a PDF, the page
 it comes from (its text and a picture of it).
 
+A card's link may name a span of the chunk's text (`quote_start`, `quote_end`: the quote the
+answer relied on, workbench/pages/quotes.py); it is marked in the chunk. Offsets that are not
+integers within the text with start < end are ignored.
+
 The page is read from the document's stored file each time, never addressed by a path from the
 request: the picture's URL names the document by id, and the caller must be able to read the
 document's knowledge base. Pillow is not a dependency of the default install, so the picture is
@@ -20,11 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from django.utils.safestring import SafeString
+
 from access.callers import Caller
 from core.errors import NotFound
 from knowledge.formats.pdf import page_image_oversized
 from knowledge.models import Chunk, Document
 from knowledge.selectors import chunk_get
+from workbench.pages.quotes import marked_text, quote_offsets
 
 NEIGHBOURS = 2  # chunks shown before and after the cited one
 PAGE_IMAGE_DPI = 110
@@ -59,11 +66,19 @@ class SourceView:
     before: list[Chunk] = field(default_factory=list)
     after: list[Chunk] = field(default_factory=list)
     page: SourcePage | None = None
+    quote: tuple[int, int] | None = None  # the span of the chunk's text to mark
+
+    @property
+    def content_html(self) -> SafeString:
+        """The chunk's text, escaped, with the quote marked."""
+        return marked_text(self.chunk["content"], self.quote)
 
 
-def source_get(*, caller: Caller, chunk_id: int, page: str | int | None = None) -> SourceView:
+def source_get(*, caller: Caller, chunk_id: int, page: str | int | None = None,
+               quote_start: str | None = None, quote_end: str | None = None) -> SourceView:
     """A chunk the caller may read, its neighbours by chunk_index in the same document, and
-    (for a PDF) one page of its span: `page` when it lies in the span, else the first.
+    (for a PDF) one page of its span: `page` when it lies in the span, else the first; the
+    quote's span when the offsets lie within the chunk's text (else none).
     NotFound alike for a missing chunk and one of a base the caller may not read."""
     chunk = chunk_get(caller=caller, chunk_id=chunk_id)
     document = Document.objects.filter(pk=chunk["document_id"]).values(*_DOCUMENT_FIELDS).first()
@@ -76,7 +91,9 @@ def source_get(*, caller: Caller, chunk_id: int, page: str | int | None = None) 
     after = list(siblings.filter(chunk_index__gt=chunk["chunk_index"])
                  .order_by("chunk_index")[:NEIGHBOURS])
     return SourceView(chunk=chunk, document=document, title=document_title(document),
-                      before=before, after=after, page=_source_page(chunk, document, page))
+                      before=before, after=after, page=_source_page(chunk, document, page),
+                      quote=quote_offsets(quote_start, quote_end,
+                                          length=len(chunk["content"])))
 
 
 def document_title(document: dict[str, Any]) -> str:

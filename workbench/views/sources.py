@@ -15,7 +15,9 @@ from workbench.pages.sources import page_image_png, source_get
 @require_GET
 @person_view
 def source(request: PersonRequest, chunk_id: int) -> HttpResponse:
-    view = source_get(caller=request.caller, chunk_id=chunk_id, page=request.GET.get("page"))
+    view = source_get(caller=request.caller, chunk_id=chunk_id, page=request.GET.get("page"),
+                      quote_start=request.GET.get("quote_start"),
+                      quote_end=request.GET.get("quote_end"))
     return render(request, "workbench/source.html", {"source": view})
 
 

@@ -1,0 +1,189 @@
+"""Verified citations on the workbench's pages (answering/quotes.py finds them): which source
+cards the answer cites without a verified quote, the link that opens a card's quote in the source
+view, and the source view's chunk text with that span marked.
+
+A citation's `quote_start`/`quote_end` are offsets into its block's text. A block is one chunk,
+or a run of adjacent chunks of one document joined with RUN_SEPARATOR, cited by the run's best
+chunk (answering/context.py), which need not be the run's first. The link names the chunk that
+holds the quote, with offsets into that chunk's own text, found by checking that the text there
+still reads as the quote: runs are tried from the cited chunk backwards, each at most
+RAG_CONTEXT_PER_DOCUMENT chunks long (no run is longer). A quote that no chunk reads as any more
+(the passage changed) gets no offsets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from django.db.models import Q
+from django.urls import reverse
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+from answering.citations import MARKER_PATTERN
+from core.config import get_config
+from knowledge.models import Chunk
+
+# How answering/context.py joins the texts of a run of adjacent chunks into one block.
+RUN_SEPARATOR = "\n\n"
+QUOTE_FIELDS = ("quote", "quote_start", "quote_end", "quote_support")
+_MARKER = re.compile(MARKER_PATTERN)
+_NUMBER = re.compile(r"\d+")
+_CHUNK_FIELDS = ("id", "document_id", "chunk_index", "content")
+# Offsets from a request longer than this are refused before int() sees them.
+_OFFSET_DIGITS_MAX = 12
+
+
+@dataclass(frozen=True)
+class QuoteSpan:
+    """Where a quote is in one chunk: `content[start:end]`."""
+
+    chunk_id: int
+    start: int
+    end: int
+
+
+def cited_numbers(text: str) -> list[int]:
+    """The citation numbers of an answer's markers, in order, once per marker they are in (as
+    answering/quotes.py reads them)."""
+    return [int(digits) for marker in _MARKER.finditer(text or "")
+            for digits in _NUMBER.findall(marker.group(0))]
+
+
+def quoted_cards(cards: Sequence[dict[str, Any]], *, answer: str,
+                 checked: bool) -> list[dict[str, Any]]:
+    """The cards with their quote, `href` (the source view, at the quote when it is found)
+    and `unverified`: cited by a marker of `answer` without a quote. `checked` says whether
+    the answer's citations were verified at all (a model-written answer from the knowledge)."""
+    cited = set(cited_numbers(answer)) if checked else set()
+    spans = quote_spans(cards)
+    quoted = []
+    for card in cards:
+        span = spans.get(card["number"])
+        href = None
+        if span is not None:
+            href = (reverse("workbench:source", args=[span.chunk_id]) + "?"
+                    + urlencode({"quote_start": span.start, "quote_end": span.end}))
+        elif card.get("chunk_id"):
+            href = reverse("workbench:source", args=[card["chunk_id"]])
+        quote = card.get("quote") or None
+        quoted.append({**card, "quote": quote, "href": href,
+                       "unverified": card["number"] in cited and quote is None})
+    return quoted
+
+
+def unverified_count(cards: Sequence[dict[str, Any]], *, answer: str) -> int:
+    """How many markers of `answer` cite an unverified card (for an answer whose count the
+    server did not keep: a conversation's stored message)."""
+    unverified = {card["number"] for card in cards if card.get("unverified")}
+    return sum(1 for number in cited_numbers(answer) if number in unverified)
+
+
+def quote_spans(cards: Sequence[dict[str, Any]]) -> dict[int, QuoteSpan]:
+    """The chunk and offsets of each linked card's quote, by card number, where the chunks'
+    text still reads as the quote."""
+    wanted = [card for card in cards if card.get("chunk_id") and _offsets_of(card) is not None]
+    if not wanted:
+        return {}
+    rows = {row["id"]: row for row in Chunk.objects.filter(
+        id__in=[card["chunk_id"] for card in wanted]).values(*_CHUNK_FIELDS)}
+    spans: dict[int, QuoteSpan] = {}
+    in_runs = []
+    for card in wanted:
+        row = rows.get(card["chunk_id"])
+        if row is None:
+            continue
+        start, end = _offsets_of(card) or (0, 0)
+        if row["content"][start:end] == card["quote"]:
+            spans[card["number"]] = QuoteSpan(chunk_id=row["id"], start=start, end=end)
+        else:
+            in_runs.append((card, row))
+    if in_runs:
+        run_limit = get_config().rag_context_per_document
+        neighbours = _neighbours([row for _, row in in_runs], run_limit=run_limit)
+        for card, row in in_runs:
+            span = _span_in_run(card, row, neighbours, run_limit=run_limit)
+            if span is not None:
+                spans[card["number"]] = span
+    return spans
+
+
+def _offsets_of(card: Mapping[str, Any]) -> tuple[int, int] | None:
+    start, end, quote = card.get("quote_start"), card.get("quote_end"), card.get("quote")
+    if (isinstance(quote, str) and quote and type(start) is int and type(end) is int
+            and 0 <= start < end):
+        return start, end
+    return None
+
+
+def _neighbours(rows: Iterable[dict[str, Any]], *,
+                run_limit: int) -> dict[tuple[int, int], dict[str, Any]]:
+    """The chunks around each of `rows` that a run with it could hold, by (document, index)."""
+    around = Q(pk__in=[])
+    for row in rows:
+        around |= Q(document_id=row["document_id"],
+                    chunk_index__range=(row["chunk_index"] - run_limit + 1,
+                                        row["chunk_index"] + run_limit - 1))
+    return {(row["document_id"], row["chunk_index"]): row
+            for row in Chunk.objects.filter(around).values(*_CHUNK_FIELDS)}
+
+
+def _span_in_run(card: Mapping[str, Any], cited: Mapping[str, Any],
+                 chunks: Mapping[tuple[int, int], dict[str, Any]], *,
+                 run_limit: int) -> QuoteSpan | None:
+    start, end = _offsets_of(card) or (0, 0)
+    document, index = cited["document_id"], cited["chunk_index"]
+    for first in range(index, index - run_limit, -1):
+        run = []
+        for member in range(first, first + run_limit):
+            chunk = chunks.get((document, member))
+            if chunk is None:
+                break
+            run.append(chunk)
+        if first + len(run) <= index:  # a gap between this start and the cited chunk
+            continue
+        if RUN_SEPARATOR.join(chunk["content"] for chunk in run)[start:end] == card["quote"]:
+            return _span_of(run, start=start, end=end)
+    return None
+
+
+def _span_of(run: Sequence[Mapping[str, Any]], *, start: int, end: int) -> QuoteSpan | None:
+    """The part of run[start:end] in the chunk where it starts (a quote running on into the next
+    chunk is shown up to the end of its first)."""
+    offset = 0
+    for chunk in run:
+        length = len(chunk["content"])
+        if start < offset + length:
+            local_start, local_end = max(start - offset, 0), min(end - offset, length)
+            if local_start >= local_end:
+                return None
+            return QuoteSpan(chunk_id=chunk["id"], start=local_start, end=local_end)
+        offset += length + len(RUN_SEPARATOR)
+    return None
+
+
+def quote_offsets(start: str | None, end: str | None, *, length: int) -> tuple[int, int] | None:
+    """Offsets from a request into a text of `length` characters, or None unless both are
+    decimal integers with 0 <= start < end <= length."""
+    if start is None or end is None or not (_is_offset(start) and _is_offset(end)):
+        return None
+    first, last = int(start), int(end)
+    return (first, last) if first < last <= length else None
+
+
+def _is_offset(value: str) -> bool:
+    return value.isascii() and value.isdigit() and len(value) <= _OFFSET_DIGITS_MAX
+
+
+def marked_text(text: str, span: tuple[int, int] | None) -> SafeString:
+    """`text` escaped, with `text[start:end]` in a <mark> when `span` is given."""
+    if span is None:
+        return escape(text)
+    start, end = span
+    return mark_safe(f'{escape(text[:start])}<mark class="quote" id="quote" '
+                     f'data-scroll-into-view>{escape(text[start:end])}</mark>'
+                     f"{escape(text[end:])}")
