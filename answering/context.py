@@ -8,8 +8,12 @@ The order and the merge rules, in this order:
 3. Kept chunks of the same document whose chunk indexes follow each other (4 and 5, or 4, 5
    and 6) become one block, at the place of the best of them, with their texts in document
    order: a fact or a table split across two chunks reaches the model whole. The block's
-   citation is that best chunk's, its pages widened to the whole run.
+   citation is that best chunk's, its pages widened to the whole run; it also lists every chunk
+   of the run (`Citation.chunks`, in document order), which traces record.
 4. Blocks are numbered in that order and packed within the budget; `[n]` is `citations[n-1]`.
+
+`block_hit` and `block_text` (with `block_truncated`) make a block's text from its chunks alone,
+without ranking or packing: answering/replay.py rebuilds a recorded context with them.
 
 A block opens with the plain-text header `[n] source: …`, which also names the pages of a chunk
 that has them (`[n] source: manual.pdf, p. 12–13`, the label the CLI prints). A note could
@@ -49,6 +53,15 @@ _HEADER_LOOKALIKE = re.compile(
 
 
 @dataclass(frozen=True)
+class CitedChunk:
+    """One chunk of a block, for traces: which row, where in its document, which text."""
+
+    chunk_id: int | None
+    chunk_index: int
+    content_hash: str
+
+
+@dataclass(frozen=True)
 class Citation:
     """The source behind one numbered block; block n is `citations[n - 1]`."""
 
@@ -64,6 +77,10 @@ class Citation:
     # For traces only (not part of the API's citation shape): which chunk, which text.
     chunk_id: int | None = None
     content_hash: str = ""
+    # Every chunk of the block in document order (one, or a run of adjacent chunks), and whether
+    # its text was cut to fit the budget.
+    chunks: tuple[CitedChunk, ...] = ()
+    truncated: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The API shape of a citation."""
@@ -89,6 +106,8 @@ class Context:
     # Each block's text as its chunk (or run of adjacent chunks) holds it, unescaped and whole:
     # what answering/quotes.py finds a citation's quote in.
     contents: list[str] = field(default_factory=list)
+    # Each block's text exactly as `text` holds it (header, escaping, truncation).
+    block_texts: list[str] = field(default_factory=list)
 
     @property
     def blocks(self) -> int:
@@ -106,19 +125,20 @@ def context_build(*, hits: Sequence[SearchHit], token_budget: int,
     citations: list[Citation] = []
     contents: list[str] = []
     dates = dates or {}
-    for position, hit in enumerate(_merged(_capped(_unique(hits), per_document))):
+    for position, (best, run) in enumerate(_runs(_capped(_unique(hits), per_document))):
+        hit = block_hit(best=best, run=run)
         number = len(blocks) + 1
         date = dates.get(hit.document_id, "")
-        block = _block_text(hit=hit, number=number, content=hit.content, date=date)
+        block = block_text(hit=hit, number=number, date=date)
+        truncated = False
         # Count the joined text, not block by block: tokens can merge across the separator.
         if tokens_count(BLOCK_SEPARATOR.join([*blocks, block])) > token_budget:
             if position > 0:
                 continue
-            truncated = _truncated_block(hit=hit, number=number, token_budget=token_budget,
-                                         date=date)
-            if truncated is None:
+            cut = block_truncated(hit=hit, number=number, token_budget=token_budget, date=date)
+            if cut is None:
                 continue
-            block = truncated
+            block, truncated = cut, True
         blocks.append(block)
         contents.append(hit.content)
         citations.append(Citation(source=hit.source, heading=hit.heading,
@@ -126,8 +146,14 @@ def context_build(*, hits: Sequence[SearchHit], token_budget: int,
                                   chunk_index=hit.chunk_index, page_start=hit.page_start,
                                   page_end=hit.page_end, knowledge_base=hit.knowledge_base,
                                   document_id=hit.document_id, chunk_id=hit.chunk_id,
-                                  content_hash=hit.content_hash))
-    return Context(text=BLOCK_SEPARATOR.join(blocks), citations=citations, contents=contents)
+                                  content_hash=hit.content_hash,
+                                  chunks=tuple(CitedChunk(chunk_id=member.chunk_id,
+                                                          chunk_index=member.chunk_index,
+                                                          content_hash=member.content_hash)
+                                               for member in run),
+                                  truncated=truncated))
+    return Context(text=BLOCK_SEPARATOR.join(blocks), citations=citations, contents=contents,
+                   block_texts=blocks)
 
 
 def _unique(hits: Sequence[SearchHit]) -> list[SearchHit]:
@@ -156,20 +182,20 @@ def _capped(hits: list[SearchHit], per_document: int) -> list[SearchHit]:
     return capped
 
 
-def _merged(hits: list[SearchHit]) -> list[SearchHit]:
-    """Runs of adjacent chunks of one document as one hit each, at the place of the run's best
-    hit (the first of the run in `hits`)."""
+def _runs(hits: list[SearchHit]) -> list[tuple[SearchHit, list[SearchHit]]]:
+    """Runs of adjacent chunks of one document, each as (its best hit, the run in document
+    order), at the place of the run's best hit (the first of the run in `hits`)."""
     by_chunk: dict[tuple[tuple[int, str], int], SearchHit] = {}
     for hit in hits:
         by_chunk.setdefault((_document(hit), hit.chunk_index), hit)
     placed: set[int] = set()  # id() of the hits already in a block
-    merged = []
+    runs = []
     for hit in hits:
         if id(hit) in placed:
             continue
         document = _document(hit)
         if by_chunk[(document, hit.chunk_index)] is not hit:
-            merged.append(hit)  # the same chunk index twice (not from one index): kept apart
+            runs.append((hit, [hit]))  # the same chunk index twice (not from one index): apart
             continue
         start = end = hit.chunk_index
         while _free(by_chunk, placed, (document, start - 1)):
@@ -178,15 +204,21 @@ def _merged(hits: list[SearchHit]) -> list[SearchHit]:
             end += 1
         run = [by_chunk[(document, index)] for index in range(start, end + 1)]
         placed.update(id(member) for member in run)
-        if len(run) == 1:
-            merged.append(hit)
-            continue
-        pages = [page for member in run for page in (member.page_start, member.page_end)
-                 if page is not None]
-        merged.append(replace(hit, content="\n\n".join(member.content for member in run),
-                              page_start=min(pages) if pages else None,
-                              page_end=max(pages) if pages else None))
-    return merged
+        runs.append((hit, run))
+    return runs
+
+
+def block_hit(*, best: SearchHit, run: Sequence[SearchHit]) -> SearchHit:
+    """The hit one block stands for: `best` (its source, heading and score) with the texts of
+    `run` (adjacent chunks of its document, in document order) joined and its pages widened to
+    the whole run; `best` itself for a run of one."""
+    if len(run) <= 1:
+        return best
+    pages = [page for member in run for page in (member.page_start, member.page_end)
+             if page is not None]
+    return replace(best, content="\n\n".join(member.content for member in run),
+                   page_start=min(pages) if pages else None,
+                   page_end=max(pages) if pages else None)
 
 
 def _free(by_chunk: Mapping[tuple[tuple[int, str], int], SearchHit], placed: set[int],
@@ -194,6 +226,12 @@ def _free(by_chunk: Mapping[tuple[tuple[int, str], int], SearchHit], placed: set
     """Whether a hit of this document and chunk index is there and not yet in a block."""
     neighbour = by_chunk.get(key)
     return neighbour is not None and id(neighbour) not in placed
+
+
+def block_text(*, hit: SearchHit, number: int, date: str = "") -> str:
+    """Block `number` of the context: the header of `hit` (its source and pages, heading,
+    `date` when given, score), then its content with header look-alikes escaped."""
+    return _block_text(hit=hit, number=number, content=hit.content, date=date)
 
 
 def _block_text(*, hit: SearchHit, number: int, content: str, date: str = "") -> str:
@@ -218,9 +256,10 @@ def _one_line(field: str) -> str:
     return " ".join(field.splitlines())
 
 
-def _truncated_block(*, hit: SearchHit, number: int, token_budget: int,
-                     date: str = "") -> str | None:
-    """The longest token prefix of the content that fits with the marker; None if nothing fits."""
+def block_truncated(*, hit: SearchHit, number: int, token_budget: int,
+                    date: str = "") -> str | None:
+    """Block `number` with the longest token prefix of its content that fits `token_budget`
+    with the truncation marker; None if nothing fits."""
 
     def candidate(kept: int) -> str:
         # A prefix can end inside a multi-byte character; drop the replacement char it decodes to.

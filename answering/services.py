@@ -31,6 +31,7 @@ from answering.modes import (
 )
 from answering.prompts import PROMPT_VERSION, fallback_messages, rag_messages
 from answering.quotes import Quote, citations_verify
+from answering.replay import context_record
 from answering.slots import LLMSlot, llm_slot, llm_slot_acquire
 from core.config import Config
 from core.db import connection_released
@@ -164,10 +165,12 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
         trace.prompt_version = PROMPT_VERSION
         if search_query and search_query != question:
             trace.parameters["standalone_query"] = search_query
+        # What the context was built with, so a replay can tell whether it could be the same.
+        trace.parameters.update(context_token_budget=config.rag_context_token_budget,
+                                context_per_document=config.rag_context_per_document)
         if mode == MODE_RAG:
-            trace.citations = [{"chunk_id": citation.chunk_id,
-                                "content_hash": citation.content_hash}
-                               for citation in context.citations]
+            # Every chunk of every block in block order, with the hashes replay compares.
+            trace.citations = context_record(context=context)
         if plan.client is not None:
             trace.llm_model = plan.config_llm_model
             # Counted now; the provider's `usage`, when it sends one, replaces both numbers.

@@ -1,7 +1,8 @@
 """Read-only questions about the index: readiness and counts (used by /health and the CLI), the
 knowledge bases a caller sees (the body of GET /knowledge-bases, which the MCP server's
-`list_knowledge_bases` returns too), and one chunk by id for a caller that may read its base (the
-MCP `get_chunk` tool), in the words of /search's results."""
+`list_knowledge_bases` returns too), one chunk by id for a caller that may read its base (the
+MCP `get_chunk` tool), in the words of /search's results, and the chunks a trace recorded, by id
+or by their place in their document (`rag traces show --replay`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,29 @@ from knowledge.bases import KnowledgeBaseInfo, kb_list
 from knowledge.db_schema import index_connection, schema_error, schema_state
 from knowledge.embeddings import embedder_status, embedding_native_dim
 from knowledge.vector_path import vector_path_plan
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A chunk row as the index holds it now."""
+
+    id: int
+    document_id: int
+    chunk_index: int
+    relative_path: str
+    heading_path: list[str]
+    page_start: int | None
+    page_end: int | None
+    content: str
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class StoredChunks:
+    """The chunks found by id, and by (document id, chunk index)."""
+
+    by_id: dict[int, StoredChunk]
+    by_place: dict[tuple[int, int], StoredChunk]
 
 
 @dataclass(frozen=True)
@@ -155,3 +179,20 @@ def document_dates(*, document_ids: list[int]) -> dict[int, str]:
         rows = cursor.fetchall()
     return {document_id: " ".join(str(stated or changed).split())[:40]
             for document_id, stated, changed in rows if stated or changed}
+
+
+def chunks_by_id_or_place(*, chunk_ids: list[int],
+                          places: list[tuple[int, int]]) -> StoredChunks:
+    """The chunks of these ids, and those now at these places (document id, chunk index): a
+    re-ingested document's chunks are new rows at the places of the old ones."""
+    if not chunk_ids and not places:
+        return StoredChunks(by_id={}, by_place={})
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.CHUNKS_BY_ID_OR_PLACE, [
+            chunk_ids, [document_id for document_id, _ in places],
+            [chunk_index for _, chunk_index in places]])
+        chunks = [StoredChunk(*row) for row in cursor.fetchall()]
+    wanted = set(chunk_ids)
+    return StoredChunks(by_id={chunk.id: chunk for chunk in chunks if chunk.id in wanted},
+                        by_place={(chunk.document_id, chunk.chunk_index): chunk
+                                  for chunk in chunks})

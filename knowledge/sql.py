@@ -411,6 +411,16 @@ FROM chunks c JOIN knowledge_bases b ON b.id = c.knowledge_base_id
 WHERE c.id = %s
 """
 
+# The chunks a trace recorded (answering/replay.py): by id, and at their place in their document
+# (document id, chunk index), where a re-ingest of the document put new rows.
+CHUNKS_BY_ID_OR_PLACE = """
+SELECT c.id, c.document_id, c.chunk_index, c.relative_path, c.heading_path, c.page_start,
+       c.page_end, c.content, c.content_hash
+FROM chunks c
+WHERE c.id = ANY(%s::int8[])
+   OR (c.document_id, c.chunk_index) IN (SELECT * FROM unnest(%s::int8[], %s::int4[]))
+"""
+
 
 # A bulk first load builds the impact cells' GIN index once at the end instead of growing it
 # row by row (knowledge/store.py lexical_index_deferred). The definition is schema.sql's.

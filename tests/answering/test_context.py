@@ -79,6 +79,25 @@ def test_adjacent_chunks_of_a_document_reach_the_model_as_one_block_in_document_
     assert (first.chunk_index, first.page_start, first.page_end) == (5, 7, 8)
 
 
+def test_a_merged_blocks_citation_lists_each_of_its_chunks_in_document_order() -> None:
+    hits = [
+        hit("Second part.", source="report.md", heading_path=["R"], score=0.9, chunk_index=5),
+        hit("Another note.", source="b.md", heading_path=["B"], score=0.8),
+        hit("First part.", source="report.md", heading_path=["R"], score=0.7, chunk_index=4),
+    ]
+    hits = [replace(item, chunk_id=100 + number) for number, item in enumerate(hits)]
+    context = context_build(hits=hits, token_budget=1000)
+    merged, alone = context.citations
+    # The best chunk stays the block's citation; every chunk of the run is listed for traces.
+    assert (merged.chunk_id, merged.content_hash) == (100, "Second part.")
+    assert [(chunk.chunk_id, chunk.chunk_index, chunk.content_hash) for chunk in merged.chunks] == [
+        (102, 4, "First part."), (100, 5, "Second part.")]
+    assert [chunk.chunk_id for chunk in alone.chunks] == [101]
+    assert not merged.truncated and not alone.truncated
+    assert "\n\n".join(context.block_texts) == context.text
+    assert context.block_texts[1].startswith("[2] source: b.md\n")
+
+
 def test_five_chunks_of_one_report_leave_room_for_another_document() -> None:
     report = [hit(f"Report part {index}.", source="report.md", heading_path=[f"S{index}"],
                   score=0.9 - index / 100, chunk_index=index * 2) for index in range(5)]
@@ -121,6 +140,7 @@ def test_truncated_first_block_keeps_its_pages_in_the_header() -> None:
     context = context_build(hits=[first], token_budget=60)
     assert tokens_count(context.text) <= 60 and context.text.endswith(TRUNCATION_MARKER)
     assert context.text.startswith("[1] source: big.pdf, p. 4–6\nheading: Big\n")
+    assert context.citations[0].truncated  # traces record it, so a replay cuts it again
 
 
 def test_same_text_under_another_heading_is_not_a_duplicate() -> None:
