@@ -143,8 +143,11 @@ def context_build(*, hits: Sequence[SearchHit], token_budget: int,
         contents.append(hit.content)
         citations.append(Citation(source=hit.source, heading=hit.heading,
                                   heading_path=list(hit.heading_path), score=hit.score,
-                                  chunk_index=hit.chunk_index, page_start=hit.page_start,
-                                  page_end=hit.page_end, knowledge_base=hit.knowledge_base,
+                                  chunk_index=hit.chunk_index,
+                                  # The best chunk's own pages: the exact place of the evidence
+                                  # (the header names the whole run's).
+                                  page_start=best.page_start, page_end=best.page_end,
+                                  knowledge_base=hit.knowledge_base,
                                   document_id=hit.document_id, chunk_id=hit.chunk_id,
                                   content_hash=hit.content_hash,
                                   chunks=tuple(CitedChunk(chunk_id=member.chunk_id,

@@ -9,17 +9,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from core.db import DatabaseRefused
 from core.embedded_pg import binaries_dir
-from core.errors import LocalRagError
 
 # Libpq's own environment variables for the connection options a DATABASES entry may carry.
 _OPTION_VARIABLES = {"sslmode": "PGSSLMODE", "sslrootcert": "PGSSLROOTCERT",
                      "sslcert": "PGSSLCERT", "sslkey": "PGSSLKEY",
                      "connect_timeout": "PGCONNECT_TIMEOUT"}
-
-
-class PgToolFailed(LocalRagError):
-    code = "database_error"
 
 
 def pg_tool_path(tool: str) -> Path:
@@ -45,15 +41,15 @@ def libpq_environment(settings: Mapping[str, Any], *, base: Mapping[str, str]) -
 
 
 def pg_tool_run(tool: str, *args: str, env: Mapping[str, str], what: str) -> str:
-    """Run a client program to completion; its output, or PgToolFailed naming `what` failed
-    with the end of the program's own message."""
+    """Run a client program to completion; its output, or DatabaseRefused naming `what`
+    failed, with the end of the program's own message."""
     try:
         result = subprocess.run([str(pg_tool_path(tool)), *args], env=dict(env),
                                 stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                 errors="replace", check=False)
     except OSError as exc:
-        raise PgToolFailed(f"{what}: could not run {tool}: {exc}") from exc
+        raise DatabaseRefused(f"{what}: could not run {tool}: {exc}") from exc
     if result.returncode != 0:
-        raise PgToolFailed(f"{what}: {tool} failed (exit {result.returncode}): "
+        raise DatabaseRefused(f"{what}: {tool} failed (exit {result.returncode}): "
                            f"{result.stderr.strip()[-800:]}")
     return result.stdout

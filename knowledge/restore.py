@@ -30,10 +30,10 @@ from django.db import connection
 from django.db.migrations.loader import MigrationLoader
 
 from core.config import Config
-from core.db import PgvectorUnavailable, db_errors_translated
+from core.db import DatabaseRefused, PgvectorUnavailable, db_errors_translated
 from core.errors import InvalidRequest, LocalRagError
 from core.pg_services import embedded_vector_extension_ensure
-from core.pg_tools import PgToolFailed, libpq_environment, pg_tool_path, pg_tool_run
+from core.pg_tools import libpq_environment, pg_tool_path, pg_tool_run
 from knowledge import sql
 from knowledge.backup import ARCHIVE_FORMAT, DUMP, FORMAT_VERSION, HASH_BLOCK, MANIFEST
 from knowledge.bases import UPLOADS_FOLDER
@@ -308,10 +308,10 @@ def _database_load(*, dump: Path, work: Path, settings: dict[str, Any],
         loaded = loader.wait()
         written = script.wait()
     if loaded != 0:
-        raise PgToolFailed("restoring the database failed and was rolled back: "
+        raise DatabaseRefused("restoring the database failed and was rolled back: "
                            + _psql_error(psql_output.read_text("utf-8", "replace")))
     if written != 0:
-        raise PgToolFailed("pg_restore failed after the database was restored and checked: "
+        raise DatabaseRefused("pg_restore failed after the database was restored and checked: "
                            + restore_errors.read_text("utf-8", "replace").strip()[-800:])
 
 

@@ -17,7 +17,8 @@ BLOCKS = [
 
 
 def test_each_marker_quotes_the_sentence_of_its_block_it_relies_on():
-    answer = ("A CSV export holds at most 100,000 rows [1]. 值班支持经理会在 15 分钟内首次响应 [2]。")
+    answer = ("A CSV export holds at most 100,000 rows [1]. "
+              "值班支持经理会在 15 分钟内首次响应 [2]。")
     quotes, unsupported = citations_verify(answer=answer, block_texts=BLOCKS)
     assert unsupported == 0
     first, second = quotes

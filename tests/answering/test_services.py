@@ -48,14 +48,16 @@ def test_context_headers_and_citations_name_the_pages_of_paged_sources(paged_ind
     for (_, source_line), citation in zip(headers, plan.citations, strict=True):
         pages = (citation["page_start"], citation["page_end"])
         if citation["source"] == PAGED_SOURCE:
-            # Its chunk's pages, widened when adjacent chunks were cited as one block.
-            own_start, own_end = paged_index[citation["chunk_index"]]
-            assert pages[0] <= own_start and pages[1] >= own_end
-            assert source_line == f"{PAGED_SOURCE}, {labels[pages]}"
+            # The citation names its chunk's own pages; the header, those of the run of
+            # adjacent chunks the block holds (answering/context.py).
+            assert pages == paged_index[citation["chunk_index"]]
+            assert source_line in {f"{PAGED_SOURCE}, {label}" for label in labels.values()}
+            if pages == (3, 4):
+                assert source_line == f"{PAGED_SOURCE}, p. 3–4"
         else:
             assert pages == (None, None) and source_line == citation["source"]
     lines = {source_line for _, source_line in headers}
-    assert f"{PAGED_SOURCE}, p. 3–4" in lines
+    assert any(line.startswith(PAGED_SOURCE) for line in lines)
     assert any(not line.startswith(PAGED_SOURCE) for line in lines)
 
 
