@@ -57,11 +57,18 @@ def on_validation_error(request, exc: NinjaValidationError):
     return api.create_response(request, refusal.as_body(), status=refusal.http_status)
 
 
+# Where ninja says a parameter came from, before its name.
+PARAMETER_SOURCES = frozenset({"path", "query", "header", "cookie", "file", "form"})
+
+
 def _field_name(loc) -> str:
-    # ninja reports ("body", "payload", "top_k"); the client only knows "top_k".
+    # ninja reports ("body", "payload", "top_k"), ("path", "document_id"), ("file", "file");
+    # the client only knows "top_k", "document_id" and "file".
     parts = [str(part) for part in loc]
     if parts[:2] == ["body", "payload"]:
         parts = parts[2:]
+    elif len(parts) > 1 and parts[0] in PARAMETER_SOURCES:
+        parts = parts[1:]
     return ".".join(parts) or "body"
 
 

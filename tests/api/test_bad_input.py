@@ -1,6 +1,6 @@
 """Input no well-behaved client sends is refused with a 4xx and the unified error body, never a
-500: control characters where a slug goes, NUL characters anywhere text reaches the database,
-multipart headers Django will not read."""
+500: control characters where a slug goes, a NUL in any text field of a request, NUL characters
+anywhere else text reaches the database, multipart headers Django will not read."""
 
 from __future__ import annotations
 
@@ -8,6 +8,20 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from tests.api.http import error_of, post
+
+# Every text field of every JSON request, with a NUL in it (the ids in the paths need not
+# exist: the body is refused before anything is looked up).
+NUL_FIELDS = [
+    ("post", "/search", {"query": "export\u0000limits"}, "query"),
+    ("post", "/ask", {"question": "export\u0000limits"}, "question"),
+    ("post", "/ask/stream", {"question": "\u0000"}, "question"),
+    ("post", "/conversations", {"question": "export\u0000limits"}, "question"),
+    ("post", "/conversations", {"title": "Export\u0000"}, "title"),
+    ("patch", "/conversations/1", {"title": "Export\u0000"}, "title"),
+    ("post", "/conversations/1/messages", {"question": "export\u0000limits"}, "question"),
+    ("post", "/conversations/1/messages/stream", {"question": "\u0000"}, "question"),
+    ("post", "/messages/1/feedback", {"rating": "down", "comment": "wrong\u0000"}, "comment"),
+]
 
 
 @pytest.mark.parametrize("path", ["/search", "/ask"])
@@ -19,6 +33,30 @@ def test_a_slug_with_control_characters_is_422_invalid_request(client, sample_in
     error = error_of(response)
     assert error["code"] == "invalid_request"
     assert "knowledge_bases" in error["message"] and "control characters" in error["message"]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "field"), NUL_FIELDS)
+def test_a_nul_in_any_text_field_is_422_naming_the_field(client, sample_index, method, path,
+                                                         body, field):
+    response = getattr(client, method)(path, data=body, content_type="application/json")
+    assert response.status_code == 422
+    error = error_of(response)
+    assert error["code"] == "invalid_request"
+    assert [problem["field"] for problem in error["details"]["errors"]] == [field]
+
+
+@pytest.mark.parametrize(("path", "field"), [("/documents/abc", "document_id"),
+                                             ("/conversations?limit=many", "limit")])
+def test_a_parameter_of_the_wrong_type_is_422_naming_it(client, sample_index, path, field):
+    response = client.get(path)
+    assert response.status_code == 422
+    assert [problem["field"] for problem in error_of(response)["details"]["errors"]] == [field]
+
+
+def test_an_upload_without_its_file_is_422_naming_the_field(client, sample_index):
+    response = client.post("/knowledge-bases/default/documents", {"note": "no file here"})
+    assert response.status_code == 422
+    assert [problem["field"] for problem in error_of(response)["details"]["errors"]] == ["file"]
 
 
 def test_a_nul_in_a_path_slug_is_refused_before_the_database(client, sample_index):
