@@ -42,13 +42,15 @@ from conversations.models import (
 from core.config import Config, get_config
 from core.errors import InvalidRequest, NotFound
 from core.text_tokens import tokens_count
-from traces.recording import trace_current
+from traces.recording import trace_current, trace_fail
 
 RATINGS = {"up": FEEDBACK_UP, "down": FEEDBACK_DOWN}
 COMMENT_MAX_CHARS = 2000
 # One new conversation in this many also deletes those past their retention (as traces do).
 PRUNE_EVERY = 100
 LIST_LIMIT_MAX = 200
+# Past any conversation there will be, and within the bigint the database's OFFSET takes.
+LIST_OFFSET_MAX = 2**62
 _MARKERS = re.compile(MARKER_PATTERN)
 
 
@@ -84,6 +86,8 @@ def conversations_list(*, caller: Caller, limit: int = 50, offset: int = 0) -> l
     """The caller's conversations, most recently active first, with their message counts."""
     if not 1 <= limit <= LIST_LIMIT_MAX or offset < 0:
         raise InvalidRequest(f"limit must be between 1 and {LIST_LIMIT_MAX}, offset at least 0")
+    if offset > LIST_OFFSET_MAX:
+        return []
     # Ordered here: Meta.ordering does not apply to a query that aggregates.
     return list(_owned(caller).annotate(message_count=Count("messages"))
                 .order_by("-updated_at", "-id")[offset:offset + limit])
@@ -93,24 +97,42 @@ def conversation_get(*, caller: Caller, conversation_id: int) -> Conversation:
     """One of the caller's conversations (NotFound for anyone else's)."""
     conversation = _owned(caller).filter(pk=conversation_id).first()
     if conversation is None:
-        raise NotFound("conversation not found", details={"conversation_id": conversation_id})
+        raise _conversation_not_found(conversation_id)
     return conversation
 
 
+def _conversation_not_found(conversation_id: int) -> NotFound:
+    return NotFound("conversation not found", details={"conversation_id": conversation_id})
+
+
+def _conversation_lock(conversation_id: int) -> None:
+    """Lock the conversation's row until the transaction ends (inside one): a delete under way
+    finishes first, and one that comes waits. NotFound when it was deleted meanwhile, e.g.
+    while the model answered, so that nothing is written to a conversation that is gone."""
+    if not Conversation.objects.select_for_update().filter(pk=conversation_id).exists():
+        raise _conversation_not_found(conversation_id)
+
+
 def conversation_rename(*, caller: Caller, conversation_id: int, title: str) -> Conversation:
-    conversation = conversation_get(caller=caller, conversation_id=conversation_id)
-    if not title.strip():
-        raise InvalidRequest("a title needs at least one character", details={"field": "title"})
-    conversation.title = _title(title)
-    conversation.save(update_fields=["title", "updated_at"])
+    with transaction.atomic():
+        conversation = _owned(caller).select_for_update().filter(pk=conversation_id).first()
+        if conversation is None:
+            raise _conversation_not_found(conversation_id)
+        if not title.strip():
+            raise InvalidRequest("a title needs at least one character",
+                                 details={"field": "title"})
+        conversation.title = _title(title)
+        conversation.save(update_fields=["title", "updated_at"])
     return conversation
 
 
 def conversation_delete(*, caller: Caller, conversation_id: int) -> None:
     """Delete the conversation and its messages."""
-    deleted, _ = _owned(caller).filter(pk=conversation_id).delete()
-    if not deleted:
-        raise NotFound("conversation not found", details={"conversation_id": conversation_id})
+    with transaction.atomic():
+        # Locked first: a question being stored in it now is deleted with the others.
+        if not _owned(caller).select_for_update().filter(pk=conversation_id).exists():
+            raise _conversation_not_found(conversation_id)
+        _owned(caller).filter(pk=conversation_id).delete()
 
 
 def conversations_prune(*, days: int) -> int:
@@ -154,6 +176,7 @@ def turn_prepare(*, caller: Caller, conversation_id: int, question: str, top_k: 
         trace.parameters["condensation"] = condensed.method
         trace.parameters["conversation_id"] = conversation.pk
     with transaction.atomic():
+        _conversation_lock(conversation.pk)
         asked = Message.objects.create(conversation=conversation, role=Message.USER,
                                        text=question)
         if not conversation.title:
@@ -238,8 +261,13 @@ class TurnEventStream:
             elif name == "notice":
                 notice = data
             elif name == "usage" and stored is None:
-                stored = _answer_store(self.turn, text="".join(text) or (
-                    notice["message"] if notice else ""), notice=notice, usage=data)
+                try:
+                    stored = _answer_store(self.turn, text="".join(text) or (
+                        notice["message"] if notice else ""), notice=notice, usage=data)
+                except NotFound as exc:  # the conversation was deleted while it was answered
+                    trace_fail(exc.code)
+                    yield "error", exc.as_body()
+                    return
             elif name == "done" and stored is not None:
                 data = {**data, **_turn_fields(self.turn, stored)}
             yield name, data
@@ -262,6 +290,7 @@ def _answer_store(turn: ConversationTurn, *, text: str, notice: dict[str, Any] |
                   "completion_tokens": trace.completion_tokens,
                   "token_source": trace.token_source}
     with transaction.atomic():
+        _conversation_lock(turn.conversation.pk)
         answer = Message.objects.create(
             conversation=turn.conversation, role=Message.ASSISTANT, text=text, mode=plan.mode,
             confidence=plan.confidence, standalone_query=turn.condensed.query,
@@ -291,15 +320,17 @@ def message_feedback_record(*, caller: Caller, message_id: int, rating: str,
     if len(comment) > COMMENT_MAX_CHARS:
         raise InvalidRequest(f"the comment is longer than {COMMENT_MAX_CHARS} characters",
                              details={"field": "comment"})
-    message = Message.objects.filter(
-        Q(pk=message_id) & Q(role=Message.ASSISTANT)
-        & Q(conversation__owner=conversation_owner(caller))).first()
-    if message is None:
-        raise NotFound("message not found", details={"message_id": message_id})
-    message.rating = RATINGS[rating]
-    message.error_type = error_type if rating == "down" else ""
-    message.comment = comment.strip()
-    message.feedback_at = timezone.now()
-    message.save(update_fields=["rating", "error_type", "comment", "feedback_at"])
+    with transaction.atomic():
+        # The message's row locked: one its conversation's delete took first is not found.
+        message = Message.objects.select_for_update(of=("self",)).filter(
+            Q(pk=message_id) & Q(role=Message.ASSISTANT)
+            & Q(conversation__owner=conversation_owner(caller))).first()
+        if message is None:
+            raise NotFound("message not found", details={"message_id": message_id})
+        message.rating = RATINGS[rating]
+        message.error_type = error_type if rating == "down" else ""
+        message.comment = comment.strip()
+        message.feedback_at = timezone.now()
+        message.save(update_fields=["rating", "error_type", "comment", "feedback_at"])
     return message
 
