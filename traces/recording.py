@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 
 from core.config import get_config
 from core.db import db_errors_translated
@@ -151,19 +151,37 @@ def trace_finish(trace: Trace, *, error: BaseException | None = None) -> None:
     trace.stage("total", (time.perf_counter() - trace.started) * 1000)
     keep_text = get_config().rag_trace_text
     try:
-        with connection.cursor() as cursor:
+        # In a savepoint: a write that fails leaves a transaction the caller has open usable.
+        with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(sql.TRACE_INSERT, [
                 trace.id, trace.operation, trace.channel, trace.caller, trace.user_id,
                 trace.token_id, trace.knowledge_base_ids, trace.status, trace.error_code,
-                trace.mode, json.dumps(trace.parameters), json.dumps(trace.timings_ms),
+                trace.mode, _json_of(trace.parameters), _json_of(trace.timings_ms),
                 trace.embedding_model, trace.llm_model, trace.prompt_tokens,
                 trace.completion_tokens, trace.token_source, trace.prompt_version,
-                json.dumps(trace.citations),
-                trace.question if keep_text else None, trace.answer if keep_text else None])
+                _json_of(trace.citations),
+                _without_nul(trace.question) if keep_text else None,
+                _without_nul(trace.answer) if keep_text else None])
             if random.randrange(PRUNE_EVERY) == 0:
                 cursor.execute(sql.TRACES_PRUNE, [get_config().rag_trace_retention_days])
     except Exception as exc:  # the database is down, or the table missing: log, go on
         logger.warning("trace %s not recorded: %s: %s", trace.id, type(exc).__name__, exc)
+
+
+def _without_nul(value: Any) -> Any:
+    """`value` with every NUL in its text (keys included) replaced by U+FFFD: PostgreSQL keeps
+    none in text or jsonb, and a question may well hold one (/v1/chat/completions takes it)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, list | tuple):
+        return [_without_nul(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_nul(key): _without_nul(item) for key, item in value.items()}
+    return value
+
+
+def _json_of(value: Any) -> str:
+    return json.dumps(_without_nul(value))
 
 
 def traces_prune(*, days: int) -> int:

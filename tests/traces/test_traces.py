@@ -7,10 +7,11 @@ import json
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 
 from tests.answering.stub_openai import StubOpenAI
 from tests.api.http import IN_DOMAIN, OUT_OF_DOMAIN, post, sse_events
+from traces.recording import traced
 
 
 @pytest.fixture(autouse=True)
@@ -91,11 +92,30 @@ def test_a_refused_request_is_traced_as_an_error(client, sample_index):
     assert trace["id"] == response["X-Request-ID"]
 
 
+def test_text_holding_a_nul_is_traced_with_the_nul_replaced(config_override):
+    config_override(rag_trace_text=True)
+    with traced(operation="ask", channel="cli") as trace:
+        trace.parameters["query"] = "export\x00limits"
+        trace.question = "export limits\x00?"
+    (row,) = traces()
+    assert (row["parameters"]["query"], row["question"]) == ("export\ufffdlimits",
+                                                             "export limits\ufffd?")
+
+
+def test_a_trace_that_cannot_be_written_leaves_the_callers_transaction_usable():
+    with transaction.atomic():
+        with traced(operation="ask", channel="cli") as trace:
+            trace.knowledge_base_ids = ["not a base id"]
+        assert traces() == []  # refused, and the transaction still answers
+
+
 def test_cli_calls_are_traced_and_stats_summarise_them(sample_index, capsys):
     call_command("search", IN_DOMAIN, "--json")
     call_command("ask", IN_DOMAIN, "--json")
-    channels = [(trace["operation"], trace["channel"], trace["caller"]) for trace in traces()]
-    assert channels == [("search", "cli", "local operator"), ("ask", "cli", "local operator")]
+    # Sorted: written in the test's one transaction, both traces have its now() as created_at.
+    channels = sorted((trace["operation"], trace["channel"], trace["caller"])
+                      for trace in traces())
+    assert channels == [("ask", "cli", "local operator"), ("search", "cli", "local operator")]
     capsys.readouterr()
     call_command("traces", "stats", "--json")
     stats = json.loads(capsys.readouterr().out)
