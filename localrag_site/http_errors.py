@@ -1,13 +1,15 @@
-"""The unified error body outside the API's own handlers: 400, 404 and 405 (the admin keeps its
-HTML 404 page), 415 for request bodies that are not JSON, and draining a refused body so the
-client's keep-alive connection stays usable. Under /v1/ (the OpenAI-compatible endpoints) the
-same errors take OpenAI's shape, as everything on that path does."""
+"""The unified error body outside the API's own handlers: 400, 403 for a refused CSRF check, 404
+and 405 (the admin and the workbench keep their HTML pages), 415 for request bodies that are not
+JSON, and draining a refused body so the client's keep-alive connection stays usable. Under /v1/
+(the OpenAI-compatible endpoints) the same errors take OpenAI's shape, as everything on that
+path does."""
 
 from __future__ import annotations
 
 import re
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.csrf import csrf_failure as csrf_failure_page
 from django.views.defaults import page_not_found
 
 from conversations.openai_errors import OPENAI_PREFIX, openai_error_body, param_of
@@ -41,6 +43,16 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
     if request.path.startswith(HTML_PREFIXES):
         return page_not_found(request, exception)
     return error_json(request, "not_found", f"no such endpoint: {request.path}", 404)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW: the admin's and the workbench's forms keep Django's page; a view
+    outside them that is not exempt (ninja's root of each API, the static files), asked with
+    DELETE say, gets the error body of its path."""
+    if request.path.startswith(HTML_PREFIXES):
+        return csrf_failure_page(request, reason)
+    return error_json(request, "forbidden", f"forbidden: {request.method} {request.path} was "
+                      f"refused ({reason})", 403)
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

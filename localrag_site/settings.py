@@ -99,6 +99,8 @@ SECURE_HSTS_SECONDS = CONFIG.rag_hsts_seconds
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
+# A refused CSRF check outside the admin and the workbench answers in the API's error body.
+CSRF_FAILURE_VIEW = "localrag_site.http_errors.csrf_failure"
 
 ROOT_URLCONF = "localrag_site.urls"
 WSGI_APPLICATION = "localrag_site.wsgi.application"

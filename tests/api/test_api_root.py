@@ -53,6 +53,22 @@ def test_unknown_path_and_wrong_method_use_the_unified_error(client, db):
     assert wrong["Allow"] == "POST"
 
 
+@pytest.mark.parametrize(("path", "body_keys"), [
+    ("/", {"code", "message", "details"}), ("/static/ninja/x.js", {"code", "message", "details"}),
+    ("/v1/", {"message", "type", "param", "code"})])
+def test_a_refused_csrf_check_outside_the_html_sites_uses_the_error_body(db, path, body_keys):
+    # DELETE of a view that is not CSRF-exempt: ninja's root of each API, the static files.
+    response = Client(enforce_csrf_checks=True).delete(path)
+    assert response.status_code == 403
+    assert set(json.loads(response.content)["error"]) == body_keys
+    assert json.loads(response.content)["error"]["code"] == "forbidden"
+
+
+def test_a_refused_csrf_check_in_the_admin_keeps_its_page(db):
+    response = Client(enforce_csrf_checks=True).post("/admin/login/", {"username": "x"})
+    assert response.status_code == 403 and response["Content-Type"].startswith("text/html")
+
+
 def test_docs_work_without_internet(client, db):
     page = client.get("/docs").content.decode()
     assert "cdn." not in page and "/static/ninja/" in page
