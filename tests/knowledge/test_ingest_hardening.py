@@ -252,8 +252,7 @@ def test_worker_processes_end_when_the_ingest_is_killed(clean_tables, tmp_path: 
     workers: list[int] = []
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(workers) < 2 and process.poll() is None:
-        workers = [pid for pid in _children(process.pid)
-                   if b"multiprocessing" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        workers = [pid for pid in _children(process.pid) if _is_worker(pid)]
         time.sleep(0.05)
     assert workers, "the ingest finished before it started its worker processes"
     os.kill(process.pid, signal.SIGKILL)
@@ -271,3 +270,11 @@ def test_worker_processes_end_when_the_ingest_is_killed(clean_tables, tmp_path: 
     assert finished.returncode == 0, finished.stderr
     assert rows("SELECT status, left(error_summary, 11) FROM ingest_runs ORDER BY id") == [
         ("failed", "interrupted"), ("success", None)]
+
+
+def _is_worker(pid: int) -> bool:
+    """Whether `pid` is a multiprocessing worker; False for one that has exited meanwhile."""
+    try:
+        return b"multiprocessing" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return False
