@@ -6,6 +6,7 @@ import http.client
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,15 +22,18 @@ QUESTION = "客户 P1 工单应该怎么升级？"
 
 
 class Server:
-    """`rag serve` in a subprocess, on a free loopback port."""
+    """`rag serve` in a subprocess, on a free loopback port. Its output goes to a file, not a
+    pipe: nobody reads a pipe while the server runs, and one that fills up (~64 KB of logs)
+    would block every thread that logs."""
 
     def __init__(self, env: dict[str, str], *, cwd: Path = ROOT) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.log = tempfile.TemporaryFile()
         self.process = subprocess.Popen(
             [sys.executable, str(ROOT / "manage.py"), "serve", "--port", str(self.port),
              "--workers", "1", "--threads", "4"],
-            cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            cwd=cwd, env=env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -43,7 +47,8 @@ class Server:
         raise RuntimeError(f"server did not start: {self.output()}")
 
     def output(self) -> str:
-        return self.process.stdout.read().decode(errors="replace") if self.process.stdout else ""
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
 
     def stop(self) -> None:
         self.process.terminate()
@@ -51,6 +56,7 @@ class Server:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()
 
 
 @pytest.fixture
