@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from dataclasses import dataclass
 
 import pytest
@@ -17,6 +16,7 @@ from jobs.worker import Worker
 from knowledge.embeddings import FakeLexicalEmbedder
 from knowledge.ingest import vault_ingest
 from tests.api.test_documents import MARKER, project, upload  # noqa: F401  (fixture)
+from tests.jobs.support import HeldJob
 from tests.knowledge.formats.files import pdf_bytes
 
 
@@ -46,22 +46,11 @@ def test_a_checkpoint_that_raises_stops_the_run_with_nothing_written_and_the_loc
 
 
 @dataclass
-class BlockedUpload:
+class BlockedUpload(HeldJob):
     """An uploaded PDF whose job is running on `worker`'s thread, held inside its embedding
     step until `release` is set."""
 
     body: dict
-    worker: Worker
-    thread: threading.Thread
-    release: threading.Event
-
-    def finish(self) -> float:
-        """Let the embedding return; seconds until the worker's thread has ended."""
-        started = time.monotonic()
-        self.release.set()
-        self.thread.join(30)
-        assert not self.thread.is_alive()
-        return time.monotonic() - started
 
 
 @pytest.fixture

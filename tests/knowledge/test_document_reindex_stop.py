@@ -6,7 +6,6 @@ way no advisory lock is left behind."""
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
 
 import pytest
@@ -18,6 +17,7 @@ from jobs.worker import Worker
 from knowledge.bases import kb_create
 from knowledge.documents import document_reindex, document_upload
 from knowledge.embeddings import FakeLexicalEmbedder
+from tests.jobs.support import HeldJob
 from tests.knowledge.formats.files import pdf_bytes
 
 TEXT = "Cassiterite greisen veins at Ridge 4 carry tin near 0.6 percent Sn. "
@@ -39,24 +39,13 @@ def advisory_locks() -> int:
 
 
 @dataclass
-class HeldReindex:
+class HeldReindex(HeldJob):
     """A built document whose reindex job runs on `worker`'s thread, held inside its
     embedding step until `release` is set."""
 
     document_id: int
     job_id: int
     built: tuple
-    worker: Worker
-    thread: threading.Thread
-    release: threading.Event
-
-    def finish(self) -> float:
-        """Let the embedding return; seconds until the worker's thread has ended."""
-        started = time.monotonic()
-        self.release.set()
-        self.thread.join(30)
-        assert not self.thread.is_alive()
-        return time.monotonic() - started
 
 
 @pytest.fixture
