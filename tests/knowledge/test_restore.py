@@ -7,6 +7,8 @@ import io
 import json
 import secrets
 import shutil
+import subprocess
+import sys
 import tarfile
 import tempfile
 from collections.abc import Callable, Iterator
@@ -18,7 +20,7 @@ import pytest
 
 from core.config import get_config
 from core.dburl import database_settings
-from tests.conftest import cli_env
+from tests.conftest import DEFAULT_KB, RAG_TABLES, cli_env
 from tests.harness import ROOT, bootstrap_credentials
 
 
@@ -58,14 +60,30 @@ def empty_database() -> Iterator[str]:
         conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
 
 
-@pytest.fixture
-def archive(clean_tables, run_cli, project, tmp_path) -> Path:
-    """An archive of the test database holding the sample vault."""
-    assert run_cli("ingest", str(ROOT / "samples" / "acme-vault")).returncode == 0
-    path = tmp_path / "site.tar"
-    result = run_cli("backup", str(path), cwd=project)
-    assert result.returncode == 0, result.stderr
-    return path
+@pytest.fixture(scope="module")
+def archive(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Path]:
+    """An archive of the test database holding the sample vault, made once for the module (the
+    tests only read it, or rewrite copies of it); the tables are emptied again afterwards."""
+    from django.db import connection
+
+    def truncate() -> None:
+        with django_db_blocker.unblock(), connection.cursor() as cursor:
+            cursor.execute(f"TRUNCATE {RAG_TABLES} RESTART IDENTITY CASCADE")
+            cursor.execute(DEFAULT_KB)
+
+    folder = tmp_path_factory.mktemp("archive")
+    (folder / "pyproject.toml").write_text("[project]\nname='scratch'\n")
+    (folder / ".env.sample").write_text("")
+    path = folder / "site.tar"
+    truncate()
+    try:
+        for args in (("ingest", str(ROOT / "samples" / "acme-vault")), ("backup", str(path))):
+            result = subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=folder,
+                                    env=cli_env(), capture_output=True, text=True, timeout=120)
+            assert result.returncode == 0, result.stderr
+        yield path
+    finally:
+        truncate()
 
 
 def tables_in(url: str) -> int:
