@@ -72,6 +72,8 @@ class MessageOut(Schema):
     standalone_query: str
     condensation: str
     citations: list[StoredCitation]
+    # Markers of the answer no sentence of their block supports.
+    unsupported_citations: int = 0
     notice: Notice | None
     trace_id: str
     prompt_tokens: int | None

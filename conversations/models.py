@@ -59,6 +59,8 @@ class Message(models.Model):
     # How the standalone query was made: as_asked, rule or llm.
     condensation = models.CharField(max_length=16, blank=True, default="")
     citations = models.JSONField(default=list, blank=True)
+    # Markers of the answer that no sentence of their block supports (answering/quotes.py).
+    unsupported_citations = models.IntegerField(default=0)
     notice = models.JSONField(null=True, blank=True)
     trace_id = models.CharField(max_length=36, blank=True, default="")
     prompt_tokens = models.IntegerField(null=True, blank=True)

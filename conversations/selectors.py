@@ -18,7 +18,8 @@ def message_dict(message: Message) -> dict[str, Any]:
     return {"id": message.pk, "role": message.role, "text": message.text,
             "mode": message.mode or None, "confidence": message.confidence,
             "standalone_query": message.standalone_query, "condensation": message.condensation,
-            "citations": message.citations, "notice": message.notice,
+            "citations": message.citations,
+            "unsupported_citations": message.unsupported_citations, "notice": message.notice,
             "trace_id": message.trace_id, "prompt_tokens": message.prompt_tokens,
             "completion_tokens": message.completion_tokens, "token_source": message.token_source,
             "feedback": feedback, "created_at": message.created_at}

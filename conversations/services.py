@@ -295,6 +295,7 @@ def _answer_store(turn: ConversationTurn, *, text: str, notice: dict[str, Any] |
             conversation=turn.conversation, role=Message.ASSISTANT, text=text, mode=plan.mode,
             confidence=plan.confidence, standalone_query=turn.condensed.query,
             condensation=turn.condensed.method, citations=citations, notice=notice,
+            unsupported_citations=plan.unsupported_citations,
             trace_id=trace.id if trace is not None else "",
             prompt_tokens=tokens.get("prompt_tokens"),
             completion_tokens=tokens.get("completion_tokens"),

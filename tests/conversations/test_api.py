@@ -67,6 +67,7 @@ def test_a_follow_up_is_searched_with_the_question_before_it(client, sample_inde
     cited = answer["citations"][0]
     assert cited["chunk_id"] > 0 and len(cited["content_hash"]) == 64
     assert answer["prompt_tokens"] > 0 and answer["token_source"] == "counted"
+    assert answer["unsupported_citations"] == follow_up["unsupported_citations"] == 0
 
 
 def test_the_answer_prompt_holds_the_earlier_turn_without_its_citation_markers(

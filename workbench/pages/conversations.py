@@ -24,7 +24,7 @@ from workbench.pages.ask import (
     citation_cards,
     plan_cards,
 )
-from workbench.pages.quotes import quoted_cards, unverified_count
+from workbench.pages.quotes import quoted_cards
 
 ASIDE_LIMIT = 12  # conversations listed beside the Ask page and a thread
 LIST_PAGE_SIZE = 50
@@ -93,8 +93,7 @@ def stored_answer(message: Message, rows: dict[int, dict[str, Any]]) -> AnswerVi
                       message_id=message.pk, feedback=feedback,
                       anchor=message_anchor(message.pk))
     view.citations = quoted_cards(cards, answer=message.text, checked=view.look == "answer")
-    # A message keeps its citations' quotes but not the count: its unverified markers are.
-    view.unsupported = unverified_count(view.citations, answer=message.text)
+    view.unsupported = message.unsupported_citations
     return view
 
 

@@ -76,13 +76,6 @@ def quoted_cards(cards: Sequence[dict[str, Any]], *, answer: str,
     return quoted
 
 
-def unverified_count(cards: Sequence[dict[str, Any]], *, answer: str) -> int:
-    """How many markers of `answer` cite an unverified card (for an answer whose count the
-    server did not keep: a conversation's stored message)."""
-    unverified = {card["number"] for card in cards if card.get("unverified")}
-    return sum(1 for number in cited_numbers(answer) if number in unverified)
-
-
 def quote_spans(cards: Sequence[dict[str, Any]]) -> dict[int, QuoteSpan]:
     """The chunk and offsets of each linked card's quote, by card number, where the chunks'
     text still reads as the quote."""
