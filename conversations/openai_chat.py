@@ -25,15 +25,14 @@ from answering.services import (
     AskEventStream,
     AskPlan,
     ask_answer,
-    ask_prepare,
     ask_stream_of,
     ask_usage,
 )
 from answering.sse import SSEFrames
-from conversations.condense import Condensed, Turn, is_follow_up, rule_condense, standalone_query
+from conversations.condense import Condensed, Turn, is_follow_up, rule_condense
 from conversations.openai_errors import openai_error_of
 from conversations.openai_models import model_scope
-from conversations.services import history_messages
+from conversations.services import follow_up_plan
 from core.config import Config
 from core.output import page_span_label
 from traces.recording import trace_current
@@ -76,17 +75,9 @@ def chat_prepare(*, caller: Caller, model: str, messages: Sequence[ChatMessage],
     scope = model_scope(caller=caller, model=model)
     question = messages[-1].text
     turns = conversation_turns(messages[:-1])
-    condensed = standalone_query(
+    condensed, plan = follow_up_plan(
         question=question, turns=turns[-max(config.rag_conversation_history_turns, 1):],
-        config=config)
-    history = history_messages(turns[-config.rag_conversation_history_turns:]
-                               if config.rag_conversation_history_turns else [],
-                               budget=config.rag_conversation_history_tokens)
-    plan = ask_prepare(question=question, top_k=None, fallback=False, config=config,
-                       scope=scope, search_query=condensed.query, history=history,
-                       on_llm_error=on_llm_error)
-    if trace is not None:
-        trace.parameters["condensation"] = condensed.method
+        scope=scope, top_k=None, fallback=False, on_llm_error=on_llm_error, config=config)
     return ChatTurn(model=model, condensed=condensed, plan=plan,
                     id=f"chatcmpl-{trace.id if trace is not None else uuid.uuid4()}")
 

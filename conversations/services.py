@@ -21,7 +21,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from access.callers import Caller
+from access.callers import Caller, Scope
 from answering.citations import MARKER_PATTERN
 from answering.services import (
     AskEventStream,
@@ -162,18 +162,13 @@ def turn_prepare(*, caller: Caller, conversation_id: int, question: str, top_k: 
     """Read the recent turns, make the question standalone, retrieve and plan the answer;
     raises every pre-generation error before anything is stored."""
     conversation = conversation_get(caller=caller, conversation_id=conversation_id)
-    scope = caller.scope(slugs=conversation.knowledge_bases)
-    turns = recent_turns(conversation, limit=max(config.rag_conversation_history_turns, 1))
-    condensed = standalone_query(question=question, turns=turns, config=config)
-    history = history_messages(turns[-config.rag_conversation_history_turns:]
-                               if config.rag_conversation_history_turns else [],
-                               budget=config.rag_conversation_history_tokens)
-    plan = ask_prepare(question=question, top_k=top_k, fallback=fallback, config=config,
-                       scope=scope, search_query=condensed.query, history=history,
-                       on_llm_error=on_llm_error)
+    condensed, plan = follow_up_plan(
+        question=question,
+        turns=recent_turns(conversation, limit=max(config.rag_conversation_history_turns, 1)),
+        scope=caller.scope(slugs=conversation.knowledge_bases), top_k=top_k,
+        fallback=fallback, on_llm_error=on_llm_error, config=config)
     trace = trace_current()
     if trace is not None:
-        trace.parameters["condensation"] = condensed.method
         trace.parameters["conversation_id"] = conversation.pk
     with transaction.atomic():
         _conversation_lock(conversation.pk)
@@ -184,6 +179,23 @@ def turn_prepare(*, caller: Caller, conversation_id: int, question: str, top_k: 
         conversation.save(update_fields=["title", "updated_at"])
     return ConversationTurn(conversation=conversation, question=asked, condensed=condensed,
                             plan=plan)
+
+
+def follow_up_plan(*, question: str, turns: list[Turn], scope: Scope, top_k: int | None,
+                   fallback: bool, on_llm_error: str, config: Config) -> tuple[Condensed, AskPlan]:
+    """A question after `turns` (oldest first): made standalone, searched, and planned with
+    the recent turns in the prompt — for a stored conversation and a stateless chat alike."""
+    condensed = standalone_query(question=question, turns=turns, config=config)
+    history = history_messages(turns[-config.rag_conversation_history_turns:]
+                               if config.rag_conversation_history_turns else [],
+                               budget=config.rag_conversation_history_tokens)
+    plan = ask_prepare(question=question, top_k=top_k, fallback=fallback, config=config,
+                       scope=scope, search_query=condensed.query, history=history,
+                       on_llm_error=on_llm_error)
+    trace = trace_current()
+    if trace is not None:
+        trace.parameters["condensation"] = condensed.method
+    return condensed, plan
 
 
 def recent_turns(conversation: Conversation, *, limit: int) -> list[Turn]:
