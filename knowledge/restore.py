@@ -40,6 +40,8 @@ from knowledge.bases import UPLOADS_FOLDER
 from knowledge.db_schema import RAG_TABLES, db_init
 
 MANIFEST_MAX_BYTES = 16 << 20
+# Members read at most: an upload area of a million files is far beyond one installation's.
+MEMBERS_MAX = 1_000_000
 # pg_restore -l lines of the extension itself and its comment: pgvector is not a trusted
 # extension, so the target has it already (created by a superuser) and the application's role
 # may neither create it nor comment on it.
@@ -76,7 +78,7 @@ def restore_read(*, path: Path, config: Config, embedder_change: bool = False,
         raise ArchiveInvalid(f"{path} is not a local-rag backup (not a readable tar file: "
                              f"{exc})") from exc
     with tar:
-        members = {member.name: member for member in tar.getmembers()}
+        members = archive_members(tar, path=path)
         manifest = _manifest_read(tar, members, path=path)
         _schema_check(manifest)
         _embedder_check(manifest, config=config, embedder_change=embedder_change)
@@ -104,6 +106,19 @@ def restore_read(*, path: Path, config: Config, embedder_change: bool = False,
     db_init()
     return RestoreResult(manifest=manifest, uploads_root=uploads_root, files=files,
                          warnings=_warnings(manifest))
+
+
+def archive_members(tar: tarfile.TarFile, *, path: Path,
+                    limit: int = MEMBERS_MAX) -> dict[str, tarfile.TarInfo]:
+    """The archive's members by name, read header by header; refused past `limit`, so a
+    hostile tar of millions of empty members cannot fill the memory with their headers."""
+    members: dict[str, tarfile.TarInfo] = {}
+    while (member := tar.next()) is not None:
+        if len(members) >= limit:
+            raise ArchiveInvalid(f"{path} holds more than {limit:,} members; a local-rag backup "
+                                 "holds one per uploaded file plus two")
+        members[member.name] = member
+    return members
 
 
 def _manifest_read(tar: tarfile.TarFile, members: dict[str, tarfile.TarInfo], *,

@@ -133,6 +133,19 @@ def test_a_file_that_is_not_a_backup_is_refused(run_cli, project, tmp_path):
     assert result.returncode == 2 and "it has no manifest.json" in result.stderr
 
 
+def test_an_archive_of_too_many_members_is_refused_before_they_are_all_read(tmp_path):
+    from knowledge.restore import ArchiveInvalid, archive_members
+
+    path = tmp_path / "many.tar"
+    with tarfile.open(path, "w") as tar:
+        for number in range(50):
+            tar.addfile(tarfile.TarInfo(f"uploads/kb-1/{number}.txt"), io.BytesIO(b""))
+    with tarfile.open(path) as tar:
+        assert len(archive_members(tar, path=path, limit=50)) == 50
+    with tarfile.open(path) as tar, pytest.raises(ArchiveInvalid, match="more than 10 members"):
+        archive_members(tar, path=path, limit=10)
+
+
 def test_an_archive_of_a_newer_schema_is_refused_before_anything_is_written(
         archive, run_cli, project, tmp_path, empty_database):
     newer = rewritten(archive, tmp_path / "newer.tar", manifest=lambda content: content[
