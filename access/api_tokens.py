@@ -31,8 +31,9 @@ def token_create(*, username: str, slugs: list[str] | None = None, read_only: bo
         cursor.execute(sql.USER_BY_NAME, [username])
         row = cursor.fetchone()
         if row is None:
-            raise NotFound(f"no user named {username!r}; create one with `rag createsuperuser` "
-                           "or in the admin", details={"user": username})
+            raise NotFound(f"no user named {username!r}; create one with `rag user create "
+                           f"{username}` (then `rag grant {username} KB reader`), or in the "
+                           "admin", details={"user": username})
         user_id = row[0]
         ids = kb_ids_by_slug(cursor, slugs or [])
         missing = [slug for slug in slugs or [] if slug not in ids]

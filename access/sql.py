@@ -3,6 +3,7 @@
 KB_IDS = "SELECT id FROM knowledge_bases ORDER BY id"
 
 KB_IDS_BY_SLUG = "SELECT slug, id FROM knowledge_bases WHERE slug = ANY(%s)"
+KB_SLUGS = "SELECT id, slug FROM knowledge_bases"
 
 # The tables of grants and tokens are Django's (access/models.py), named as when they were the
 # knowledge app's.
@@ -77,3 +78,7 @@ RETURNING failures
 TOKEN_FAILURES_PAST_DELETE = """
 DELETE FROM token_failures WHERE window_start < date_trunc('minute', now())
 """
+
+# The bases a caller reads, for GET /me (access/selectors.py): slugs and names only, read here
+# rather than through the knowledge app, which sits above access.
+KB_NAMES = "SELECT id, slug, name FROM knowledge_bases WHERE id = ANY(%s) ORDER BY slug"
