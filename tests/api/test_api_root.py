@@ -91,3 +91,18 @@ def test_database_never_initialised_is_schema_not_initialized(client, superuser_
     response = client.get(path) if path == "/health" else post(client, path, {"query": "x"})
     assert response.status_code == 503
     assert error_of(response)["code"] == "schema_not_initialized"
+
+
+def test_the_servers_address_leads_people_to_the_workbench(client, db):
+    response = client.get("/")
+    assert response.status_code == 302 and response["Location"] == "/workbench/"
+    # The API keeps its own paths.
+    assert client.get("/health").status_code in (200, 503)
+    assert client.get("/docs").status_code == 200
+
+
+def test_the_favicon_is_served(client, db):
+    response = client.get("/favicon.ico", follow=True)
+    assert response.status_code == 200 and b"<svg" in b"".join(response.streaming_content)
+    page = client.get("/workbench/login/").content.decode()
+    assert 'rel="icon" href="/static/workbench/favicon.svg"' in page

@@ -52,9 +52,9 @@ class Command(RagCommand):
         base = f"http://{host}:{port}"
         worker = None if options["no_worker"] else serve_worker_build()
         jobs = "one worker thread" if worker else "none here (run `rag worker`)"
-        self.stdout.write(f"serving local-rag on {base}\n  API docs: {base}/docs\n"
-                          f"  health:   {base}/health\n  admin:    {base}/admin/\n"
-                          f"  jobs:     {jobs}")
+        self.stdout.write(f"serving local-rag on {base}\n  workbench: {base}/workbench/\n"
+                          f"  API docs:  {base}/docs\n  health:    {base}/health\n"
+                          f"  admin:     {base}/admin/\n  jobs:      {jobs}")
         self.stdout.flush()
         argv = gunicorn_argv(host=host, port=port, workers=workers, threads=threads)
         if worker is None:
