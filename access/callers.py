@@ -58,6 +58,14 @@ class Caller:
     everything: bool = False  # every knowledge base, also those created after this call began
     user_id: int | None = None
     token_id: int | None = None
+    # operator (the CLI, or open access), token (an issued one or RAG_API_TOKEN) or user (a
+    # person signed in to the workbench): what GET /me reports.
+    kind: str = "operator"
+    username: str | None = None
+    # May create, change and delete knowledge bases: the operator, RAG_API_TOKEN, a superuser,
+    # and a superuser's token that is neither narrowed nor read-only.
+    admin: bool = False
+    read_only: bool = False  # a read-only token
 
     def scope(self, *, slugs: list[str] | None = None) -> Scope:
         """The caller's knowledge bases, narrowed to `slugs` when given. A slug that does not
@@ -73,12 +81,21 @@ class Caller:
                                details={"knowledge_base": slug})
         return Scope.of(ids[slug] for slug in slugs)
 
+    # An admin reads and maintains every base, also one created since its grants were read
+    # (the base it has just created, in the same request).
     def may_read(self, knowledge_base_id: int | None) -> bool:
         return knowledge_base_id is not None and (
-            self.everything or knowledge_base_id in self.readable)
+            self.everything or self.admin or knowledge_base_id in self.readable)
 
     def may_maintain(self, knowledge_base_id: int) -> bool:
-        return self.everything or knowledge_base_id in self.writable
+        return self.everything or self.admin or knowledge_base_id in self.writable
+
+    def admin_check(self, *, what: str) -> None:
+        """Raise Forbidden unless the caller may create, change and delete knowledge bases."""
+        if not self.admin:
+            raise Forbidden(f"this caller may not {what}: it takes an admin (a superuser's "
+                            "token that is neither narrowed nor read-only, RAG_API_TOKEN, or "
+                            "the local operator)")
 
     def maintain_check(self, knowledge_base_id: int, *, what: str) -> None:
         """Raise NotFound for a base the caller cannot see, Forbidden for one it only reads."""
@@ -91,7 +108,7 @@ class Caller:
 
 
 OPERATOR = Caller(label="local operator", readable=frozenset(), writable=frozenset(),
-                  everything=True)
+                  everything=True, admin=True)
 
 
 def caller_for_secret(secret: str, *, config: Config) -> Caller | None:
@@ -100,7 +117,7 @@ def caller_for_secret(secret: str, *, config: Config) -> Caller | None:
     if config.rag_api_token and hmac.compare_digest(secret.encode(),
                                                      config.rag_api_token.encode()):
         return Caller(label="RAG_API_TOKEN", readable=frozenset(), writable=frozenset(),
-                      everything=True)
+                      everything=True, kind="token", admin=True)
     if not secret.startswith(TOKEN_PREFIX) or len(secret) > 200:
         return None
     digest = token_digest(secret)
@@ -121,22 +138,26 @@ def caller_for_secret(secret: str, *, config: Config) -> Caller | None:
     if read_only:
         writable = set()
     return Caller(label=f"token {token_id} of {username}", readable=frozenset(readable),
-                  writable=frozenset(writable), user_id=user_id, token_id=token_id)
+                  writable=frozenset(writable), user_id=user_id, token_id=token_id,
+                  kind="token", username=username,
+                  admin=superuser and not narrowed and not read_only, read_only=read_only)
 
 
 def caller_for_user(user: AbstractUser) -> Caller:
     """The caller a signed-in person of the workbench stands for: a superuser reads and
     maintains everything; anyone else exactly their grants (none: nothing)."""
-    label = f"user {user.get_username()}"
+    username = user.get_username()
+    label = f"user {username}"
     if not user.is_active:
-        return Caller(label=label, readable=frozenset(), writable=frozenset(), user_id=user.pk)
+        return Caller(label=label, readable=frozenset(), writable=frozenset(), user_id=user.pk,
+                      kind="user", username=username)
     if user.is_superuser:
         return Caller(label=label, readable=frozenset(), writable=frozenset(), everything=True,
-                      user_id=user.pk)
+                      user_id=user.pk, kind="user", username=username, admin=True)
     with db_errors_translated(), connection.cursor() as cursor:
         readable, writable = _grants(cursor, user.pk)
     return Caller(label=label, readable=frozenset(readable), writable=frozenset(writable),
-                  user_id=user.pk)
+                  user_id=user.pk, kind="user", username=username)
 
 
 def _grants(cursor, user_id: int) -> tuple[set[int], set[int]]:

@@ -1,20 +1,41 @@
 """The knowledge app's API: `GET /health` (database, schema, pgvector, embedding config and
-retrieval readiness), `/knowledge-bases`, `/knowledge-bases/{slug}/documents`, `/documents/{id}`
-and `/jobs/{id}`: what a caller may see of knowledge bases, uploading documents, and following
-their jobs."""
+retrieval readiness), `/knowledge-bases` (listed by anyone, created, changed and deleted by
+admins), `/knowledge-bases/{slug}/documents`, `/documents/{id}` (with its text at
+`/documents/{id}/content`) and `/jobs/{id}`: what a caller may see of knowledge bases, uploading
+documents, and following their jobs."""
 
 from __future__ import annotations
 
-from ninja import File, Router, UploadedFile
+from ninja import File, Query, Router, UploadedFile
 from ninja.responses import Status
 
 from access.auth import request_caller
 from core.api_schemas import ErrorBody
 from core.config import get_config
-from knowledge import documents
-from knowledge.api_schemas import DocumentOut, JobOut, JobRef, KnowledgeBaseOut, UploadOut
+from knowledge import bases, documents
+from knowledge.api_schemas import (
+    DocumentContentOut,
+    DocumentFormat,
+    DocumentOut,
+    DocumentPage,
+    DocumentStatus,
+    JobOut,
+    JobRef,
+    KnowledgeBaseChange,
+    KnowledgeBaseCreate,
+    KnowledgeBaseOut,
+    UploadOut,
+)
 from knowledge.db_schema import schema_state
-from knowledge.selectors import health_report, kb_list_visible, readiness_report
+from knowledge.document_text import CONTENT_MAX_CHARS, document_content
+from knowledge.selectors import (
+    DOCUMENTS_PAGE_MAX,
+    documents_of_base,
+    health_report,
+    kb_entry,
+    kb_list_visible,
+    readiness_report,
+)
 
 router = Router(tags=["documents"])
 
@@ -54,6 +75,41 @@ def knowledge_bases_view(request):
     return kb_list_visible(caller=request.auth)
 
 
+@router.post("/knowledge-bases", response={201: KnowledgeBaseOut, **ERRORS},
+             summary="Create an empty knowledge base (admins)")
+def knowledge_base_create_view(request, payload: KnowledgeBaseCreate):
+    base = bases.kb_admin_create(caller=request.auth, slug=payload.slug, name=payload.name,
+                                 description=payload.description)
+    return Status(201, kb_entry(base, caller=request.auth))
+
+
+@router.patch("/knowledge-bases/{slug}", response={200: KnowledgeBaseOut, **ERRORS},
+              summary="Rename a knowledge base or change its description (admins)")
+def knowledge_base_change_view(request, slug: str, payload: KnowledgeBaseChange):
+    base = bases.kb_admin_update(caller=request.auth, slug=slug, name=payload.name,
+                                 description=payload.description)
+    return kb_entry(base, caller=request.auth)
+
+
+@router.delete("/knowledge-bases/{slug}", response={204: None, **ERRORS},
+               summary="Delete an empty knowledge base (admins); refused while it holds "
+                       "documents")
+def knowledge_base_delete_view(request, slug: str):
+    bases.kb_admin_delete(caller=request.auth, slug=slug)
+    return Status(204, None)
+
+
+@router.get("/knowledge-bases/{slug}/documents", response={200: DocumentPage, **ERRORS},
+            summary="A page of a knowledge base's documents, newest change first, by status "
+                    "and format")
+def documents_view(request, slug: str, status: DocumentStatus | None = None,
+                   format: DocumentFormat | None = None,
+                   limit: int = Query(50, ge=1, le=DOCUMENTS_PAGE_MAX),
+                   offset: int = Query(0, ge=0)):
+    return documents_of_base(caller=request.auth, slug=slug, status=status, format=format,
+                             limit=limit, offset=offset)
+
+
 @router.post("/knowledge-bases/{slug}/documents", response={200: UploadOut, 202: UploadOut,
                                                            **ERRORS},
              summary="Upload a document (multipart field `file`): 202 with its job, or 200 "
@@ -69,6 +125,13 @@ def upload_view(request, slug: str, file: UploadedFile = File(...)):
             summary="A document's metadata, status, page count, versions and last job")
 def document_view(request, document_id: int):
     return documents.document_get(caller=request.auth, document_id=document_id)
+
+
+@router.get("/documents/{document_id}/content", response={200: DocumentContentOut, **ERRORS},
+            summary="A document's text as indexed: its chunks in order, with page markers")
+def document_content_view(request, document_id: int,
+                          max_chars: int = Query(CONTENT_MAX_CHARS, ge=1, le=CONTENT_MAX_CHARS)):
+    return document_content(caller=request.auth, document_id=document_id, max_chars=max_chars)
 
 
 @router.delete("/documents/{document_id}", response={202: JobRef, **ERRORS},

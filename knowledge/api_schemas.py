@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from ninja import Schema
+from pydantic import AfterValidator, Field
+
+from core.api_schemas import StrictRequest, no_control_characters
+from knowledge.selectors import DOCUMENT_FORMATS, DOCUMENT_STATUSES
 
 
 class KnowledgeBaseOut(Schema):
@@ -88,3 +92,74 @@ class JobOut(Schema):
     created_at: datetime
     updated_at: datetime
     finished_at: datetime | None
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty or whitespace only")
+    return value
+
+
+KnowledgeBaseName = Annotated[str, Field(min_length=1, max_length=200),
+                              AfterValidator(no_control_characters), AfterValidator(_not_blank)]
+KnowledgeBaseDescription = Annotated[str, Field(max_length=2000)]
+
+
+class KnowledgeBaseCreate(StrictRequest):
+    # Checked as `rag kb create` checks it (knowledge/bases.py slug_check).
+    slug: str
+    name: KnowledgeBaseName | None = None  # default: the slug
+    description: KnowledgeBaseDescription = ""
+
+
+class KnowledgeBaseChange(StrictRequest):
+    # Only what is given changes; the slug never does (it names the base in every URL).
+    name: KnowledgeBaseName | None = None
+    description: KnowledgeBaseDescription | None = None
+
+
+DocumentStatus = Literal["queued", "active", "failed", "deleting"]
+DocumentFormat = Literal["markdown", "pdf", "docx", "txt"]
+assert set(DocumentStatus.__args__) == set(DOCUMENT_STATUSES)  # type: ignore[attr-defined]
+assert set(DocumentFormat.__args__) == set(DOCUMENT_FORMATS)  # type: ignore[attr-defined]
+
+
+class DocumentSummary(Schema):
+    id: int
+    title: str | None
+    format: str
+    original_name: str | None
+    relative_path: str
+    status: str  # queued, active, failed or deleting
+    page_count: int | None
+    ocr_page_count: int
+    size_bytes: int | None
+    content_hash: str
+    error: str | None
+    chunks: int
+    # In the base's upload area: DELETE /documents/{id} can remove it (not a vault file).
+    uploaded: bool
+    created_at: datetime
+    updated_at: datetime
+
+
+class DocumentPage(Schema):
+    knowledge_base: str
+    total: int  # documents that match, on every page
+    limit: int
+    offset: int
+    documents: list[DocumentSummary]
+
+
+class DocumentContentOut(Schema):
+    document_id: int
+    knowledge_base: str
+    title: str | None
+    format: str
+    status: str
+    page_count: int | None
+    chunks: int
+    # The chunks' text in order, overlaps taken out, `--- page N ---` before each page.
+    content: str
+    truncated: bool  # cut at max_chars
+    max_chars: int

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from django.db import connection, transaction
 
+from access.callers import Caller
 from access.models import ApiToken, Grant
 from core.config import Config
 from core.db import db_errors_translated
@@ -50,7 +51,9 @@ class KnowledgeBaseInfo:
 
 
 def slug_check(slug: str) -> str:
-    if not SLUG.match(slug):
+    # fullmatch: `$` of a match would let a trailing line break through, which the table's
+    # CHECK then refuses as a database error.
+    if not SLUG.fullmatch(slug):
         raise InvalidRequest(f"knowledge base slug {slug!r} must be 1–63 lower-case letters, "
                              "digits, '-' or '_', starting with a letter or digit",
                              details={"field": "slug"})
@@ -125,6 +128,53 @@ def kb_delete(*, slug: str) -> None:
         if cursor.fetchone() is None:
             raise Conflict(f"knowledge base {slug!r} cannot be removed: it is `default` or still "
                            "holds documents", details={"knowledge_base": slug})
+
+
+def kb_update(*, slug: str, name: str | None = None,
+              description: str | None = None) -> KnowledgeBaseInfo:
+    """Rename a base or change its description (what is None stays); its slug stays."""
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.KB_UPDATE, [name, description, slug])
+        if cursor.fetchone() is None:
+            raise NotFound(f"knowledge base not found: {slug}", details={"knowledge_base": slug})
+    return kb_get(slug)
+
+
+# The same services for a caller of the API: only an admin creates, changes or deletes a base,
+# and a base the caller cannot read is not found, exactly like a missing one.
+
+
+def kb_admin_create(*, caller: Caller, slug: str, name: str | None = None,
+                    description: str = "") -> KnowledgeBaseInfo:
+    """A new, empty knowledge base (documents come by upload; folders are the operator's)."""
+    caller.admin_check(what="create knowledge bases")
+    return kb_create(slug=slug, name=name, description=description)
+
+
+def kb_admin_update(*, caller: Caller, slug: str, name: str | None = None,
+                    description: str | None = None) -> KnowledgeBaseInfo:
+    """Rename a base or change its description, as an admin."""
+    kb_get_visible(caller, slug)
+    caller.admin_check(what=f"change knowledge base {slug}")
+    return kb_update(slug=slug, name=name, description=description)
+
+
+def kb_admin_delete(*, caller: Caller, slug: str) -> None:
+    """Remove an empty base, as an admin (refused while it holds documents, as kb_delete)."""
+    kb_get_visible(caller, slug)
+    caller.admin_check(what=f"delete knowledge base {slug}")
+    kb_delete(slug=slug)
+
+
+def kb_get_visible(caller: Caller, slug: str) -> KnowledgeBaseInfo:
+    """The base, when the caller may read it; NotFound alike for a missing or hidden one."""
+    try:
+        base = kb_get(slug)
+    except NotFound:
+        base = None
+    if base is None or not caller.may_read(base.id):
+        raise NotFound(f"knowledge base not found: {slug}", details={"knowledge_base": slug})
+    return base
 
 
 def kb_get(slug: str) -> KnowledgeBaseInfo:

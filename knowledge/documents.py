@@ -29,7 +29,7 @@ from core.errors import Conflict, NotFound, PayloadTooLarge, UnsupportedMediaTyp
 from jobs.queue import job_enqueue, job_get
 from jobs.worker import JobContext, JobPermanentError, LeaseLost
 from knowledge import sql
-from knowledge.bases import kb_get, uploads_folder
+from knowledge.bases import kb_get_visible, uploads_folder
 from knowledge.formats import NOTE_SUFFIX, format_name, suffix_of
 from knowledge.formats.base import FormatRejected
 from knowledge.formats.plain_text import text_decode
@@ -153,17 +153,6 @@ def content_check(path: Path, *, suffix: str, name: str) -> None:
     if problem:
         raise UnsupportedMediaType(f"{name}: the content {problem}, which its extension "
                                    f"{suffix} says it should be", details={"filename": name})
-
-
-def kb_get_visible(caller: Caller, slug: str):
-    """The base, when the caller may read it; NotFound alike for a missing or hidden one."""
-    try:
-        base = kb_get(slug)
-    except NotFound:
-        base = None
-    if base is None or not caller.may_read(base.id):
-        raise NotFound(f"knowledge base not found: {slug}", details={"knowledge_base": slug})
-    return base
 
 
 def document_get(*, caller: Caller, document_id: int) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """Read-only questions about the index: readiness and counts (used by /health and the CLI), the
 knowledge bases a caller sees (the body of GET /knowledge-bases, which the MCP server's
-`list_knowledge_bases` returns too), one chunk by id for a caller that may read its base (the
-MCP `get_chunk` tool), in the words of /search's results, and the chunks a trace recorded, by id
-or by their place in their document (`rag traces show --replay`)."""
+`list_knowledge_bases` returns too), a page of a base's documents, one chunk by id for a caller
+that may read its base (the MCP `get_chunk` tool), in the words of /search's results, and the
+chunks a trace recorded, by id or by their place in their document (`rag traces show
+--replay`)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ from django.db import connection
 from access.callers import Caller, Scope
 from core.config import Config
 from core.db import db_errors_translated
-from core.errors import LocalRagError, NotFound
+from core.errors import InvalidRequest, LocalRagError, NotFound
 from jobs.workers import workers_alive
 from knowledge import sql
-from knowledge.bases import KnowledgeBaseInfo, kb_list
+from knowledge.bases import KnowledgeBaseInfo, kb_get_visible, kb_list
 from knowledge.db_schema import index_connection, schema_error, schema_state
 from knowledge.embeddings import embedder_status, embedding_native_dim
+from knowledge.formats import FORMATS
 from knowledge.vector_path import vector_path_plan
 
 
@@ -153,6 +155,35 @@ def kb_entry(base: KnowledgeBaseInfo, *, caller: Caller) -> dict[str, Any]:
     # Without `sources`: those are folders on the server, not the caller's business.
     return {**{key: value for key, value in base.as_dict().items() if key != "sources"},
             "role": "maintainer" if caller.may_maintain(base.id) else "reader"}
+
+
+# The values of documents.status (knowledge/schema.sql) and documents.format.
+DOCUMENT_STATUSES = ("queued", "active", "failed", "deleting")
+DOCUMENT_FORMATS = ("markdown", *FORMATS)
+DOCUMENTS_PAGE_MAX = 200
+
+
+def documents_of_base(*, caller: Caller, slug: str, status: str | None = None,
+                      format: str | None = None, limit: int = 50,
+                      offset: int = 0) -> dict[str, Any]:
+    """One page of a base the caller reads: its documents (newest change first), narrowed to a
+    status and a format when given, with the total that matches; NotFound when hidden."""
+    if not 1 <= limit <= DOCUMENTS_PAGE_MAX or offset < 0:
+        raise InvalidRequest(f"limit must be between 1 and {DOCUMENTS_PAGE_MAX}, offset at "
+                             "least 0", details={"limit": limit, "offset": offset})
+    base = kb_get_visible(caller, slug)
+    narrowing = {"base": base.id, "status": status, "format": format}
+    with db_errors_translated(), connection.cursor() as cursor:
+        cursor.execute(sql.DOCUMENTS_OF_BASE_COUNT, narrowing)
+        total = cursor.fetchone()[0]
+        documents: list[dict[str, Any]] = []
+        if offset < total:  # past the end: no page to read (and no OFFSET beyond a bigint)
+            cursor.execute(sql.DOCUMENTS_OF_BASE, {**narrowing, "limit": limit,
+                                                   "offset": offset})
+            columns = [column.name for column in cursor.description]
+            documents = [dict(zip(columns, row)) for row in cursor.fetchall()]
+    return {"knowledge_base": base.slug, "total": total, "limit": limit, "offset": offset,
+            "documents": documents}
 
 
 def chunk_get(*, caller: Caller, chunk_id: int) -> dict[str, Any]:

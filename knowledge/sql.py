@@ -226,6 +226,45 @@ ON CONFLICT (slug) DO NOTHING
 RETURNING id
 """
 
+KB_UPDATE = """
+UPDATE knowledge_bases
+SET name = coalesce(%s, name), description = coalesce(%s, description), updated_at = now()
+WHERE slug = %s
+RETURNING id
+"""
+
+# A base's documents for GET /knowledge-bases/{slug}/documents (knowledge/selectors.py), newest
+# change first; `uploaded`: of the base's upload area (those the API can delete). The chunk
+# count is a subquery per row, so only the rows of the page are counted.
+DOCUMENTS_OF_BASE = """
+SELECT d.id, d.title, d.format, d.original_name, d.relative_path, d.status, d.page_count,
+       d.ocr_page_count, d.size_bytes, d.content_hash, d.metadata ->> 'error' AS error,
+       (SELECT count(*) FROM chunks c WHERE c.document_id = d.id) AS chunks,
+       coalesce(s.kind = 'uploads', false) AS uploaded, d.created_at, d.updated_at
+FROM documents d LEFT JOIN knowledge_base_sources s ON s.path = d.vault_path
+WHERE d.knowledge_base_id = %(base)s
+  AND (%(status)s::text IS NULL OR d.status = %(status)s::text)
+  AND (%(format)s::text IS NULL OR d.format = %(format)s::text)
+ORDER BY d.updated_at DESC, d.id DESC
+LIMIT %(limit)s OFFSET %(offset)s
+"""
+
+DOCUMENTS_OF_BASE_COUNT = """
+SELECT count(*) FROM documents d
+WHERE d.knowledge_base_id = %(base)s
+  AND (%(status)s::text IS NULL OR d.status = %(status)s::text)
+  AND (%(format)s::text IS NULL OR d.format = %(format)s::text)
+"""
+
+# A document's chunks in order from a chunk index on, a batch at a time
+# (knowledge/document_text.py reads no more of a long document than it returns).
+DOCUMENT_TEXT_CHUNKS = """
+SELECT chunk_index, heading_path, page_start, page_end, content FROM chunks
+WHERE document_id = %s AND chunk_index >= %s
+ORDER BY chunk_index
+LIMIT %s
+"""
+
 # An empty base (no documents left) with its sources; `default` is never removed. Grants and
 # token links are Django's rows (knowledge/bases.py kb_delete removes them first).
 KB_DELETE_EMPTY = """

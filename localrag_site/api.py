@@ -11,6 +11,7 @@ from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 from ninja.renderers import JSONRenderer
 
+from access.api import router as access_router
 from access.auth import caller_auth
 from answering.api import router as answering_router
 from conversations.api import router as conversations_router
@@ -41,6 +42,7 @@ api.add_router("", knowledge_router)
 api.add_router("", retrieval_router)
 api.add_router("", answering_router)
 api.add_router("", conversations_router)
+api.add_router("", access_router)
 
 
 @api.exception_handler(LocalRagError)
