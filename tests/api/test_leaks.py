@@ -1,7 +1,8 @@
 """No caller ever receives anything of a knowledge base it may not read: not its content, its
 document names or paths, its slug, its counts, nor its document or chunk ids — on /search
-(every retrieval mode and rerank, explain, HNSW), /ask, /ask/stream, /health, /knowledge-bases,
-/documents and /jobs, and through every way a credential can be missing, wrong or revoked.
+(every retrieval mode and rerank, explain, HNSW), /ask, /ask/stream, /health, /me,
+/knowledge-bases (listed, created, changed, deleted, and a base's documents), /documents (and a
+document's text) and /jobs, and through every way a credential can be missing, wrong or revoked.
 
 The bases, users and tokens are built once per class (tests/api/leaks_fixtures.py) inside a
 transaction that is rolled back afterwards; each test runs in a savepoint of it. Every check that
@@ -345,8 +346,8 @@ class TestScoping:
             assert listed[slug]["chunks"] == len(world.chunk_ids[slug])
         raw_check(response.content.decode(), readable)
 
-    @pytest.mark.parametrize(("method", "suffix"), [("get", ""), ("delete", ""),
-                                                    ("post", "/reindex")])
+    @pytest.mark.parametrize(("method", "suffix"), [("get", ""), ("get", "/content"),
+                                                    ("delete", ""), ("post", "/reindex")])
     def test_another_bases_document_is_not_found_like_a_missing_one(self, client, world,
                                                                      method, suffix):
         def call(document_id: int, token: str):
@@ -368,8 +369,84 @@ class TestScoping:
         if method == "get":
             assert json.loads(shown.content)["knowledge_base"] == "alpha"
             raw_check(shown.content.decode(), {"alpha"})
+            if suffix == "/content":  # the text of alpha's note: its marker, nothing of beta's
+                assert "zephyrine" in json.loads(shown.content)["content"]
         else:  # ana reads alpha, so she learns only that she may not change it
             assert shown.status_code == 403
+
+    @pytest.mark.parametrize("token", [*READS, "env"])
+    def test_me_names_only_the_bases_the_caller_reads(self, client, world, as_token, token):
+        response = client.get("/me", HTTP_AUTHORIZATION=as_token(token))
+        assert response.status_code == 200
+        body = json.loads(response.content)
+        readable = readable_of(token)
+        everything = token in ("root", "env")
+        assert {base["slug"] for base in body["knowledge_bases"]} == readable | (
+            {"default"} if everything else set())
+        assert body["admin"] is everything
+        raw_check(response.content.decode(), readable)
+
+    @pytest.mark.parametrize("token", [*READS, "env"])
+    def test_a_bases_documents_are_listed_to_its_readers_only(self, client, world, as_token,
+                                                               token):
+        readable = readable_of(token)
+        for slug in ("alpha", "beta"):
+            response = client.get(f"/knowledge-bases/{slug}/documents?limit=200",
+                                  HTTP_AUTHORIZATION=as_token(token))
+            if slug in readable:
+                assert response.status_code == 200
+                body = json.loads(response.content)
+                assert body["total"] == len(world.document_ids[slug])
+                assert {document["id"] for document in body["documents"]} == (
+                    world.document_ids[slug])
+                raw_check(response.content.decode(), {slug})
+                continue
+            unknown = client.get(f"/knowledge-bases/{UNKNOWN_SLUG}/documents?limit=200",
+                                 HTTP_AUTHORIZATION=as_token(token))
+            assert response.status_code == unknown.status_code == 404
+            assert response.content.replace(slug.encode(), UNKNOWN_SLUG.encode()) == (
+                unknown.content)
+            raw_check(response.content.decode().replace(slug, ""), readable)
+
+    @pytest.mark.parametrize("method", ["patch", "delete"])
+    def test_changing_a_base_the_caller_cannot_read_is_not_found_like_an_unknown_one(
+            self, client, world, method):
+        def call(slug: str, token: str):
+            if method == "patch":
+                return client.patch(f"/knowledge-bases/{slug}", json.dumps({"name": "Mine"}),
+                                    content_type="application/json",
+                                    HTTP_AUTHORIZATION=world.bearer(token))
+            return client.delete(f"/knowledge-bases/{slug}",
+                                 HTTP_AUTHORIZATION=world.bearer(token))
+
+        for token in ("ana", "cy_alpha", "bo_alpha", "nobody"):
+            hidden, unknown = call("beta", token), call(UNKNOWN_SLUG, token)
+            assert hidden.status_code == unknown.status_code == 404
+            assert hidden.content.replace(b"beta", UNKNOWN_SLUG.encode()) == unknown.content
+        # Who reads beta learns only that it may not change it, maintainer or not.
+        for token in ("bo", "mo", "cy"):
+            refused = call("beta", token)
+            assert refused.status_code == 403 and error_of(refused)["code"] == "forbidden"
+            raw_check(refused.content.decode(), READS[token])
+        listed = json.loads(client.get("/knowledge-bases",
+                                       HTTP_AUTHORIZATION=world.bearer("root")).content)
+        assert {base["slug"]: base["name"] for base in listed}["beta"] == "Quokkalith Archive"
+        # An admin may (beta holds documents: it is not deleted, and says so).
+        done = call("beta", "root")
+        assert done.status_code == (200 if method == "patch" else 409)
+
+    def test_creating_a_base_teaches_a_non_admin_nothing_of_the_others(self, client, world):
+        def create(slug: str, token: str):
+            return client.post("/knowledge-bases", json.dumps({"slug": slug}),
+                               content_type="application/json",
+                               HTTP_AUTHORIZATION=world.bearer(token))
+
+        for token in ("ana", "mo", "cy", "cy_alpha", "nobody"):
+            taken, free = create("beta", token), create(UNKNOWN_SLUG, token)
+            assert taken.status_code == free.status_code == 403
+            assert taken.content == free.content
+        assert create("beta", "root").status_code == 409
+        assert create(UNKNOWN_SLUG, "root").status_code == 201
 
     def test_another_bases_job_is_not_found_like_a_missing_one(self, client, world):
         document_id = min(world.document_ids["beta"])
