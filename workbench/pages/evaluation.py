@@ -24,9 +24,9 @@ from core.errors import Conflict, InvalidRequest, LocalRagError, NotFound
 from jobs.queue import JobRecord, job_enqueue, job_get
 from jobs.worker import JobContext, JobPermanentError, LeaseLost
 from retrieval.services import top_k_validate
+from workbench.apps import JOB_EVAL_RUN
 from workbench.models import EvalRun, QuestionSet
 
-JOB_EVAL_RUN = "eval_run"
 # One retry rides out a database restart; a domain error (nothing indexed, a bad setting)
 # fails at once, since a retry minutes later would only make the page wait for the same error.
 RUN_ATTEMPTS = 2
