@@ -30,12 +30,14 @@ from typing import Any
 import yaml
 
 from access.callers import Scope
-from answering.modes import MODE_NO_ANSWER, MODE_RAG, mode_decide
+from answering.modes import MODE_NO_ANSWER, MODE_RAG, mode_for
+from answering.refusal import refusal_decide, refusal_rule
 from core.config import MAX_TEXT_CHARS, Config
 from core.errors import InvalidRequest
 from core.safe_yaml import YAMLRefused, yaml_load_plain
 from knowledge.embeddings import EmbeddingProvider, get_embedder
 from retrieval.services import search
+from retrieval.signals import signals_measure
 from retrieval.types import SearchHit, SearchOutcome
 
 THRESHOLD_GRID = [round(step * 0.05, 2) for step in range(1, 20)]
@@ -67,6 +69,8 @@ class QuestionResult:
     page_hit_rank: int | None = None  # 1-based rank of the first page hit, None when absent
     ndcg_at_10: float | None = None  # in-domain questions only
     latency_ms: float | None = None  # the top_k search, embedding the question included
+    # How RAG_REFUSAL decided (answering/refusal.py): its rule, signals and probability.
+    refusal: dict[str, Any] | None = None
 
 
 def questions_load(*, path: Path) -> list[Question]:
@@ -158,7 +162,8 @@ def evaluate(*, questions: list[Question], top_k: int, config: Config, scope: Sc
             progress(done, len(questions))
         results.append(_question_run(question=question, top_k=top_k, config=config,
                                      embedder=embedder, scope=scope))
-    return {"threshold": threshold, "threshold_origin": config.threshold_origin, "top_k": top_k,
+    return {"threshold": threshold, "threshold_origin": config.threshold_origin,
+            "refusal": refusal_rule(config), "top_k": top_k,
             "retrieval": config.rag_retrieval,
             "embedding_provider": config.embedding_provider,
             "embedding_model": config.embedding_model,
@@ -180,8 +185,14 @@ def _question_run(*, question: Question, top_k: int, config: Config,
             scope=scope)
         ndcg = ndcg_at_10(sources=[hit.source for hit in ranked.results],
                           expected=question.expected_sources)
-    result = question_score(question=question, outcome=outcome, threshold=config.threshold)
-    return dataclasses.replace(result, ndcg_at_10=ndcg, latency_ms=latency_ms)
+    refusal = refusal_decide(signals=signals_measure(query=question.question,
+                                                     hits=outcome.results,
+                                                     confidence=outcome.confidence),
+                             config=config)
+    result = question_score(question=question, outcome=outcome, threshold=config.threshold,
+                            grounded=refusal.grounded)
+    return dataclasses.replace(result, ndcg_at_10=ndcg, latency_ms=latency_ms,
+                               refusal=refusal.as_dict())
 
 
 def ndcg_at_10(*, sources: list[str], expected: list[str]) -> float:
@@ -209,15 +220,17 @@ def latency_percentile(latencies: list[float], *, share: float) -> float | None:
     return round(ordered[max(1, math.ceil(share * len(ordered))) - 1], 1)
 
 
-def question_score(*, question: Question, outcome: SearchOutcome,
-                   threshold: float) -> QuestionResult:
-    """Score one question against what retrieval returned for it."""
+def question_score(*, question: Question, outcome: SearchOutcome, threshold: float,
+                   grounded: bool | None = None) -> QuestionResult:
+    """Score one question against what retrieval returned for it; `grounded` is what the
+    refusal rule decided (answering/refusal.py), the confidence against `threshold` when not
+    given."""
     sources = [hit.source for hit in outcome.results]
     rank = next((index for index, source in enumerate(sources, start=1)
                  if source in question.expected_sources), None)
-    mode = mode_decide(confidence=outcome.confidence, threshold=threshold,
-                       fallback_requested=False, fallback_enabled=False,
-                       has_sources=bool(outcome.results))
+    mode = mode_for(grounded=outcome.confidence >= threshold if grounded is None else grounded,
+                    fallback_requested=False, fallback_enabled=False,
+                    has_sources=bool(outcome.results))
     passed = mode == question.expected_mode and (
         question.expected_mode != MODE_RAG or rank is not None)
     return QuestionResult(
@@ -250,7 +263,7 @@ def evaluation_summary(*, results: list[QuestionResult], threshold: float,
     page_ranks = [r.page_hit_rank for r in in_domain if r.expected_pages]
     ndcgs = [r.ndcg_at_10 for r in in_domain if r.ndcg_at_10 is not None]
     latencies = [r.latency_ms for r in results if r.latency_ms is not None]
-    refusals = _refusal_scores(results, threshold)
+    refusals = _decided_refusal_scores(results)
     lowest_in = min((r.confidence for r in in_domain), default=None)
     highest_out = max((r.confidence for r in out_domain), default=None)
     return {
@@ -275,6 +288,14 @@ def evaluation_summary(*, results: list[QuestionResult], threshold: float,
         "latency_p50_ms": latency_percentile(latencies, share=0.5),
         "latency_p95_ms": latency_percentile(latencies, share=0.95),
     }
+
+
+def _decided_refusal_scores(results: list[QuestionResult]) -> dict[str, float | None]:
+    """Precision and recall of the refusals the rule made (mode no_answer), whichever rule."""
+    refused = [r for r in results if r.mode == MODE_NO_ANSWER]
+    correct = sum(r.expected_mode == MODE_NO_ANSWER for r in refused)
+    return {"precision": _ratio(correct, len(refused)),
+            "recall": _ratio(correct, sum(r.expected_mode == MODE_NO_ANSWER for r in results))}
 
 
 def _refusal_scores(results: list[QuestionResult], threshold: float) -> dict[str, float | None]:

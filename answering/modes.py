@@ -1,4 +1,5 @@
-"""The answer mode for a retrieval confidence, and the fixed texts the server itself writes."""
+"""The answer mode for what the refusal rule decided, and the fixed texts the server itself
+writes."""
 
 from __future__ import annotations
 
@@ -25,7 +26,15 @@ def mode_decide(*, confidence: float, threshold: float, fallback_requested: bool
                 fallback_enabled: bool, has_sources: bool = True) -> str:
     """rag at or above the threshold (and with at least one source to answer from); otherwise
     fallback only when requested and enabled, else no_answer."""
-    if has_sources and confidence >= threshold:
+    return mode_for(grounded=confidence >= threshold, fallback_requested=fallback_requested,
+                    fallback_enabled=fallback_enabled, has_sources=has_sources)
+
+
+def mode_for(*, grounded: bool, fallback_requested: bool, fallback_enabled: bool,
+             has_sources: bool = True) -> str:
+    """rag when the refusal rule found enough to answer from (answering/refusal.py) and there is
+    at least one source; otherwise fallback only when requested and enabled, else no_answer."""
+    if has_sources and grounded:
         return MODE_RAG
     if fallback_requested and fallback_enabled:
         return MODE_FALLBACK

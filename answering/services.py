@@ -26,11 +26,12 @@ from answering.modes import (
     MODE_FALLBACK,
     MODE_NO_ANSWER,
     MODE_RAG,
-    mode_decide,
+    mode_for,
     no_answer_text,
 )
 from answering.prompts import PROMPT_VERSION, fallback_messages, rag_messages
 from answering.quotes import Quote, citations_verify
+from answering.refusal import refusal_decide, refusal_rule
 from answering.replay import context_record
 from answering.slots import LLMSlot, llm_slot, llm_slot_acquire
 from core.config import Config
@@ -39,6 +40,7 @@ from core.errors import LocalRagError, error_body
 from core.text_tokens import tokens_count
 from knowledge.selectors import document_dates
 from retrieval.services import search
+from retrieval.signals import signals_measure
 from traces.recording import trace_current, trace_fail
 
 logger = logging.getLogger("localrag.answering")
@@ -80,6 +82,8 @@ class AskPlan:
     block_contents: list[str] = field(default_factory=list)
     # How many markers of the answer no sentence of their block supports.
     unsupported_citations: int = 0
+    # How the refusal rule decided (answering/refusal.py): the answer's `refusal` object.
+    refusal: dict[str, Any] | None = None
 
     def quotes_attach(self, answer: str) -> None:
         """Give each citation the quote of its block that the answer relies on (None when the
@@ -124,17 +128,20 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
     """Retrieve from the knowledge bases of `scope`, decide the mode and build the prompt;
     raises every pre-generation error. In a conversation, retrieval searches `search_query`
     (the follow-up made standalone) while the model reads `history` and the question asked."""
-    outcome = search(query=search_query or question, top_k=top_k, config=config, scope=scope)
+    query = search_query or question
+    outcome = search(query=query, top_k=top_k, config=config, scope=scope)
     dates = document_dates(document_ids=[hit.document_id for hit in outcome.results])
     context = context_build(hits=outcome.results, token_budget=config.rag_context_token_budget,
                             dates=dates, per_document=config.rag_context_per_document)
+    refusal = refusal_decide(signals=signals_measure(query=query, hits=outcome.results,
+                                                     confidence=outcome.confidence),
+                             config=config)
     # A query without tokens has no results, and a budget too small for any block leaves no
-    # context: either way there is nothing to answer from, whatever the threshold says.
-    mode = mode_decide(confidence=outcome.confidence, threshold=config.threshold,
-                       fallback_requested=fallback, fallback_enabled=config.rag_fallback_enabled,
-                       has_sources=context.blocks > 0)
+    # context: either way there is nothing to answer from, whatever the rule says.
+    mode = mode_for(grounded=refusal.grounded, fallback_requested=fallback,
+                    fallback_enabled=config.rag_fallback_enabled, has_sources=context.blocks > 0)
     plan = AskPlan(mode=mode, confidence=outcome.confidence, citations=[],
-                   on_llm_error=on_llm_error,
+                   on_llm_error=on_llm_error, refusal=refusal.as_dict(),
                    config_llm_model=f"{config.llm_provider}/{config.llm_model or 'fake'}",
                    embedding_model=f"{config.embedding_provider}/{config.embedding_model}",
                    disclaimer=config.rag_answer_disclaimer)
@@ -167,7 +174,8 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
             trace.parameters["standalone_query"] = search_query
         # What the context was built with, so a replay can tell whether it could be the same.
         trace.parameters.update(context_token_budget=config.rag_context_token_budget,
-                                context_per_document=config.rag_context_per_document)
+                                context_per_document=config.rag_context_per_document,
+                                refusal=refusal_rule(config))
         if mode == MODE_RAG:
             # Every chunk of every block in block order, with the hashes replay compares.
             trace.citations = context_record(context=context)
@@ -205,8 +213,8 @@ def _trace_answer(answer: str, *, started: float | None = None, first: float | N
 
 def ask(*, question: str, top_k: int | None, fallback: bool, config: Config,
         scope: Scope, on_llm_error: str = ON_LLM_ERROR_RAISE) -> dict[str, Any]:
-    """The /ask response body: {mode, confidence, answer, citations, invalid_citations_removed}
-    and, under a trace, its trace_id."""
+    """The /ask response body: {mode, confidence, answer, citations, invalid_citations_removed,
+    unsupported_citations, refusal} and, under a trace, its trace_id."""
     plan = ask_prepare(question=question, top_k=top_k, fallback=fallback, config=config,
                        scope=scope, on_llm_error=on_llm_error)
     return ask_answer(plan, config=config)
@@ -243,7 +251,8 @@ def ask_answer(plan: AskPlan, *, config: Config) -> dict[str, Any]:
             answer += disclaimer_suffix(plan)
     body: dict[str, Any] = {"mode": plan.mode, "confidence": plan.confidence, "answer": answer,
                             "citations": plan.citations, "invalid_citations_removed": removed,
-                            "unsupported_citations": plan.unsupported_citations}
+                            "unsupported_citations": plan.unsupported_citations,
+                            "refusal": plan.refusal}
     if plan.notice is not None:
         body["notice"] = plan.notice
     trace = trace_current()
@@ -280,7 +289,7 @@ def ask_events(plan: AskPlan) -> Generator[tuple[str, dict[str, Any]], None, Non
     once generation has failed (the HTTP status is already sent by then); with
     `on_llm_error: sources`, a model failure is a `notice` event and the stream goes on."""
     yield "retrieval", {"mode": plan.mode, "confidence": plan.confidence,
-                        "citations": plan.citations}
+                        "citations": plan.citations, "refusal": plan.refusal}
     stream_filter = CitationStreamFilter(block_count=plan.block_count)
     generated: list[str] = []
     shown: list[str] = []  # the answer's text as the client gets it (invalid markers removed)

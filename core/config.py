@@ -28,6 +28,7 @@ from core.config_defaults import (
     FUSIONS,
     LLM_PROVIDERS,
     OCR_MODES,
+    REFUSAL_RULES,
     RERANK_PROVIDERS,
     RETRIEVAL_MODES,
     SECRET_KEY_MIN_CHARS,
@@ -141,6 +142,7 @@ class Config:
     hnsw_ef_search: int
     rag_top_k: int
     rag_min_similarity: float | None
+    rag_refusal: str | None  # None: the embedding provider's rule (answering/refusal.py)
     rag_context_token_budget: int
     rag_context_per_document: int  # context blocks of one document at most
     rag_fallback_enabled: bool
@@ -402,6 +404,7 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         hnsw_ef_search=hnsw_ef_search,
         rag_top_k=top_k,
         rag_min_similarity=min_similarity,
+        rag_refusal=_choice(raw, "RAG_REFUSAL", REFUSAL_RULES) if raw["RAG_REFUSAL"] else None,
         rag_context_token_budget=budget,
         rag_context_per_document=_bounded_integer(raw, "RAG_CONTEXT_PER_DOCUMENT", 1, 20),
         rag_fallback_enabled=_boolean(raw, "RAG_FALLBACK_ENABLED"),

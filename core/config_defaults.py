@@ -10,6 +10,7 @@ RERANK_PROVIDERS = ("none", "features", "cross-encoder", "openai-compatible")
 FUSIONS = ("convex", "rrf")
 VECTOR_INDEXES = ("exact", "hnsw", "auto")
 OCR_MODES = ("auto", "off")
+REFUSAL_RULES = ("threshold", "signals")  # answering/refusal.py
 TOP_K_RANGE = (1, 20)
 MAX_TEXT_CHARS = 4000  # longest query / question accepted by the API, the CLI and the services
 
@@ -55,6 +56,7 @@ DEFAULTS: dict[str, str] = {
     "HNSW_EF_SEARCH": "100",
     "RAG_TOP_K": "5",
     "RAG_MIN_SIMILARITY": "",
+    "RAG_REFUSAL": "",  # unset: the rule fitted for the embedding provider (answering/refusal.py)
     "RAG_CONTEXT_TOKEN_BUDGET": "6000",
     "RAG_CONTEXT_PER_DOCUMENT": "3",
     "RAG_FALLBACK_ENABLED": "false",

@@ -15,6 +15,7 @@ import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import psycopg
@@ -36,6 +37,7 @@ from retrieval.fusion import (
 from retrieval.lexical import LexicalHit, LexicalReport, lexical_search
 from retrieval.rerank import RerankCandidate, rerank_safely
 from retrieval.rerank.features import identifiers_found_share
+from retrieval.signals import RefusalSignals, signals_measure
 from retrieval.types import SearchHit
 from retrieval.vector import VectorHit, vector_path_choose, vector_search
 
@@ -78,11 +80,20 @@ class PipelineRun:
     parameters: dict[str, Any]
     timings_ms: dict[str, float] = field(default_factory=dict)
     rerank: dict[str, Any] | None = None
+    query: str = ""  # what `signals` measures coverage against
+
+    @cached_property
+    def signals(self) -> RefusalSignals:
+        """The results' refusal signals (retrieval/signals.py), measured when first read: a
+        caller ranking 100 deep for recall never pays for them."""
+        return signals_measure(query=self.query, hits=[item.hit for item in self.results],
+                               confidence=self.confidence)
 
     def explain(self) -> dict[str, Any]:
         return {"mode": self.mode, "parameters": self.parameters,
                 "timings_ms": {stage: round(ms, 3) for stage, ms in self.timings_ms.items()},
-                "rerank": self.rerank, "results": [item.explain() for item in self.results]}
+                "rerank": self.rerank, "signals": self.signals.as_dict(),
+                "results": [item.explain() for item in self.results]}
 
 
 @dataclass
@@ -202,7 +213,7 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
                                    "chunks_scored": report.scored}
                                   if report is not None else None)}
     return PipelineRun(results=results, confidence=confidence, mode=mode, parameters=parameters,
-                       timings_ms=clock.timings, rerank=rerank_explain)
+                       timings_ms=clock.timings, rerank=rerank_explain, query=query)
 
 
 def fusion_weights(*, mode: str, config: Config,

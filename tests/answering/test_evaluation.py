@@ -24,6 +24,7 @@ from answering.evaluation import (
     questions_load,
     questions_parse,
 )
+from answering.refusal import SIGNALS_CUT
 from core.config import get_config
 from core.errors import InvalidRequest
 from retrieval.services import search
@@ -64,6 +65,21 @@ def test_fake_provider_calibration_at_default_threshold(sample_index):
     low, high = (summary["highest_out_of_domain_confidence"],
                  summary["lowest_in_domain_confidence"])
     assert low < report["thresholds"]["suggested"] < high
+
+
+def test_signals_rule_passes_the_questions_and_reports_its_decisions(sample_index,
+                                                                     config_override):
+    config = config_override(rag_refusal="signals")
+    report = evaluate(scope=scope_all(), questions=questions_load(path=QUESTIONS), top_k=5,
+                      config=config)
+    summary = report["summary"]
+    assert report["refusal"] == "signals" and summary["failed"] == []
+    assert summary["no_answer_precision"] == summary["no_answer_recall"] == 1.0
+    for row in report["questions"]:
+        refusal = row["refusal"]
+        assert refusal["rule"] == "signals"
+        assert refusal["grounded"] == (row["mode"] == "rag")
+        assert (refusal["probability"] >= SIGNALS_CUT) == refusal["grounded"]
 
 
 def test_failed_expectation_is_reported(sample_index, tmp_path: Path):

@@ -89,7 +89,8 @@ def test_fallback_stream_starts_with_the_notice(sample_index, config_override):
     events = list(ask_events(ask_prepare(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None,
                                          fallback=True, config=config)))
     assert events[0] == ("retrieval", {"mode": "fallback", "confidence": events[0][1]["confidence"],
-                                       "citations": []})
+                                       "citations": [], "refusal": events[0][1]["refusal"]})
+    assert events[0][1]["refusal"]["grounded"] is False
     assert events[1] == ("delta", {"text": FALLBACK_NOTICE})
     assert "".join(data["text"] for name, data in events if name == "delta") == (
         FALLBACK_NOTICE + FAKE_FALLBACK_ANSWER)

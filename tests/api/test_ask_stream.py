@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from answering.refusal import SIGNALS_CUT
 from tests.answering.stub_openai import StubOpenAI
 from tests.api.http import (
     IN_DOMAIN,
@@ -31,6 +32,15 @@ def test_stream_framing_and_event_order(client, sample_index):
     assert names[0] == "retrieval" and names[-3:] == ["citations", "usage", "done"]
     answer = json.loads(post(client, "/ask", {"question": IN_DOMAIN}).content)["answer"]
     assert "".join(data["text"] for name, data in events if name == "delta") == answer
+
+
+def test_stream_retrieval_event_says_how_the_refusal_rule_decided(client, sample_index):
+    events = dict(sse_events(post(client, "/ask/stream", {"question": IN_DOMAIN})))
+    refusal = events["retrieval"]["refusal"]
+    assert refusal["rule"] == "signals" and refusal["grounded"] is True
+    assert refusal["threshold"] is None and refusal["probability"] >= SIGNALS_CUT
+    assert set(refusal["signals"]) == {"top", "gap", "support", "coverage", "cjk_share"}
+    assert refusal["signals"]["top"] == round(events["retrieval"]["confidence"], 6)
 
 
 def test_stream_citations_carry_page_spans_and_null_for_notes(client, paged_index):

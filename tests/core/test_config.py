@@ -98,6 +98,7 @@ def test_code_defaults_leave_llm_model_url_and_key_empty(project: Path):
         ("RAG_FUSION_VECTOR_WEIGHT", "1.5", "RAG_FUSION_VECTOR_WEIGHT"),
         ("RAG_FUSION_VECTOR_WEIGHT", "most", "RAG_FUSION_VECTOR_WEIGHT"),
         ("RAG_RERANK", "magic", "RAG_RERANK"),
+        ("RAG_REFUSAL", "vibes", "RAG_REFUSAL"),
         ("RAG_HNSW_TARGET_RECALL", "0", "greater than 0 and at most 1"),
         ("RAG_HNSW_TARGET_RECALL", "1.01", "RAG_HNSW_TARGET_RECALL"),
         ("RAG_HNSW_TARGET_RECALL", "-0.5", "RAG_HNSW_TARGET_RECALL"),
@@ -153,6 +154,12 @@ def test_fusion_weight_and_rerank_default_per_provider_and_explicit_values_win(p
     assert (local.fusion_vector_weight, local.rag_rerank) == (0.7, "none")
     assert (explicit.fusion_vector_weight, explicit.rag_rerank, explicit.rag_fusion) == (
         0.4, "features", "rrf")
+
+
+def test_refusal_rule_is_unset_by_default_and_an_explicit_value_is_kept(project: Path):
+    assert config_load(environ={}, start_dir=project).rag_refusal is None
+    for rule in ("threshold", "signals"):
+        assert config_load(environ={"RAG_REFUSAL": rule}, start_dir=project).rag_refusal == rule
 
 
 def test_explicit_threshold_from_dotenv_wins_too(project: Path):

@@ -118,7 +118,7 @@ class Command(RagCommand):
         summary = report["summary"]
         self.stdout.write(f"provider {report['embedding_provider']} / {report['embedding_model']}"
                           f", threshold {report['threshold']:.2f} ({report['threshold_origin']}),"
-                          f" top_k {report['top_k']}\n")
+                          f" refusal {report['refusal']}, top_k {report['top_k']}\n")
         # The page column and page scores appear only when some question has expected_pages.
         paged = summary["page_questions"] > 0
         self.stdout.write(f"{'id':<6} {'expected':<10} {'mode':<10} {'conf':>7} {'rank':>5}"
