@@ -36,7 +36,7 @@ from _setup import django_setup
 SIGNALS = ("fused", "coverage", "proximity", "identifier", "bm25", "cosine")
 
 
-def _sample(query_ids: list[str], args: argparse.Namespace) -> list[str]:
+def queries_sample(query_ids: list[str], args: argparse.Namespace) -> list[str]:
     """All the split's judged queries, or a sample of --max-queries drawn with --seed."""
     if args.max_queries and len(query_ids) > args.max_queries:
         return sorted(random.Random(args.seed).sample(query_ids, args.max_queries))
@@ -54,7 +54,7 @@ def dump(args: argparse.Namespace) -> None:
 
     config = dataclasses.replace(get_config(), rag_rerank="none", rag_fusion="convex")
     collection = beir_load(path=Path(args.beir), split=args.split)
-    query_ids = _sample(sorted(collection.queries), args)
+    query_ids = queries_sample(sorted(collection.queries), args)
     base, paths, result = beir_index(collection=collection, config=config, slug=args.kb)
     print(f"{args.kb}: {result.chunks_written} chunks written, "
           f"{result.embeddings_written} embeddings", file=sys.stderr)
@@ -101,7 +101,7 @@ def heading(args: argparse.Namespace) -> None:
     from retrieval.lexical import lexical_search
 
     collection = beir_load(path=Path(args.beir), split=args.split)
-    query_ids = _sample(sorted(collection.queries), args)
+    query_ids = queries_sample(sorted(collection.queries), args)
     base, paths, _ = beir_index(collection=collection, config=get_config(), slug=args.kb)
     report = {}
     for weight in args.weights:
