@@ -21,6 +21,11 @@ NUL_FIELDS = [
     ("post", "/conversations/1/messages", {"question": "export\u0000limits"}, "question"),
     ("post", "/conversations/1/messages/stream", {"question": "\u0000"}, "question"),
     ("post", "/messages/1/feedback", {"rating": "down", "comment": "wrong\u0000"}, "comment"),
+    ("post", "/knowledge-bases", {"slug": "field\u0000"}, "slug"),
+    ("post", "/knowledge-bases", {"slug": "field", "name": "Field\u0000"}, "name"),
+    ("post", "/knowledge-bases", {"slug": "field", "description": "\u0000"}, "description"),
+    ("patch", "/knowledge-bases/default", {"name": "\u0000"}, "name"),
+    ("patch", "/knowledge-bases/default", {"description": "Ridge\u0000"}, "description"),
 ]
 
 
