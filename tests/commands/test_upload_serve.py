@@ -8,7 +8,10 @@ import time
 from pathlib import Path
 
 import httpx
+from django.contrib.auth import get_user_model
 
+from access.api_tokens import token_create
+from knowledge.bases import kb_create, kb_list
 from tests.commands.test_serve import serve  # noqa: F401 - the fixture
 from tests.knowledge.formats.files import pdf_bytes
 
@@ -25,15 +28,12 @@ def job_done(url: str, job_id: int, headers: dict) -> dict:
     raise AssertionError(f"job {job_id} did not finish: {job}")
 
 
-def test_upload_search_delete_over_http(clean_tables, serve, run_cli):  # noqa: F811
-    created = run_cli("kb", "create", "tin", "--name", "Tin project")
-    assert created.returncode == 0, created.stderr
-    user = run_cli("shell", "-c", "from django.contrib.auth import get_user_model; "
-                   "get_user_model().objects.create_superuser('maint', '', 'pw-unused-1x')")
-    assert user.returncode == 0, user.stderr
-    token = run_cli("token", "create", "--user", "maint")
-    assert token.returncode == 0, token.stderr
-    headers = {"Authorization": f"Bearer {token.stdout.strip()}"}
+def test_upload_search_delete_over_http(clean_tables, serve):  # noqa: F811
+    # Committed in-process (the server is another process): `rag kb create` and `rag token
+    # create` have tests of their own, and each CLI run here would cost a Django start-up.
+    kb_create(slug="tin", name="Tin project")
+    get_user_model().objects.create_superuser("maint", "", "pw-unused-1x")
+    headers = {"Authorization": f"Bearer {token_create(username='maint').secret}"}
     server = serve()
     uploads = None
     try:
@@ -76,11 +76,10 @@ def test_upload_search_delete_over_http(clean_tables, serve, run_cli):  # noqa: 
         assert upload["document_id"] not in [result["document_id"]
                                              for result in gone.json().get("results", [])]
     finally:
-        listing = run_cli("kb", "list", "--json")
-        for base in __import__("json").loads(listing.stdout or "[]"):
-            for source in base["sources"]:
-                if source["kind"] == "uploads":
-                    uploads = Path(source["path"])
+        for base in kb_list(slugs=["tin"]):
+            for source in base.sources:
+                if source.kind == "uploads":
+                    uploads = Path(source.path)
         if uploads is not None and uploads.name.startswith("kb-"):
             assert not [path for path in uploads.iterdir() if not path.name.startswith(".")]
             shutil.rmtree(uploads, ignore_errors=True)
