@@ -66,10 +66,10 @@ def _link(model_name: str, pk: int, label: str) -> str:
 
 @admin.register(Document)
 class DocumentAdmin(ReadOnlyAdminMixin[Document], admin.ModelAdmin[Document]):
-    list_display = ("relative_path", "format", "title", "page_count", "ocr", "vault_path",
-                    "size_bytes", "chunk_count", "updated_at")
+    list_display = ("relative_path", "source_name", "format", "title", "page_count", "ocr",
+                    "vault_path", "size_bytes", "chunk_count", "updated_at")
     list_filter = ("format", "vault_path")
-    search_fields = ("relative_path", "file_path", "title")
+    search_fields = ("relative_path", "source_name", "file_path", "title")
     readonly_fields = ("chunks_link", "ocr")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
@@ -125,7 +125,7 @@ class ChunkAdmin(ReadOnlyAdminMixin[Chunk], admin.ModelAdmin[Chunk]):
 
     @admin.display(description="document")
     def document_link(self, obj: Chunk) -> str:
-        return _link("document", obj.document_id, obj.document.relative_path)
+        return _link("document", obj.document_id, str(obj.document))
 
 
 @admin.register(Embedding)

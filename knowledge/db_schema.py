@@ -24,6 +24,7 @@ from core.db import (
 from core.errors import LocalRagError, first_line
 from core.pg_services import embedded_vector_extension_ensure
 from knowledge import sql
+from knowledge.upload_names import upload_names_backfill
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema.sql"
 # Each table came with a feature (lexical_stats with the lexical channel, the knowledge-base and
@@ -70,7 +71,8 @@ def _is_utf8_locale(ctype: str) -> bool:
 
 
 def db_init(*, verbosity: int = 0) -> None:
-    """Apply schema.sql (idempotent) and then Django's own migrations."""
+    """Apply schema.sql (idempotent), name the uploads stored before source names, then run
+    Django's own migrations."""
     schema = SCHEMA_FILE.read_text(encoding="utf-8")
     target = connection.settings_dict
     with db_errors_translated():
@@ -100,6 +102,7 @@ def db_init(*, verbosity: int = 0) -> None:
                     f"({first_line(cause)}); ask a superuser to run `CREATE EXTENSION vector;` "
                     f"in {target['NAME']}, then run `rag db init` again") from exc
             raise
+        upload_names_backfill()
         call_command("migrate", interactive=False, verbosity=verbosity)
 
 

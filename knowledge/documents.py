@@ -2,11 +2,13 @@
 reindex; and the background jobs that do the work.
 
 An upload is streamed to a hidden file in the base's upload area while its SHA-256 is computed,
-checked (size, extension against content), then renamed to a server-generated name; the
-client's file name is kept as metadata only. The document row is created `queued` together
-with its job in one transaction, and the job ingests the upload area like any vault, so every
-format, limit and guarantee of vault ingest applies. The same content uploaded to the same base
-again returns the existing document.
+checked (size, extension against content), then renamed to a server-generated name. The
+client's file name, made safe and unique within the base, is the document's source name
+(knowledge/upload_names.py): what its chunks, results and citations are known by, and its title
+when the file has none. The document row is created `queued` together with its job in one
+transaction, and the job ingests the upload area like any vault, so every format, limit and
+guarantee of vault ingest applies. The same content uploaded to the same base again returns the
+existing document.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from knowledge.formats import NOTE_SUFFIX, format_name, suffix_of
 from knowledge.formats.base import FormatRejected
 from knowledge.formats.plain_text import text_decode
 from knowledge.ingest import vault_ingest
+from knowledge.upload_names import source_name_clean, source_name_unique
 from knowledge.vault import DEFAULT_MAX_FILE_BYTES
 
 JOB_INGEST = "document_ingest"
@@ -62,7 +65,7 @@ def document_upload(*, caller: Caller, slug: str, filename: str | None,
     config = config or get_config()
     base = kb_get_visible(caller, slug)
     caller.maintain_check(base.id, what=f"knowledge base {slug}")
-    name = Path(filename or "").name
+    name = source_name_clean(filename)
     suffix = suffix_of(name)
     if format_name(name) == "markdown" and suffix != NOTE_SUFFIX:
         raise UnsupportedMediaType(
@@ -99,9 +102,11 @@ def document_upload(*, caller: Caller, slug: str, filename: str | None,
                         cursor.execute(sql.DOCUMENT_STATUS_SET, ["queued", document_id])
                         job_id = _enqueue(JOB_INGEST, document_id, base.id)
                     return Upload(document_id=document_id, job_id=job_id, created=False)
+                cursor.execute(sql.UPLOAD_NAMES_LOCK, [str(base.id)])
+                source_name = source_name_unique(cursor, knowledge_base_id=base.id, name=name)
                 cursor.execute(sql.DOCUMENT_UPLOAD_INSERT, [
                     str(folder), base.id, final.name, str(final), content_hash, size,
-                    format_name(name), name])
+                    format_name(name), Path(filename or "").name, source_name])
                 document_id = cursor.fetchone()[0]
                 job_id = _enqueue(JOB_INGEST, document_id, base.id)
                 # Last: until the row and its job are in, the file is not in the upload area

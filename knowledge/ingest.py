@@ -233,6 +233,9 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
             "`rag vault forget`)", details={"vault_path": vault, "indexed": len(existing)})
 
     needs_vectors: list[int] = []
+    # Uploads are read under their stored file names and known by their source names.
+    source_names = {path: state.source_name for path, state in existing.items()
+                    if state.source_name}
 
     def changed_notes() -> Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | bytes,
                                           str]]:
@@ -271,7 +274,8 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
                     needs_vectors.append(state.id)
                 continue
             payload = content.text if content.data is None else content.data
-            yield (note, content, state is None), payload, note.relative_path
+            yield ((note, content, state is None), payload,
+                   source_names.get(note.relative_path, note.relative_path))
 
     # A first load builds the lexical index once, after its chunks are written.
     store.lexical_index_ensure()
@@ -279,7 +283,7 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
     with store.lexical_index_deferred(enabled=store.bulk_load_is(adding_notes=adding)):
         _write(notes=changed_notes(), vault=vault, embedder=embedder, result=result,
                timer=timer, reading=reading, prepare_workers=prepare_workers,
-               knowledge_base_id=knowledge_base_id)
+               knowledge_base_id=knowledge_base_id, source_names=source_names)
     _fill_missing_vectors(needs_vectors, embedder=embedder, result=result, timer=timer)
 
     mark = time.perf_counter()
@@ -299,7 +303,8 @@ _Pending = tuple[store.DocumentVersion, Sequence[Sequence[float] | Vector] | Non
 
 def _write(*, notes: Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | bytes, str]],
            vault: str, embedder: EmbeddingProvider, result: IngestResult, timer: _Timer,
-           reading: _Reading, prepare_workers: int | None, knowledge_base_id: int) -> None:
+           reading: _Reading, prepare_workers: int | None, knowledge_base_id: int,
+           source_names: dict[str, str]) -> None:
     """Prepare the changed notes in the workers and write them in batches."""
     pending: list[_Pending] = []
     pending_chunks = 0
@@ -322,7 +327,7 @@ def _write(*, notes: Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | by
                 tags=prepared.tags, chunks=prepared.chunks, format=prepared.format,
                 title=prepared.title, page_count=prepared.page_count,
                 ocr_page_count=prepared.ocr_page_count, metadata=prepared.facts or {},
-                lexical=prepared.lexical),
+                lexical=prepared.lexical, source_name=source_names.get(note.relative_path)),
                 prepared.vectors, is_new))
             pending_chunks += len(prepared.chunks)
             result.ocr_pages += prepared.ocr_page_count
@@ -344,7 +349,7 @@ def _flush(pending: list[_Pending], *, vault: str, embedder: EmbeddingProvider,
     check()
     mark = time.perf_counter()
     texts = [text for version, ready, _ in pending if ready is None
-             for text in chunk_texts(chunks=version.chunks, relative_path=version.relative_path,
+             for text in chunk_texts(chunks=version.chunks, relative_path=version.source,
                                      tags=version.tags)]
     fresh = iter(embedder.embed_documents(texts) if texts else [])
     per_note = [ready if ready is not None else [next(fresh) for _ in version.chunks]

@@ -63,6 +63,8 @@ class Document(models.Model):
     metadata = models.JSONField(default=dict)
     status = models.TextField(default="active")
     original_name = models.TextField(null=True)
+    # An upload's source: the name it is cited by (knowledge/upload_names.py); None for a vault's.
+    source_name = models.TextField(null=True)
     active_version = models.ForeignKey("DocumentVersion", on_delete=models.DO_NOTHING, null=True,
                                        related_name="+")
     created_at = models.DateTimeField()
@@ -74,7 +76,7 @@ class Document(models.Model):
         ordering = ["vault_path", "relative_path"]
 
     def __str__(self) -> str:
-        return self.relative_path
+        return self.source_name or self.relative_path
 
 
 class Chunk(models.Model):

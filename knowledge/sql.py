@@ -40,7 +40,7 @@ SELECT d.id, d.relative_path, d.content_hash,
        count(c.id) AS chunks,
        count(e.chunk_id) AS embedded,  -- the unique index holds it: no vector is read
        d.metadata ->> 'ocr_skipped_reason' AS ocr_skipped,
-       d.status, d.mtime_ns, d.size_bytes
+       d.status, d.mtime_ns, d.size_bytes, d.source_name
 FROM documents d
 LEFT JOIN chunks c ON c.document_id = d.id
 LEFT JOIN embeddings e ON e.chunk_id = c.id
@@ -89,8 +89,10 @@ WHERE document_id IN (SELECT id FROM documents WHERE vault_path = %s AND relativ
 """
 
 # Chunks and their vectors in one statement. The chunks arrive as one JSON array (one
-# json.dumps in the client instead of adapting every field of every row); the vectors join the
-# rows just inserted on (relative_path, chunk_index), so the growing chunks table is never read.
+# json.dumps in the client instead of adapting every field of every row), each naming its
+# document by the document's relative path; the vectors join the rows just inserted on (that
+# path, chunk_index), so the growing chunks table is never read. A chunk's own relative_path is
+# its document's source: an upload's source name (knowledge/upload_names.py), else its path.
 # lexical_terms arrives as a ready tsvector literal (knowledge/lexical.py): cast, never parsed by
 # a text-search configuration.
 INSERT_CHUNKS_WITH_EMBEDDINGS = """
@@ -99,7 +101,7 @@ WITH inserted AS (
                       frontmatter, tags, wikilinks, metadata, content_hash, token_count,
                       lexical_terms, lexical_length, lexical_version, lexical_cells, page_start,
                       page_end, knowledge_base_id)
-  SELECT d.id, c.chunk_index, c.content, d.file_path, d.relative_path,
+  SELECT d.id, c.chunk_index, c.content, d.file_path, coalesce(d.source_name, d.relative_path),
          ARRAY(SELECT jsonb_array_elements_text(c.heading_path)), d.frontmatter,
          ARRAY(SELECT jsonb_array_elements_text(c.tags)),
          ARRAY(SELECT jsonb_array_elements_text(c.wikilinks)), c.metadata, c.content_hash,
@@ -111,13 +113,14 @@ WITH inserted AS (
               lexical_terms text, lexical_length int, lexical_version int2,
               lexical_cells text, page_start int, page_end int)
   JOIN documents d ON d.vault_path = %s AND d.relative_path = c.relative_path
-  RETURNING id, relative_path, chunk_index
+  RETURNING id, document_id, chunk_index
 )
 INSERT INTO embeddings (chunk_id, embedding_provider, embedding_model, embedding_dim, embedding)
 SELECT i.id, %s, %s, %s, v.embedding
 FROM inserted i
+JOIN documents d ON d.id = i.document_id
 JOIN unnest(%s::text[], %s::int[], %b::vector[]) AS v(relative_path, chunk_index, embedding)
-  ON v.relative_path = i.relative_path AND v.chunk_index = i.chunk_index
+  ON v.relative_path = d.relative_path AND v.chunk_index = i.chunk_index
 """
 
 COPY_EMBEDDINGS = """
@@ -235,9 +238,11 @@ RETURNING id
 
 # A base's documents for GET /knowledge-bases/{slug}/documents (knowledge/selectors.py), newest
 # change first; `uploaded`: of the base's upload area (those the API can delete). The chunk
-# count is a subquery per row, so only the rows of the page are counted.
+# count is a subquery per row, so only the rows of the page are counted. An upload's
+# relative_path is its source name, as in /search results (its stored file name is no path of it).
 DOCUMENTS_OF_BASE = """
-SELECT d.id, d.title, d.format, d.original_name, d.relative_path, d.status, d.page_count,
+SELECT d.id, d.title, d.format, d.original_name,
+       coalesce(d.source_name, d.relative_path) AS relative_path, d.status, d.page_count,
        d.ocr_page_count, d.size_bytes, d.content_hash, d.metadata ->> 'error' AS error,
        (SELECT count(*) FROM chunks c WHERE c.document_id = d.id) AS chunks,
        coalesce(s.kind = 'uploads', false) AS uploaded, d.created_at, d.updated_at
@@ -382,14 +387,45 @@ ORDER BY d.id LIMIT 1
 
 DOCUMENT_UPLOAD_INSERT = """
 INSERT INTO documents (vault_path, knowledge_base_id, relative_path, file_path, content_hash,
-                       size_bytes, format, original_name, status, title)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 'queued', NULL)
+                       size_bytes, format, original_name, source_name, status, title)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, 'queued', NULL)
 RETURNING id
 """
 
+# Upload names (knowledge/upload_names.py): a base's uploads are named one at a time.
+UPLOAD_NAMES_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('upload-names:' || %s, 7))"
+
+# The names of a base's documents (an upload's source name, else the path) with a prefix,
+# lowercased.
+UPLOAD_NAMES_TAKEN = """
+SELECT lower(coalesce(source_name, relative_path)) FROM documents
+WHERE knowledge_base_id = %s AND starts_with(lower(coalesce(source_name, relative_path)), lower(%s))
+"""
+
+# Uploads stored before source names, oldest first (`rag db init` names them).
+UPLOADS_UNNAMED = """
+SELECT d.id, d.knowledge_base_id, d.relative_path, d.original_name, d.title
+FROM documents d JOIN knowledge_base_sources s ON s.path = d.vault_path AND s.kind = 'uploads'
+WHERE d.source_name IS NULL
+ORDER BY d.id
+FOR UPDATE OF d
+"""
+
+UPLOAD_NAME_SET = "UPDATE documents SET source_name = %s, title = %s WHERE id = %s"
+
+# Chunks stored under their upload's generated file name take its source name; their lexical
+# terms (which hold the path) are left for re-analysis.
+UPLOAD_CHUNKS_REPOINT = """
+UPDATE chunks c SET relative_path = d.source_name, lexical_version = NULL
+FROM documents d
+WHERE c.document_id = d.id AND d.source_name IS NOT NULL AND c.relative_path <> d.source_name
+"""
+
+# relative_path as in DOCUMENTS_OF_BASE: an upload's source name.
 DOCUMENT_DETAIL = """
 SELECT d.id, d.knowledge_base_id, b.slug AS knowledge_base, d.title, d.format,
-       d.original_name, d.relative_path, d.status, d.page_count, d.ocr_page_count,
+       d.original_name, coalesce(d.source_name, d.relative_path) AS relative_path, d.status,
+       d.page_count, d.ocr_page_count,
        d.size_bytes, d.content_hash, d.metadata ->> 'error' AS error,
        (SELECT count(*) FROM chunks c WHERE c.document_id = d.id) AS chunks,
        d.active_version_id, d.created_at, d.updated_at

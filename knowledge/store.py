@@ -41,6 +41,13 @@ class DocumentVersion:
     metadata: dict[str, Any] = field(default_factory=dict)
     # Each chunk's lexical terms, when the preparing worker made them (else made here).
     lexical: list[ChunkLexical] | None = None
+    # An upload's source name (knowledge/upload_names.py): its chunks' relative_path.
+    source_name: str | None = None
+
+    @property
+    def source(self) -> str:
+        """What its chunks are cited by: an upload's source name, else its relative path."""
+        return self.source_name or self.relative_path
 
 
 class DocumentState(NamedTuple):
@@ -58,6 +65,8 @@ class DocumentState(NamedTuple):
     # The file's modification time and size when its version was stored.
     mtime_ns: int | None = None
     size_bytes: int | None = None
+    # An upload's source name (knowledge/upload_names.py); None for a vault's document.
+    source_name: str | None = None
 
     def same_file(self, *, mtime_ns: int, size_bytes: int) -> bool:
         """Whether a file with this modification time (ns) and size is the one stored: then
@@ -72,9 +81,9 @@ def document_states(*, vault_path: str, embedder: EmbeddingProvider) -> dict[str
         cursor.execute(sql.DOCUMENT_STATES, [embedder.provider, embedder.model, embedder.dim,
                                              vault_path])
         return {path: DocumentState(doc_id, digest, chunks, embedded, ocr_skipped, status,
-                                    mtime_ns, size_bytes)
+                                    mtime_ns, size_bytes, source_name=source_name)
                 for doc_id, path, digest, chunks, embedded, ocr_skipped, status, mtime_ns,
-                size_bytes in cursor.fetchall()}
+                size_bytes, source_name in cursor.fetchall()}
 
 
 def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
@@ -93,7 +102,8 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
         for index, chunk in enumerate(version.chunks):
             lexical = version.lexical[index] if version.lexical else chunk_lexical_build(
                 content=chunk.content, heading_path=chunk.heading_path,
-                relative_path=version.relative_path)
+                relative_path=version.source)
+            # relative_path names the chunk's document; the chunk row takes its source.
             rows.append({"relative_path": version.relative_path, "chunk_index": chunk.chunk_index,
                          "content": chunk.content, "heading_path": chunk.heading_path,
                          "tags": version.tags, "wikilinks": chunk.wikilinks,

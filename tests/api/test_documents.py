@@ -58,9 +58,12 @@ def test_upload_is_queued_built_searchable_and_deleted(client, clean_tables, pro
     assert body["created"] is True and body["job_id"]
     document = json.loads(client.get(f"/documents/{body['document_id']}").content)
     assert document["status"] == "queued" and document["original_name"] == "Ridge 9 survey.pdf"
-    # The file is stored under a generated name, never the client's.
-    assert document["relative_path"].endswith(".pdf")
-    assert "Ridge" not in document["relative_path"]
+    # Known by the client's name; the file is stored under a generated one, never the client's.
+    assert document["relative_path"] == "Ridge 9 survey.pdf"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT file_path FROM documents WHERE id = %s", [body["document_id"]])
+        (stored,) = cursor.fetchone()
+    assert stored.endswith(".pdf") and "Ridge" not in stored
     work()
     job = json.loads(client.get(f"/jobs/{body['job_id']}").content)
     assert job["status"] == "succeeded" and job["result"]["chunks"] >= 1

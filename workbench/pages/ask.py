@@ -22,7 +22,7 @@ from workbench.rendering import answer_html, excerpt
 
 EXCERPT_CHARS = 320
 _CHUNK_FIELDS = ("id", "content", "content_hash", "document__title", "document__original_name",
-                 "document__relative_path")
+                 "document__source_name", "document__relative_path")
 
 
 @dataclass

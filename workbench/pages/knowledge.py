@@ -27,14 +27,14 @@ from knowledge.documents import (
 )
 from knowledge.models import Document
 from knowledge.selectors import kb_entry
-from workbench.pages.sources import document_title
+from workbench.pages.sources import document_shown, document_title
 
 DOCUMENTS_PER_PAGE = 50
 UPLOAD_CHUNK_BYTES = 1024 * 1024
 JOB_DONE = ("succeeded", "failed", "cancelled")
 JOB_LABELS = {JOB_INGEST: "Indexing", JOB_REINDEX: "Reindexing", JOB_DELETE: "Deleting"}
-_DOCUMENT_FIELDS = ("id", "title", "original_name", "relative_path", "vault_path", "format",
-                    "status", "page_count", "ocr_page_count", "metadata", "updated_at")
+_DOCUMENT_FIELDS = ("id", "title", "original_name", "source_name", "relative_path", "vault_path",
+                    "format", "status", "page_count", "ocr_page_count", "metadata", "updated_at")
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,9 @@ class Outcome:
 @dataclass(frozen=True)
 class BasePage:
     base: dict[str, Any]  # kb_entry: slug, name, description, counts, role
-    documents: Page  # rows of _DOCUMENT_FIELDS (less vault_path) with `uploaded` and `error`
+    # Rows of _DOCUMENT_FIELDS (less vault_path; an upload's source name as its relative_path)
+    # with `name`, `uploaded` and `error`.
+    documents: Page
     maintainer: bool
     upload_max_mb: float
 
@@ -86,6 +88,7 @@ def _document_row(row: dict[str, Any], uploads: set[str]) -> dict[str, Any]:
     # Folders on the server are not the reader's business: the vault path stays here.
     vault_path = row.pop("vault_path")
     metadata = row.pop("metadata") or {}
+    row = document_shown(row)
     return {**row, "uploaded": vault_path in uploads,
             "name": document_title(row),
             "error": metadata.get("error") if row["status"] == "failed" else None}

@@ -21,7 +21,6 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
 
 from django.utils.safestring import SafeString
@@ -45,8 +44,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 # several threads of one process: one page is read or rendered at a time. (Ingest reads PDFs in
 # the jobs worker, another process.)
 _PDFIUM_LOCK = threading.Lock()
-_DOCUMENT_FIELDS = ("id", "knowledge_base_id", "title", "original_name", "relative_path",
-                    "file_path", "format", "page_count", "status")
+_DOCUMENT_FIELDS = ("id", "knowledge_base_id", "title", "original_name", "source_name",
+                    "relative_path", "file_path", "format", "page_count", "status")
 
 
 @dataclass(frozen=True)
@@ -84,6 +83,7 @@ def source_get(*, caller: Caller, chunk_id: int, page: str | int | None = None,
     document = Document.objects.filter(pk=chunk["document_id"]).values(*_DOCUMENT_FIELDS).first()
     if document is None:  # deleted between the two reads
         raise NotFound(f"chunk not found: {chunk_id}", details={"id": chunk_id})
+    document = document_shown(document)
     siblings = Chunk.objects.filter(document_id=chunk["document_id"]).only(
         "id", "chunk_index", "content", "heading_path", "page_start", "page_end")
     before = list(siblings.filter(chunk_index__lt=chunk["chunk_index"])
@@ -97,13 +97,19 @@ def source_get(*, caller: Caller, chunk_id: int, page: str | int | None = None,
 
 
 def document_title(document: dict[str, Any]) -> str:
-    """What a person calls a document: its title, else the name it was uploaded under, else
-    its path. An upload without a title of its own is titled after its stored file, whose
-    name the server made up: that is no title to show."""
-    title = document.get("title")
-    if document.get("original_name") and title == PurePosixPath(document["relative_path"]).stem:
-        title = None
-    return title or document.get("original_name") or document["relative_path"]
+    """What a person calls a document: its title, else its source (an upload's source name,
+    a vault document's path)."""
+    return document.get("title") or document.get("source_name") or document["relative_path"]
+
+
+def document_shown(document: dict[str, Any]) -> dict[str, Any]:
+    """A document's row (with `source_name`) as pages show it: an upload's relative_path is its
+    source name, as in search results; the name its file is stored under is the server's own."""
+    shown = dict(document)
+    source_name = shown.pop("source_name", None)
+    if source_name:
+        shown["relative_path"] = source_name
+    return shown
 
 
 def _source_page(chunk: dict[str, Any], document: dict[str, Any],
