@@ -9,6 +9,7 @@ from answering.services import ask, ask_stream_open
 from answering.sse import SSEFrames, sse_response
 from core.api_schemas import ErrorBody
 from core.config import get_config
+from retrieval.api_schemas import filters_checked
 
 router = Router(tags=["answering"])
 ERRORS = {code: ErrorBody for code in (401, 404, 422, 500, 502, 503, 504)}
@@ -19,7 +20,8 @@ ERRORS = {code: ErrorBody for code in (401, 404, 422, 500, 502, 503, 504)}
 def ask_view(request, payload: AskRequest):
     return ask(question=payload.question, top_k=payload.top_k, fallback=payload.fallback,
                config=get_config(), scope=request.auth.scope(slugs=payload.knowledge_bases),
-               on_llm_error=payload.on_llm_error)
+               on_llm_error=payload.on_llm_error,
+               filters=filters_checked(payload.filters))
 
 
 @router.post("/ask/stream", response={200: None, **ERRORS},
@@ -32,5 +34,6 @@ def ask_stream_view(request, payload: AskRequest):
     events = ask_stream_open(question=payload.question, top_k=payload.top_k,
                              fallback=payload.fallback, config=get_config(),
                              scope=request.auth.scope(slugs=payload.knowledge_bases),
-                             on_llm_error=payload.on_llm_error)
+                             on_llm_error=payload.on_llm_error,
+                             filters=filters_checked(payload.filters))
     return sse_response(SSEFrames(events, closes=events))

@@ -7,6 +7,7 @@ from typing import Literal
 from ninja import Schema
 
 from core.api_schemas import KnowledgeBases, QueryText, StrictRequest, TopK
+from retrieval.api_schemas import RefusalSignalsOut, SearchFilters
 
 
 class AskRequest(StrictRequest):
@@ -18,6 +19,8 @@ class AskRequest(StrictRequest):
     # "sources": when retrieval succeeded but the language model fails, answer 200 with the
     # sources and a `notice` (code llm_unavailable) instead of the model's error.
     on_llm_error: Literal["error", "sources"] = "error"
+    # Only documents matching these are searched, as in /search.
+    filters: SearchFilters | None = None
 
 
 class CitationOut(Schema):
@@ -48,6 +51,16 @@ class Notice(Schema):
     message: str
 
 
+class RefusalOut(Schema):
+    """How the answer mode was decided (answering/refusal.py, RAG_REFUSAL)."""
+
+    rule: Literal["threshold", "signals"]
+    grounded: bool
+    probability: float | None
+    threshold: float | None
+    signals: RefusalSignalsOut
+
+
 class AskResponse(Schema):
     mode: Literal["rag", "fallback", "no_answer"]
     confidence: float
@@ -58,6 +71,8 @@ class AskResponse(Schema):
     unsupported_citations: int = 0
     # The id of this request's trace (also the X-Request-ID header).
     trace_id: str | None = None
+    # How the mode was decided: the rule, its probability or threshold, the signals it read.
+    refusal: RefusalOut | None = None
 
 
 class AskResponseWithNotice(AskResponse):

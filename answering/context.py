@@ -10,7 +10,14 @@ The order and the merge rules, in this order:
    order: a fact or a table split across two chunks reaches the model whole. The block's
    citation is that best chunk's, its pages widened to the whole run; it also lists every chunk
    of the run (`Citation.chunks`, in document order), which traces record.
-4. Blocks are numbered in that order and packed within the budget; `[n]` is `citations[n-1]`.
+4. A kept chunk cut inside a table or a sentence takes on its neighbours (RAG_CONTEXT_NEIGHBOURS
+   each way, 1 by default; `neighbour_places` names the chunks to fetch): the next chunk of its
+   section while the cut falls inside a table (the chunk ends on a table row and the next begins
+   with one) or inside a sentence (it ends on neither sentence nor clause punctuation); the
+   previous chunk while it begins inside a table without that table's header row. A neighbour
+   only ever joins the run of a kept chunk (rule 3), never makes a block of its own, and does
+   not count toward rule 2.
+5. Blocks are numbered in that order and packed within the budget; `[n]` is `citations[n-1]`.
 
 `block_hit` and `block_text` (with `block_truncated`) make a block's text from its chunks alone,
 without ranking or packing: answering/replay.py rebuilds a recorded context with them.
@@ -116,16 +123,22 @@ class Context:
 
 def context_build(*, hits: Sequence[SearchHit], token_budget: int,
                   dates: Mapping[int, str] | None = None,
-                  per_document: int = PER_DOCUMENT_DEFAULT) -> Context:
+                  per_document: int = PER_DOCUMENT_DEFAULT,
+                  neighbours: Mapping[tuple[int, int], SearchHit] | None = None,
+                  neighbour_depth: int = 0) -> Context:
     """Dedupe, cap per document, merge adjacent chunks, number and pack hits (in the pipeline's
     order) into blocks whose joined text fits `token_budget` (see the module docstring).
     `dates` (document id → its date) puts a `date:` line in the header of its blocks, so the
-    model can tell sources of different dates apart."""
+    model can tell sources of different dates apart. `neighbours` ((document id, chunk index) →
+    chunk, fetched for `neighbour_places`) are taken on by rule 4, up to `neighbour_depth` each
+    way."""
     blocks: list[str] = []
     citations: list[Citation] = []
     contents: list[str] = []
     dates = dates or {}
-    for position, (best, run) in enumerate(_runs(_capped(_unique(hits), per_document))):
+    kept = _capped(_unique(hits), per_document)
+    joined = _neighbours_joined(kept, neighbours or {}, depth=neighbour_depth)
+    for position, (best, run) in enumerate(_runs(kept, joined)):
         hit = block_hit(best=best, run=run)
         number = len(blocks) + 1
         date = dates.get(hit.document_id, "")
@@ -185,11 +198,84 @@ def _capped(hits: list[SearchHit], per_document: int) -> list[SearchHit]:
     return capped
 
 
-def _runs(hits: list[SearchHit]) -> list[tuple[SearchHit, list[SearchHit]]]:
+def neighbour_places(hits: Sequence[SearchHit], *, depth: int) -> list[tuple[int, int]]:
+    """(document id, chunk index) of the chunks rule 4 may take on for `hits`: up to `depth`
+    each way of every hit, those not among the hits themselves."""
+    have = {(hit.document_id, hit.chunk_index) for hit in hits}
+    places = {(hit.document_id, hit.chunk_index + step) for hit in hits
+              for step in (*range(-depth, 0), *range(1, depth + 1))
+              if hit.chunk_index + step >= 0}
+    return sorted(places - have)
+
+
+def _neighbours_joined(kept: list[SearchHit], neighbours: Mapping[tuple[int, int], SearchHit],
+                       *, depth: int) -> list[SearchHit]:
+    """The neighbours rule 4 adds to the runs of `kept`."""
+    if depth < 1 or not neighbours:
+        return []
+    have = {(hit.document_id, hit.chunk_index) for hit in kept}
+    joined: dict[tuple[int, int], SearchHit] = {}
+    for hit in kept:
+        current = hit
+        for step in range(1, depth + 1):
+            after = neighbours.get((hit.document_id, hit.chunk_index + step))
+            if after is None or (hit.document_id, after.chunk_index) in have \
+                    or not _cut_inside(current, after):
+                break
+            joined[(hit.document_id, after.chunk_index)] = current = after
+        current = hit
+        for step in range(1, depth + 1):
+            before = neighbours.get((hit.document_id, hit.chunk_index - step))
+            if before is None or (hit.document_id, before.chunk_index) in have \
+                    or not _table_headless(current) or not _table_cut(before, current):
+                break
+            joined[(hit.document_id, before.chunk_index)] = current = before
+    return list(joined.values())
+
+
+# A line of a Markdown table, and its header's separator row (`| --- | :-: |`).
+_TABLE_ROW = re.compile(r"^\s*\|")
+_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+# Where a sentence or clause may end; a chunk ending on anything else was cut inside one.
+_SENTENCE_ENDS = frozenset(".!?;:。！？；：…\"'”’」』)）]】>*`|")
+
+
+def _lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def _table_cut(before: SearchHit, after: SearchHit) -> bool:
+    """The chunks part inside a table: `before` ends on a table row, `after` begins with one."""
+    first, last = _lines(after.content), _lines(before.content)
+    return bool(first and last and _TABLE_ROW.match(last[-1]) and _TABLE_ROW.match(first[0]))
+
+
+def _table_headless(hit: SearchHit) -> bool:
+    """The chunk begins inside a table whose header row (and separator) it does not hold."""
+    lines = _lines(hit.content)
+    return bool(lines and _TABLE_ROW.match(lines[0])
+                and not any(_TABLE_SEPARATOR.match(line) for line in lines[1:3]))
+
+
+def _cut_inside(before: SearchHit, after: SearchHit) -> bool:
+    """`after` goes on what `before` left unfinished: the same section, cut inside a table or a
+    sentence."""
+    if list(before.heading_path) != list(after.heading_path):
+        return False
+    if _table_cut(before, after):
+        return True
+    text = before.content.rstrip()
+    return bool(text) and text[-1] not in _SENTENCE_ENDS and not _lines(text)[-1].lstrip() \
+        .startswith("#")
+
+
+def _runs(hits: list[SearchHit],
+          joined: Sequence[SearchHit] = ()) -> list[tuple[SearchHit, list[SearchHit]]]:
     """Runs of adjacent chunks of one document, each as (its best hit, the run in document
-    order), at the place of the run's best hit (the first of the run in `hits`)."""
+    order), at the place of the run's best hit (the first of the run in `hits`); `joined`
+    chunks only ever extend a run."""
     by_chunk: dict[tuple[tuple[int, str], int], SearchHit] = {}
-    for hit in hits:
+    for hit in [*hits, *joined]:
         by_chunk.setdefault((_document(hit), hit.chunk_index), hit)
     placed: set[int] = set()  # id() of the hits already in a block
     runs = []

@@ -11,8 +11,9 @@ block in block order (`[n]` is entry n-1):
   document's);
 - `truncated`: whether the block's text was cut to fit the budget;
 - `block_hash`: the SHA-256 of the block's text exactly as the model got it.
-With the trace's `prompt_version` and `llm_model` and the `context_token_budget` and
-`context_per_document` of its parameters, that is everything the model's sources depended on.
+With the trace's `prompt_version` and `llm_model` and the `context_token_budget`,
+`context_per_document` and `context_neighbours` of its parameters, that is everything the
+model's sources depended on (a neighbour a block took on is one of its recorded chunks).
 
 The replay (`context_replay`): each recorded chunk is looked up by id or, where a re-ingest gave
 its document new rows, at its place (document id, chunk index). A chunk is `unchanged` when the

@@ -18,7 +18,7 @@ from typing import Any
 
 from access.callers import Scope
 from answering.citations import CitationStreamFilter, citations_strip
-from answering.context import context_build
+from answering.context import context_build, neighbour_places
 from answering.llm import LLMClient, get_llm_client
 from answering.llm_usage import TokenUsage
 from answering.modes import (
@@ -38,9 +38,11 @@ from core.config import Config
 from core.db import connection_released
 from core.errors import LocalRagError, error_body
 from core.text_tokens import tokens_count
-from knowledge.selectors import document_dates
+from knowledge.selectors import chunks_by_id_or_place, document_dates
+from retrieval.filters import DocumentFilter
 from retrieval.services import search
 from retrieval.signals import signals_measure
+from retrieval.types import SearchHit
 from traces.recording import trace_current, trace_fail
 
 logger = logging.getLogger("localrag.answering")
@@ -124,15 +126,19 @@ def llm_unavailable_notice(error: LocalRagError) -> dict[str, Any]:
 def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Config,
                 scope: Scope, search_query: str | None = None,
                 history: Sequence[dict[str, str]] = (),
-                on_llm_error: str = ON_LLM_ERROR_RAISE) -> AskPlan:
+                on_llm_error: str = ON_LLM_ERROR_RAISE,
+                filters: DocumentFilter | None = None) -> AskPlan:
     """Retrieve from the knowledge bases of `scope`, decide the mode and build the prompt;
     raises every pre-generation error. In a conversation, retrieval searches `search_query`
     (the follow-up made standalone) while the model reads `history` and the question asked."""
     query = search_query or question
-    outcome = search(query=query, top_k=top_k, config=config, scope=scope)
+    outcome = search(query=query, top_k=top_k, config=config, scope=scope, filters=filters)
     dates = document_dates(document_ids=[hit.document_id for hit in outcome.results])
     context = context_build(hits=outcome.results, token_budget=config.rag_context_token_budget,
-                            dates=dates, per_document=config.rag_context_per_document)
+                            dates=dates, per_document=config.rag_context_per_document,
+                            neighbours=_neighbours(outcome.results,
+                                                   depth=config.rag_context_neighbours),
+                            neighbour_depth=config.rag_context_neighbours)
     refusal = refusal_decide(signals=signals_measure(query=query, hits=outcome.results,
                                                      confidence=outcome.confidence),
                              config=config)
@@ -175,6 +181,7 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
         # What the context was built with, so a replay can tell whether it could be the same.
         trace.parameters.update(context_token_budget=config.rag_context_token_budget,
                                 context_per_document=config.rag_context_per_document,
+                                context_neighbours=config.rag_context_neighbours,
                                 refusal=refusal_rule(config))
         if mode == MODE_RAG:
             # Every chunk of every block in block order, with the hashes replay compares.
@@ -211,12 +218,32 @@ def _trace_answer(answer: str, *, started: float | None = None, first: float | N
 
 
 
+def _neighbours(hits: Sequence[SearchHit], *,
+                depth: int) -> dict[tuple[int, int], SearchHit]:
+    """The chunks next to `hits` that the context may take on (answering/context.py rule 4),
+    read from the index: of the hits' own documents only, so of bases the caller reads."""
+    places = neighbour_places(hits, depth=depth)
+    if not places:
+        return {}
+    bases = {hit.document_id: hit.knowledge_base for hit in hits}
+    found = chunks_by_id_or_place(chunk_ids=[], places=places).by_place
+    return {place: SearchHit(
+        content=row.content, source=row.relative_path, relative_path=row.relative_path,
+        heading_path=list(row.heading_path),
+        heading=row.heading_path[-1] if row.heading_path else "", score=0.0,
+        chunk_index=row.chunk_index, document_id=row.document_id,
+        content_hash=row.content_hash, page_start=row.page_start, page_end=row.page_end,
+        knowledge_base=bases.get(row.document_id), chunk_id=row.id)
+        for place, row in found.items()}
+
+
 def ask(*, question: str, top_k: int | None, fallback: bool, config: Config,
-        scope: Scope, on_llm_error: str = ON_LLM_ERROR_RAISE) -> dict[str, Any]:
+        scope: Scope, on_llm_error: str = ON_LLM_ERROR_RAISE,
+        filters: DocumentFilter | None = None) -> dict[str, Any]:
     """The /ask response body: {mode, confidence, answer, citations, invalid_citations_removed,
     unsupported_citations, refusal} and, under a trace, its trace_id."""
     plan = ask_prepare(question=question, top_k=top_k, fallback=fallback, config=config,
-                       scope=scope, on_llm_error=on_llm_error)
+                       scope=scope, on_llm_error=on_llm_error, filters=filters)
     return ask_answer(plan, config=config)
 
 
@@ -347,11 +374,12 @@ def ask_events(plan: AskPlan) -> Generator[tuple[str, dict[str, Any]], None, Non
 
 
 def ask_stream_open(*, question: str, top_k: int | None, fallback: bool, config: Config,
-                    scope: Scope, on_llm_error: str = ON_LLM_ERROR_RAISE) -> AskEventStream:
+                    scope: Scope, on_llm_error: str = ON_LLM_ERROR_RAISE,
+                    filters: DocumentFilter | None = None) -> AskEventStream:
     """The /ask/stream events, with every pre-generation error raised now — `llm_busy`
     included: the stream's LLM slot is taken before its first byte."""
     plan = ask_prepare(question=question, top_k=top_k, fallback=fallback, config=config,
-                       scope=scope, on_llm_error=on_llm_error)
+                       scope=scope, on_llm_error=on_llm_error, filters=filters)
     return ask_stream_of(plan, config=config)
 
 

@@ -21,6 +21,7 @@ from conversations.api_schemas import (
 from conversations.selectors import conversation_dict, conversation_summary, message_dict
 from core.api_schemas import ErrorBody
 from core.config import get_config
+from retrieval.api_schemas import filters_plain
 from traces.recording import trace_discard
 
 router = Router(tags=["conversations"])
@@ -31,7 +32,8 @@ ERRORS = {code: ErrorBody for code in (401, 404, 422, 500, 502, 503, 504)}
              summary="Start a conversation, optionally with its first question")
 def conversation_create_view(request, payload: ConversationCreate):
     conversation = services.conversation_create(caller=request.auth, title=payload.title or "",
-                                                knowledge_bases=payload.knowledge_bases)
+                                                knowledge_bases=payload.knowledge_bases,
+                                                filters=filters_plain(payload.filters))
     answer = None
     if payload.question is None:
         trace_discard()
@@ -79,7 +81,7 @@ def conversation_ask_view(request, conversation_id: int, payload: MessageAsk):
     return services.turn_answer(services.turn_prepare(
         caller=request.auth, conversation_id=conversation_id, question=payload.question,
         top_k=payload.top_k, fallback=payload.fallback, on_llm_error=payload.on_llm_error,
-        config=config), config=config)
+        config=config, filters=filters_plain(payload.filters)), config=config)
 
 
 @router.post("/conversations/{conversation_id}/messages/stream", response={200: None, **ERRORS},
@@ -92,7 +94,7 @@ def conversation_ask_stream_view(request, conversation_id: int, payload: Message
     events = services.turn_stream(services.turn_prepare(
         caller=request.auth, conversation_id=conversation_id, question=payload.question,
         top_k=payload.top_k, fallback=payload.fallback, on_llm_error=payload.on_llm_error,
-        config=config), config=config)
+        config=config, filters=filters_plain(payload.filters)), config=config)
     return sse_response(SSEFrames(events, closes=events))
 
 

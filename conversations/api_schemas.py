@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from ninja import Schema
 from pydantic import AfterValidator, Field
@@ -11,6 +11,7 @@ from pydantic import AfterValidator, Field
 from answering.api_schemas import AskResponse, CitationOut, Notice
 from conversations.models import FEEDBACK_ERROR_TYPES, TITLE_MAX_CHARS
 from core.api_schemas import KnowledgeBases, QueryText, StrictRequest, TopK, no_control_characters
+from retrieval.api_schemas import SearchFilters
 
 Title = Annotated[str, Field(min_length=1, max_length=TITLE_MAX_CHARS),
                   AfterValidator(no_control_characters)]
@@ -31,6 +32,8 @@ class ConversationCreate(AskFields):
     knowledge_bases: KnowledgeBases = None
     # Asked at once when given: the response then holds its answer.
     question: QueryText | None = None
+    # The metadata filters every question searches with, as in /search.
+    filters: SearchFilters | None = None
 
 
 class ConversationRename(StrictRequest):
@@ -39,6 +42,8 @@ class ConversationRename(StrictRequest):
 
 class MessageAsk(AskFields):
     question: QueryText
+    # This question's filters instead of the conversation's.
+    filters: SearchFilters | None = None
 
 
 assert set(ErrorType.__args__) == {code for code, _ in FEEDBACK_ERROR_TYPES}  # type: ignore[attr-defined]
@@ -87,6 +92,7 @@ class ConversationSummary(Schema):
     id: int
     title: str
     knowledge_bases: list[str] | None
+    filters: dict[str, Any] | None = None
     message_count: int
     created_at: datetime
     updated_at: datetime

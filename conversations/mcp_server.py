@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from importlib.metadata import version as package_version
 from typing import Annotated, Any
 
 from django.db import connections
@@ -43,7 +44,7 @@ from core.output import body_json
 from knowledge.api_schemas import DocumentOut, KnowledgeBaseOut
 from knowledge.documents import document_get
 from knowledge.selectors import chunk_get, kb_list_visible
-from retrieval.api_schemas import SearchRequest, SearchResponse
+from retrieval.api_schemas import SearchRequest, SearchResponse, filters_checked, filters_plain
 from retrieval.services import search, search_body
 from traces.recording import traced
 
@@ -73,6 +74,13 @@ ChunkId = Annotated[int, Field(description="the chunk_id of a result of search w
 ConversationId = Annotated[int | None, Field(
     description="ask within this conversation (from new_conversation or list_conversations): "
                 "a follow-up is understood from its earlier turns")]
+Filters = Annotated[dict[str, Any] | None, Field(
+    description="only documents matching these (every key narrows): frontmatter "
+                "{field: value | [one of] | {gte, gt, lte, lt, eq, in}}, tags [all of], "
+                "tags_any, format [markdown|pdf|docx|txt], folder (path prefix), title "
+                "(substring), ingested / updated {gte, lt: ISO date}; e.g. "
+                '{"frontmatter": {"year": {"gte": 2019}, "region": "Yunnan"}, '
+                '"folder": "reports/"}')]
 NewConversation = Annotated[bool, Field(
     description="start a conversation with this question; the answer carries its "
                 "conversation_id for the follow-ups")]
@@ -107,7 +115,8 @@ def mcp_caller(*, secret: str | None, config: Config) -> Caller:
 def mcp_server_build(*, secret: str | None) -> MCPServer:
     """The server with its tools, acting for `secret` (see `mcp_caller`): all read-only but
     `ask`, which stores a conversation's turns when it is asked in one."""
-    server = MCPServer("local-rag", instructions=INSTRUCTIONS)
+    server = MCPServer("local-rag", instructions=INSTRUCTIONS,
+                       version=package_version("local-rag"))
 
     def caller() -> Caller:
         # Resolved on every call, as the API does per request: a revoked token stops at once.
@@ -115,17 +124,20 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
 
     @server.tool(name="search", annotations=READ_ONLY)
     def search_tool(query: str, top_k: TopK = None, knowledge_bases: KnowledgeBaseSlugs = None,
-                    explain: Explain = False) -> Annotated[CallToolResult, SearchResponse]:
+                    explain: Explain = False, filters: Filters = None
+                    ) -> Annotated[CallToolResult, SearchResponse]:
         """Ranked chunks for a query, with a confidence: the body of POST /search."""
         def body() -> dict[str, Any]:
             request = _request(SearchRequest, query=query, top_k=top_k,
-                               knowledge_bases=knowledge_bases, explain=explain)
+                               knowledge_bases=knowledge_bases, explain=explain,
+                               filters=filters)
             current = caller()
             # Under a trace of channel `mcp`: its id is in the body.
             with traced(operation="search", channel="mcp", caller=current):
                 outcome = search(query=request.query, top_k=request.top_k, config=get_config(),
                                  scope=current.scope(slugs=request.knowledge_bases),
-                                 explain=request.explain)
+                                 explain=request.explain,
+                                 filters=filters_checked(request.filters))
                 # exclude_unset, as the endpoint: `explain` only when it was asked for.
                 return SearchResponse.model_validate(search_body(outcome)).model_dump(
                     exclude_unset=True)
@@ -134,7 +146,7 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
     @server.tool(name="ask")
     def ask_tool(question: str, top_k: TopK = None, knowledge_bases: KnowledgeBaseSlugs = None,
                  fallback: bool = False, conversation_id: ConversationId = None,
-                 new_conversation: NewConversation = False
+                 new_conversation: NewConversation = False, filters: Filters = None
                  ) -> Annotated[CallToolResult, AskResponse]:
         """An answer from the knowledge bases with citations, or no_answer when they do not
         hold one: the body of POST /ask. fallback=true allows a general-knowledge answer
@@ -143,13 +155,15 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
         conversation_id, message ids and the standalone query that was searched."""
         def body() -> dict[str, Any]:
             request = _request(AskRequest, question=question, top_k=top_k,
-                               knowledge_bases=knowledge_bases, fallback=fallback)
+                               knowledge_bases=knowledge_bases, fallback=fallback,
+                               filters=filters)
             current = caller()
             with traced(operation="ask", channel="mcp", caller=current):
                 if conversation_id is None and not new_conversation:
                     answer = ask(question=request.question, top_k=request.top_k,
                                  fallback=request.fallback, config=get_config(),
-                                 scope=current.scope(slugs=request.knowledge_bases))
+                                 scope=current.scope(slugs=request.knowledge_bases),
+                                 filters=filters_checked(request.filters))
                     return AskResponse.model_validate(answer).model_dump()
                 return TurnResponse.model_validate(_conversation_ask(
                     current, request=request, conversation_id=conversation_id)).model_dump()
@@ -198,16 +212,18 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
 
 def _conversation_ask(caller: Caller, *, request: AskRequest,
                       conversation_id: int | None) -> dict[str, Any]:
-    """Ask in a conversation of `caller`'s: the given one, or a new one over the request's
-    knowledge bases."""
+    """Ask in a conversation of `caller`'s: the given one (with the request's filters for this
+    question, when given), or a new one over the request's knowledge bases and filters."""
     config = get_config()
+    filters = filters_plain(request.filters)
     if conversation_id is None:
         conversation_id = conversation_create(caller=caller,
-                                              knowledge_bases=request.knowledge_bases).pk
+                                              knowledge_bases=request.knowledge_bases,
+                                              filters=filters).pk
     return turn_answer(turn_prepare(caller=caller, conversation_id=conversation_id,
                                     question=request.question, top_k=request.top_k,
                                     fallback=request.fallback, on_llm_error="error",
-                                    config=config), config=config)
+                                    config=config, filters=filters), config=config)
 
 
 def _request(schema: type[Schema], **values: Any) -> Any:

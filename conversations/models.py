@@ -32,6 +32,9 @@ class Conversation(models.Model):
                              blank=True, related_name="+")
     # The knowledge bases asked (slugs); null: every base the caller may read at each question.
     knowledge_bases = ArrayField(models.CharField(max_length=63), null=True, blank=True)
+    # The metadata filters every question searches with (a request's `filters`, as given;
+    # retrieval/filters.py); null: none. A message may give its own instead.
+    filters = models.JSONField(null=True, blank=True)
     title = models.CharField(max_length=TITLE_MAX_CHARS, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True, db_index=True)

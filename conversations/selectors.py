@@ -28,7 +28,7 @@ def message_dict(message: Message) -> dict[str, Any]:
 def conversation_summary(conversation: Conversation) -> dict[str, Any]:
     count = getattr(conversation, "message_count", None)
     return {"id": conversation.pk, "title": conversation.title,
-            "knowledge_bases": conversation.knowledge_bases,
+            "knowledge_bases": conversation.knowledge_bases, "filters": conversation.filters,
             "message_count": conversation.messages.count() if count is None else count,
             "created_at": conversation.created_at, "updated_at": conversation.updated_at}
 

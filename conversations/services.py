@@ -42,6 +42,7 @@ from conversations.models import (
 from core.config import Config, get_config
 from core.errors import InvalidRequest, NotFound
 from core.text_tokens import tokens_count
+from retrieval.filters import DocumentFilter, filters_parse
 from traces.recording import trace_current, trace_fail
 
 RATINGS = {"up": FEEDBACK_UP, "down": FEEDBACK_DOWN}
@@ -70,15 +71,17 @@ def _owned(caller: Caller):
 
 
 def conversation_create(*, caller: Caller, title: str = "",
-                        knowledge_bases: list[str] | None = None) -> Conversation:
+                        knowledge_bases: list[str] | None = None,
+                        filters: dict[str, Any] | None = None) -> Conversation:
     """A new, empty conversation over `knowledge_bases` (slugs the caller may read; None: all
-    the caller may read at each question)."""
+    the caller may read at each question), searching with `filters` (a request's, as given)."""
     if knowledge_bases is not None:
         caller.scope(slugs=knowledge_bases)  # NotFound for a base the caller cannot read
+    filters_parse(filters)  # InvalidRequest now, not at the first question
     if random.randrange(PRUNE_EVERY) == 0:
         conversations_prune(days=get_config().rag_conversation_retention_days)
     return Conversation.objects.create(owner=conversation_owner(caller), user_id=caller.user_id,
-                                       knowledge_bases=knowledge_bases,
+                                       knowledge_bases=knowledge_bases, filters=filters or None,
                                        title=_title(title) if title else "")
 
 
@@ -158,15 +161,18 @@ class ConversationTurn:
 
 
 def turn_prepare(*, caller: Caller, conversation_id: int, question: str, top_k: int | None,
-                 fallback: bool, on_llm_error: str, config: Config) -> ConversationTurn:
-    """Read the recent turns, make the question standalone, retrieve and plan the answer;
-    raises every pre-generation error before anything is stored."""
+                 fallback: bool, on_llm_error: str, config: Config,
+                 filters: dict[str, Any] | None = None) -> ConversationTurn:
+    """Read the recent turns, make the question standalone, retrieve (with this question's
+    `filters`, else the conversation's) and plan the answer; raises every pre-generation error
+    before anything is stored."""
     conversation = conversation_get(caller=caller, conversation_id=conversation_id)
+    document_filter = filters_parse(filters if filters is not None else conversation.filters)
     condensed, plan = follow_up_plan(
         question=question,
         turns=recent_turns(conversation, limit=max(config.rag_conversation_history_turns, 1)),
         scope=caller.scope(slugs=conversation.knowledge_bases), top_k=top_k,
-        fallback=fallback, on_llm_error=on_llm_error, config=config)
+        fallback=fallback, on_llm_error=on_llm_error, config=config, filters=document_filter)
     trace = trace_current()
     if trace is not None:
         trace.parameters["conversation_id"] = conversation.pk
@@ -182,7 +188,8 @@ def turn_prepare(*, caller: Caller, conversation_id: int, question: str, top_k: 
 
 
 def follow_up_plan(*, question: str, turns: list[Turn], scope: Scope, top_k: int | None,
-                   fallback: bool, on_llm_error: str, config: Config) -> tuple[Condensed, AskPlan]:
+                   fallback: bool, on_llm_error: str, config: Config,
+                   filters: DocumentFilter | None = None) -> tuple[Condensed, AskPlan]:
     """A question after `turns` (oldest first): made standalone, searched, and planned with
     the recent turns in the prompt — for a stored conversation and a stateless chat alike."""
     condensed = standalone_query(question=question, turns=turns, config=config)
@@ -191,7 +198,7 @@ def follow_up_plan(*, question: str, turns: list[Turn], scope: Scope, top_k: int
                                budget=config.rag_conversation_history_tokens)
     plan = ask_prepare(question=question, top_k=top_k, fallback=fallback, config=config,
                        scope=scope, search_query=condensed.query, history=history,
-                       on_llm_error=on_llm_error)
+                       on_llm_error=on_llm_error, filters=filters)
     trace = trace_current()
     if trace is not None:
         trace.parameters["condensation"] = condensed.method

@@ -145,6 +145,7 @@ class Config:
     rag_refusal: str | None  # None: the embedding provider's rule (answering/refusal.py)
     rag_context_token_budget: int
     rag_context_per_document: int  # context blocks of one document at most
+    rag_context_neighbours: int  # adjacent chunks a block cut mid-table/-sentence takes on
     rag_fallback_enabled: bool
     rag_allowed_hosts: tuple[str, ...]
     rag_api_token: str = field(repr=False)
@@ -408,6 +409,7 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         rag_context_token_budget=budget,
         rag_context_per_document=_bounded_integer(raw, "RAG_CONTEXT_PER_DOCUMENT", 1, 20),
         rag_fallback_enabled=_boolean(raw, "RAG_FALLBACK_ENABLED"),
+        rag_context_neighbours=_bounded_integer(raw, "RAG_CONTEXT_NEIGHBOURS", 0, 5),
         rag_allowed_hosts=tuple(host.strip() for host in raw["RAG_ALLOWED_HOSTS"].split(",")
                                 if host.strip()),
         rag_api_token=raw["RAG_API_TOKEN"],

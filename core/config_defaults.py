@@ -57,8 +57,9 @@ DEFAULTS: dict[str, str] = {
     "RAG_TOP_K": "5",
     "RAG_MIN_SIMILARITY": "",
     "RAG_REFUSAL": "",  # unset: the rule fitted for the embedding provider (answering/refusal.py)
-    "RAG_CONTEXT_TOKEN_BUDGET": "6000",
+    "RAG_CONTEXT_TOKEN_BUDGET": "10000",
     "RAG_CONTEXT_PER_DOCUMENT": "3",
+    "RAG_CONTEXT_NEIGHBOURS": "1",
     "RAG_FALLBACK_ENABLED": "false",
     "RAG_ALLOWED_HOSTS": "localhost,127.0.0.1,[::1]",
     "RAG_API_TOKEN": "",

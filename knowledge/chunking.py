@@ -27,8 +27,10 @@ MAX_TOKENS = 1200
 OVERLAP_TOKENS = 80
 # A trailing chunk below this takes units from the chunk before it, when that keeps the order.
 MIN_TOKENS = 400
-# A PDF page with fewer tokens than this shares its chunks with the next page (blocks_chunk).
-PAGE_GROUP_MIN_TOKENS = 150
+# A PDF page with fewer tokens than this is nearly empty (a cover, a figure with its caption) and
+# shares its chunk with the next page (blocks_chunk); any page with a sentence of its own keeps
+# its own chunks, so a citation names its page even when the pages are short.
+PAGE_GROUP_MIN_TOKENS = 12
 
 _SENTENCE_END = re.compile(r"[.!?]+\s+|[。！？]+\s*")
 _LEADING_BLANK_LINES = re.compile(r"(?:[ \t]*\n)*")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +30,14 @@ from knowledge.embeddings import ChunkText, EmbeddingProvider, get_embedder
 from knowledge.formats import ocr
 from knowledge.formats.base import ExtractOptions
 from knowledge.preparing import PrepareFailed, chunk_texts, notes_prepare
+from knowledge.sidecar import sidecar_merge, sidecar_same
 from knowledge.vault import (
     DEFAULT_MAX_FILE_BYTES,
     NoteContent,
     NoteFile,
     NoteRejected,
     note_read,
+    sidecar_read,
     vault_resolve,
     vault_scan,
 )
@@ -247,6 +249,8 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
             state = existing.get(note.relative_path)
             if (state is not None and state.status == "active"
                     and state.same_file(mtime_ns=note.mtime_ns, size_bytes=note.size_bytes)
+                    and sidecar_same(state.sidecar, mtime_ns=note.sidecar_mtime_ns,
+                                     size_bytes=note.sidecar_size)
                     and not reading.scans_retry(state.ocr_skipped)):
                 # Same size and modification time as the stored version: not even read.
                 result.documents_skipped += 1
@@ -257,6 +261,7 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
             try:
                 content = note_read(note=note, root=root, max_bytes=reading.max_file_bytes,
                                     max_document_bytes=reading.max_document_bytes)
+                content = replace(content, sidecar=sidecar_read(note=note, root=root))
             except NoteRejected as exc:
                 result.files_rejected += 1
                 result.warnings.append({"file": note.relative_path, "reason": str(exc)})
@@ -267,6 +272,8 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
             if state is not None and state.status == "deleting":
                 continue  # deleted through the API: its file goes with the delete job
             if (state is not None and state.content_hash == content.content_hash
+                    and _sidecar_hash(state.sidecar) == _sidecar_hash(
+                        content.sidecar.stamp if content.sidecar else None)
                     and state.status != "queued"
                     and not reading.scans_retry(state.ocr_skipped)):
                 result.documents_skipped += 1
@@ -320,13 +327,22 @@ def _write(*, notes: Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | by
         else:
             result.warnings.extend({"file": note.relative_path, "reason": warning}
                                    for warning in prepared.warnings)
+            frontmatter, document_tags = prepared.frontmatter, prepared.tags
+            metadata = dict(prepared.facts or {})
+            if content.sidecar is not None:
+                result.warnings.extend({"file": content.sidecar.stamp["file"], "reason": warning}
+                                       for warning in content.sidecar.warnings)
+                frontmatter, document_tags = sidecar_merge(
+                    frontmatter=frontmatter, tags=prepared.tags,
+                    is_note=prepared.format == "markdown", sidecar=content.sidecar)
+                metadata["sidecar"] = content.sidecar.stamp
             pending.append((store.DocumentVersion(
                 relative_path=note.relative_path, file_path=str(note.file_path),
                 content_hash=content.content_hash, mtime_ns=content.mtime_ns,
-                size_bytes=content.size_bytes, frontmatter=prepared.frontmatter,
-                tags=prepared.tags, chunks=prepared.chunks, format=prepared.format,
-                title=prepared.title, page_count=prepared.page_count,
-                ocr_page_count=prepared.ocr_page_count, metadata=prepared.facts or {},
+                size_bytes=content.size_bytes, frontmatter=frontmatter,
+                tags=prepared.tags, document_tags=document_tags, chunks=prepared.chunks,
+                format=prepared.format, title=prepared.title, page_count=prepared.page_count,
+                ocr_page_count=prepared.ocr_page_count, metadata=metadata,
                 lexical=prepared.lexical, source_name=source_names.get(note.relative_path)),
                 prepared.vectors, is_new))
             pending_chunks += len(prepared.chunks)
@@ -420,3 +436,7 @@ def _fill_missing_lexical(*, vault: str, result: IngestResult, timer: _Timer) ->
     result.chunks_lexical_filled += store.chunks_lexical_refresh(vault_path=vault,
                                                                  batch=LEXICAL_FILL_BATCH)
     timer.add("lexical_fill", mark)
+
+
+def _sidecar_hash(stamp: dict[str, Any] | None) -> str | None:
+    return stamp.get("sha256") if stamp else None

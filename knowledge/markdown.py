@@ -185,22 +185,33 @@ def _frontmatter_split(*, text: str, warnings: list[str]) -> tuple[dict[str, Any
     except ValueError:  # an opening `---` without a closing one: a thematic break, not frontmatter
         return {}, text, 0
     line_offset = text.count("\n", 0, len(text) - len(body))
+    return yaml_mapping(raw, what="frontmatter", warnings=warnings), body, line_offset
+
+
+def yaml_mapping(raw: str, *, what: str, warnings: list[str]) -> dict[str, Any]:
+    """A YAML mapping as JSON-safe values ({} with a warning naming `what` when it is broken,
+    not a mapping, or expands past FRONTMATTER_VALUE_LIMIT values: an alias bomb)."""
     try:
         loaded = _YAML.load(raw)
     except (yaml.YAMLError, ValueError, RecursionError) as exc:
         reason = str(getattr(exc, "problem", None) or exc).strip().splitlines()[0][:200]
-        warnings.append(f"invalid YAML frontmatter: {reason}")
-        return {}, body, line_offset
+        warnings.append(f"invalid YAML {what}: {reason}")
+        return {}
     if loaded is None:
-        return {}, body, line_offset
+        return {}
     if not isinstance(loaded, dict):
-        warnings.append(f"frontmatter is not a mapping (got {type(loaded).__name__}); ignored")
-        return {}, body, line_offset
+        warnings.append(f"{what} is not a mapping (got {type(loaded).__name__}); ignored")
+        return {}
     try:
-        return _json_safe(loaded, budget=[FRONTMATTER_VALUE_LIMIT]), body, line_offset
+        return _json_safe(loaded, budget=[FRONTMATTER_VALUE_LIMIT])
     except _FrontmatterTooLarge:
-        warnings.append(f"frontmatter has more than {FRONTMATTER_VALUE_LIMIT} values; ignored")
-        return {}, body, line_offset
+        warnings.append(f"{what} has more than {FRONTMATTER_VALUE_LIMIT} values; ignored")
+        return {}
+
+
+def tags_of(frontmatter: dict[str, Any], *, warnings: list[str]) -> list[str]:
+    """The tags a mapping's `tags` / `tag` fields name, as frontmatter tags are read."""
+    return _frontmatter_tags(frontmatter=frontmatter, warnings=warnings)
 
 
 def _json_safe(value: Any, *, budget: list[int]) -> Any:

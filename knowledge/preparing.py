@@ -109,7 +109,8 @@ def document_prepare(payload: str | bytes, relative_path: str,
                                     f"{type(exc).__name__}: {exc}")
     if len(chunks) > options.max_chunks:
         return PrepareFailed(reason=_chunk_limit_message(len(chunks), options))
-    return PreparedNote(frontmatter={}, tags=[], warnings=extracted.warnings, chunks=chunks,
+    return PreparedNote(frontmatter=extracted.properties, tags=[], warnings=extracted.warnings,
+                        chunks=chunks,
                         vectors=_vectors(chunks, relative_path, [], embedder),
                         format=extracted.format, title=extracted.title,
                         page_count=extracted.page_count,

@@ -40,7 +40,7 @@ SELECT d.id, d.relative_path, d.content_hash,
        count(c.id) AS chunks,
        count(e.chunk_id) AS embedded,  -- the unique index holds it: no vector is read
        d.metadata ->> 'ocr_skipped_reason' AS ocr_skipped,
-       d.status, d.mtime_ns, d.size_bytes, d.source_name
+       d.status, d.mtime_ns, d.size_bytes, d.metadata ->> 'sidecar' AS sidecar, d.source_name
 FROM documents d
 LEFT JOIN chunks c ON c.document_id = d.id
 LEFT JOIN embeddings e ON e.chunk_id = c.id
@@ -59,16 +59,20 @@ ASYNC_COMMIT = "SET LOCAL synchronous_commit = off"
 UPSERT_DOCUMENTS = """
 INSERT INTO documents (vault_path, knowledge_base_id, relative_path, file_path, content_hash,
                        mtime_ns, size_bytes, frontmatter, format, title, page_count,
-                       ocr_page_count, metadata)
-SELECT %s, %s::int8, d.* FROM unnest(%s::text[], %s::text[], %s::text[], %s::int8[], %s::int8[],
-                           %s::jsonb[], %s::text[], %s::text[], %s::int4[], %s::int4[],
-                           %s::jsonb[]) AS d
+                       ocr_page_count, metadata, tags)
+SELECT %s, %s::int8, d.relative_path, d.file_path, d.content_hash, d.mtime_ns, d.size_bytes,
+       d.frontmatter, d.format, d.title, d.page_count, d.ocr_page_count, d.metadata,
+       ARRAY(SELECT lower(t) FROM jsonb_array_elements_text(d.tags) AS t)
+FROM unnest(%s::text[], %s::text[], %s::text[], %s::int8[], %s::int8[], %s::jsonb[], %s::text[],
+            %s::text[], %s::int4[], %s::int4[], %s::jsonb[], %s::jsonb[])
+     AS d(relative_path, file_path, content_hash, mtime_ns, size_bytes, frontmatter, format,
+          title, page_count, ocr_page_count, metadata, tags)
 ON CONFLICT (vault_path, relative_path) DO UPDATE SET
   file_path = EXCLUDED.file_path, content_hash = EXCLUDED.content_hash,
   mtime_ns = EXCLUDED.mtime_ns, size_bytes = EXCLUDED.size_bytes,
   frontmatter = EXCLUDED.frontmatter, format = EXCLUDED.format, title = EXCLUDED.title,
   page_count = EXCLUDED.page_count, ocr_page_count = EXCLUDED.ocr_page_count,
-  metadata = EXCLUDED.metadata, status = 'active',
+  metadata = EXCLUDED.metadata, tags = EXCLUDED.tags, status = 'active',
   knowledge_base_id = coalesce(EXCLUDED.knowledge_base_id, documents.knowledge_base_id),
   updated_at = now()
 """

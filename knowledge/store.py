@@ -34,6 +34,8 @@ class DocumentVersion:
     frontmatter: dict[str, Any]
     tags: list[str]
     chunks: list[ChunkDraft]
+    # documents.tags, for filters: `tags` and its sidecar's (knowledge/sidecar.py); None: `tags`.
+    document_tags: list[str] | None = None
     format: str = "markdown"
     title: str | None = None
     page_count: int | None = None
@@ -65,6 +67,8 @@ class DocumentState(NamedTuple):
     # The file's modification time and size when its version was stored.
     mtime_ns: int | None = None
     size_bytes: int | None = None
+    # What was stored of its sidecar (knowledge/sidecar.py): file, sha256, mtime_ns, size_bytes.
+    sidecar: dict[str, Any] | None = None
     # An upload's source name (knowledge/upload_names.py); None for a vault's document.
     source_name: str | None = None
 
@@ -81,9 +85,11 @@ def document_states(*, vault_path: str, embedder: EmbeddingProvider) -> dict[str
         cursor.execute(sql.DOCUMENT_STATES, [embedder.provider, embedder.model, embedder.dim,
                                              vault_path])
         return {path: DocumentState(doc_id, digest, chunks, embedded, ocr_skipped, status,
-                                    mtime_ns, size_bytes, source_name=source_name)
+                                    mtime_ns, size_bytes,
+                                    json.loads(sidecar) if sidecar is not None else None,
+                                    source_name)
                 for doc_id, path, digest, chunks, embedded, ocr_skipped, status, mtime_ns,
-                size_bytes, source_name in cursor.fetchall()}
+                size_bytes, sidecar, source_name in cursor.fetchall()}
 
 
 def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
@@ -137,7 +143,8 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
             [v.size_bytes for v in versions], [Jsonb(v.frontmatter) for v in versions],
             [v.format for v in versions], [v.title for v in versions],
             [v.page_count for v in versions], [v.ocr_page_count for v in versions],
-            [Jsonb(v.metadata) for v in versions]])
+            [Jsonb(v.metadata) for v in versions],
+            [Jsonb(v.tags if v.document_tags is None else v.document_tags) for v in versions]])
         cursor.execute(sql.DELETE_DOCUMENTS_CHUNKS, [vault_path, paths])
         if rows:
             cursor.execute(sql.INSERT_CHUNKS_WITH_EMBEDDINGS, [

@@ -11,11 +11,18 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from core.errors import LocalRagError
 from knowledge.formats import SUFFIXES, is_document
+from knowledge.sidecar import (
+    SIDECAR_MAX_BYTES,
+    Sidecar,
+    is_sidecar,
+    sidecar_name,
+    sidecar_parse,
+)
 
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 # PDF, DOCX and TXT files (RAG_DOCUMENT_MAX_MB); a scanned report runs to tens of megabytes.
@@ -39,6 +46,9 @@ class NoteFile:
     inode: int = 0
     mtime_ns: int = 0  # its modification time and size as the scan saw them (0, -1: unknown)
     size_bytes: int = -1
+    # Its sidecar `<name>.meta.yaml` (knowledge/sidecar.py) as the scan saw it; -1: none.
+    sidecar_mtime_ns: int = 0
+    sidecar_size: int = -1
 
 
 @dataclass(frozen=True)
@@ -48,6 +58,7 @@ class NoteContent:
     mtime_ns: int
     size_bytes: int
     data: bytes | None = None  # the file's bytes, for a document of another format (PDF, ...)
+    sidecar: Sidecar | None = None  # its sidecar's fields, when it has one
 
 
 @dataclass
@@ -121,10 +132,13 @@ def vault_scan(*, root: Path) -> VaultScan:
                 continue
             kept.append(name)
         dirnames[:] = sorted(kept)
+        sidecars = {name for name in filenames if is_sidecar(name)}
         for name in filenames:
             if name.startswith(".") or not name.lower().endswith(SUFFIXES):
                 continue
             note, reason = _note_file(here / name, root)
+            if note is not None and sidecar_name(name) in sidecars:
+                note = _with_sidecar(note, here / sidecar_name(name))
             if note is not None:
                 scan.notes.append(note)
             elif reason is not None:
@@ -155,6 +169,39 @@ def _note_file(link: Path, root: Path) -> tuple[NoteFile | None, str | None]:
     return NoteFile(relative_path=relative, file_path=target, device=facts.st_dev,
                     inode=facts.st_ino, mtime_ns=facts.st_mtime_ns,
                     size_bytes=facts.st_size), None
+
+
+def _with_sidecar(note: NoteFile, path: Path) -> NoteFile:
+    """`note` with its sidecar's time and size: a regular file, not a link (else none)."""
+    try:
+        facts = path.lstat()
+    except OSError:
+        return note
+    if not stat.S_ISREG(facts.st_mode):
+        return note
+    return replace(note, sidecar_mtime_ns=facts.st_mtime_ns, sidecar_size=facts.st_size)
+
+
+def sidecar_read(*, note: NoteFile, root: Path) -> Sidecar | None:
+    """The sidecar of `note`, read as a note is (no link followed, bounded); None without one.
+    A sidecar that cannot be read becomes one with only a warning."""
+    if note.sidecar_size < 0:
+        return None
+    name = sidecar_name(note.relative_path)
+    # As the scan saw it: a broken sidecar is not read again until it changes.
+    seen = {"file": name, "mtime_ns": note.sidecar_mtime_ns, "size_bytes": note.sidecar_size}
+    try:
+        descriptor = os.open(root / name, _READ_FLAGS)
+    except OSError as exc:
+        return Sidecar(fields={}, tags=[], stamp=seen, warnings=[
+            f"cannot read {name}: {exc.strerror or exc}; indexed without it"])
+    with os.fdopen(descriptor, "rb") as handle:
+        facts = os.fstat(descriptor)
+        data = handle.read(SIDECAR_MAX_BYTES + 1) if stat.S_ISREG(facts.st_mode) else b""
+    if len(data) > SIDECAR_MAX_BYTES:
+        return Sidecar(fields={}, tags=[], stamp=seen, warnings=[
+            f"{name} is larger than {SIDECAR_MAX_BYTES:,} bytes; indexed without it"])
+    return sidecar_parse(data, name=name, mtime_ns=facts.st_mtime_ns)
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -6,7 +6,7 @@ from ninja import Router
 
 from core.api_schemas import ErrorBody
 from core.config import get_config
-from retrieval.api_schemas import SearchRequest, SearchResponse
+from retrieval.api_schemas import SearchRequest, SearchResponse, filters_checked
 from retrieval.services import search, search_body
 
 router = Router(tags=["retrieval"])
@@ -20,5 +20,6 @@ router = Router(tags=["retrieval"])
 def search_view(request, payload: SearchRequest):
     scope = request.auth.scope(slugs=payload.knowledge_bases)
     outcome = search(query=payload.query, top_k=payload.top_k, config=get_config(),
-                     scope=scope, explain=payload.explain)
+                     scope=scope, explain=payload.explain,
+                     filters=filters_checked(payload.filters))
     return search_body(outcome)

@@ -32,6 +32,7 @@ from core.errors import InvalidRequest
 from knowledge.db_schema import index_connection
 from knowledge.lexical import DL_CELL_LOWER, TF_CELL_UPPER, cell_lexeme, text_analyze
 from retrieval import sql
+from retrieval.filters import FilteredScope
 
 # A long question would otherwise cost one document-frequency count per bigram; the first terms
 # of a query carry it.
@@ -55,6 +56,12 @@ FIRST_READ_BUDGET = 1_000.0
 SECOND_READ_SHARE_MAX = 0.6
 # Term sets the second run may intersect; a query that needs more widens the cells instead.
 COMBINATIONS_MAX = 64
+# A filtered search whose documents hold at most this many chunks scores every one of them
+# holding a query term in one statement: cheaper than reading cells whose chunks the filter
+# mostly drops, and never a second run.
+FILTER_SCORE_ALL_CHUNKS = 20_000
+# At most this many times FIRST_READ_BUDGET for a filtered search's first run.
+FILTER_BUDGET_GROWTH_MAX = 10.0
 
 
 @dataclass(frozen=True)
@@ -90,19 +97,26 @@ def lexical_query_terms(query: str) -> list[str]:
 
 
 def lexical_search(*, query: str, limit: int, knowledge_base_ids: Sequence[int],
-                   exhaustive: bool = False,
-                   report: LexicalReport | None = None) -> list[LexicalHit]:
+                   exhaustive: bool = False, report: LexicalReport | None = None,
+                   scope: FilteredScope | None = None) -> list[LexicalHit]:
     """The `limit` chunks with the best BM25 for `query`; [] when no term of it is usable
     (no terms, or every term too common or absent). The same chunks, scores and order as
     scoring every chunk that holds a query term (`exhaustive`, the reference), found by reading
     the impact cells of highest bound first. `report`, when given, is filled with what the
-    search read."""
+    search read. With `scope` (a filtered search), only the chunks of its documents, all of
+    them scored at once when they are few (FILTER_SCORE_ALL_CHUNKS)."""
     if limit < 1:
         raise InvalidRequest(f"limit must be at least 1, got {limit}", details={"field": "limit"})
     parsed = _query_parse(query)
-    if not parsed.terms:
+    if not parsed.terms or (scope is not None and not scope.document_ids):
         return []
     kb_ids = list(knowledge_base_ids)
+    statement = sql.LEXICAL_SCORE
+    if scope is not None and scope.chunks <= FILTER_SCORE_ALL_CHUNKS:
+        # Every admitted chunk holding a kept term, at once: one run, never a second.
+        statement, exhaustive = sql.LEXICAL_SCORE_SCOPED, True
+    elif scope is not None:
+        statement = sql.LEXICAL_SCORE_FILTERED
     with db_errors_translated(), _snapshot() as cursor:
         cursor.execute(sql.LEXICAL_STATS, {
             "terms": parsed.terms, "identifier_parts": parsed.identifier_parts,
@@ -124,10 +138,16 @@ def lexical_search(*, query: str, limit: int, knowledge_base_ids: Sequence[int],
                   "k1": sql.BM25_K1, "b": sql.BM25_B, "avgdl": plan.avgdl,
                   "phrase_weight": sql.LEXICAL_PHRASE_WEIGHT,
                   "heading_weight": sql.LEXICAL_HEADING_WEIGHT, "limit": limit,
-                  "kb_ids": kb_ids}
-        read = plan.read_all() if exhaustive else plan.read_upto(FIRST_READ_BUDGET)
+                  "kb_ids": kb_ids,
+                  "document_ids": scope.document_ids if scope is not None else None}
+        budget = FIRST_READ_BUDGET
+        if scope is not None and scope.chunks:
+            # The cells' chunks are mostly outside a filter's documents: read proportionally
+            # more of them, so the first run still finds about `limit` admitted chunks.
+            budget *= min(chunks / scope.chunks, FILTER_BUDGET_GROWTH_MAX)
+        read = plan.read_all() if exhaustive else plan.read_upto(budget)
         for run in range(1, 4):
-            cursor.execute(sql.LEXICAL_SCORE, {
+            cursor.execute(statement, {
                 **params, "read_cells": read.lexemes,
                 "combination_terms": [plan.terms[term] for group in read.combinations
                                       for term in group],

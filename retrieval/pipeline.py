@@ -26,6 +26,7 @@ from core.db import db_errors_translated
 from knowledge.db_schema import index_connection
 from knowledge.embeddings import EmbeddingProvider
 from retrieval import sql
+from retrieval.filters import FilteredScope
 from retrieval.fusion import (
     RRF_K,
     Fused,
@@ -138,10 +139,12 @@ def pipeline_clock() -> _Clock:
 def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, config: Config,
                  embedder: EmbeddingProvider, knowledge_base_ids: Sequence[int],
                  clock: _Clock | None = None, explain: bool = False,
-                 channels: ChannelHits | None = None) -> PipelineRun:
+                 channels: ChannelHits | None = None,
+                 scope: FilteredScope | None = None) -> PipelineRun:
     """Candidates for `query` (already embedded as `vector`) through the stages of `mode`,
-    from the chunks of `knowledge_base_ids` only (each channel filters in its SQL); with
-    `channels`, from those prefetched hits instead of new channel queries."""
+    from the chunks of `knowledge_base_ids` only (each channel filters in its SQL), and with
+    `scope` only from its documents; with `channels`, from those prefetched hits instead of
+    new channel queries."""
     clock = clock or _Clock()
     reranking = mode != "vector" and config.rag_rerank != "none"
     # Every channel feeds RAG_CANDIDATES into fusion or rerank; a lone channel without rerank
@@ -156,7 +159,7 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
         started = time.perf_counter()
         hits = (channels.vector[:width] if channels is not None else
                 vector_search(vector=vector, limit=width, config=config, embedder=embedder,
-                              knowledge_base_ids=knowledge_base_ids))
+                              knowledge_base_ids=knowledge_base_ids, scope=scope))
         clock.stage("vector", started)
         rankings["vector"] = [hit.chunk_id for hit in hits]
         for hit in hits:
@@ -167,7 +170,8 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
         report = LexicalReport() if channels is None else None
         lexical = (channels.lexical[:width] if channels is not None else
                    lexical_search(query=query, limit=width,
-                                  knowledge_base_ids=knowledge_base_ids, report=report))
+                                  knowledge_base_ids=knowledge_base_ids, report=report,
+                                  scope=scope))
         clock.stage("lexical", started)
         rankings["lexical"] = [hit.chunk_id for hit in lexical]
         for match in lexical:

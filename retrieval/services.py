@@ -16,6 +16,7 @@ from core.errors import InvalidRequest
 from knowledge.db_schema import index_connection
 from knowledge.embeddings import EmbeddingDimMismatch, EmbeddingProvider, get_embedder
 from retrieval import sql
+from retrieval.filters import DocumentFilter, filtered_scope
 from retrieval.pipeline import pipeline_clock, pipeline_run
 from retrieval.types import SearchOutcome
 from retrieval.vector import RetrievalNotReady
@@ -34,9 +35,10 @@ def top_k_validate(top_k: int | None, *, config: Config) -> int:
 
 def search(*, query: str, top_k: int | None, config: Config, scope: Scope,
            embedder: EmbeddingProvider | None = None, mode: str | None = None,
-           explain: bool = False) -> SearchOutcome:
+           explain: bool = False, filters: DocumentFilter | None = None) -> SearchOutcome:
     """The top_k chunks for `query` by RAG_RETRIEVAL (or `mode`): vector, lexical or hybrid,
-    from the knowledge bases of `scope` only."""
+    from the knowledge bases of `scope` only, and with `filters` only from the documents they
+    admit (retrieval/filters.py)."""
     if not query.strip():
         raise InvalidRequest("query must not be empty", details={"field": "query"})
     if len(query) > MAX_TEXT_CHARS:
@@ -55,9 +57,20 @@ def search(*, query: str, top_k: int | None, config: Config, scope: Scope,
             f"{EMBEDDING_DIM}; check EMBEDDING_PROVIDER / EMBEDDING_MODEL",
             details={"expected": EMBEDDING_DIM, "actual": len(vector)})
     ids = scope.knowledge_base_ids
+    admitted = None
+    if filters is not None:
+        started = time.perf_counter()
+        admitted = filtered_scope(filters=filters, knowledge_base_ids=ids)
+        clock.stage("filter", started)
     run = pipeline_run(query=query, vector=vector, top_k=limit, mode=mode, config=config,
-                       embedder=embedder, knowledge_base_ids=ids, clock=clock, explain=explain)
-    _trace_note(mode=mode, limit=limit, ids=ids, run=run, config=config, embedder=embedder)
+                       embedder=embedder, knowledge_base_ids=ids, clock=clock, explain=explain,
+                       scope=admitted)
+    if explain and filters is not None and admitted is not None:
+        run.parameters["filters"] = {**filters.described,
+                                     "documents": len(admitted.document_ids),
+                                     "chunks": admitted.chunks}
+    _trace_note(mode=mode, limit=limit, ids=ids, run=run, config=config, embedder=embedder,
+                filters=filters)
     if not run.results:
         _readiness_check(embedder=embedder, knowledge_base_ids=ids)
     return SearchOutcome(confidence=run.confidence, results=[item.hit for item in run.results],
@@ -76,7 +89,7 @@ def search_body(outcome: SearchOutcome) -> dict[str, Any]:
 
 
 def _trace_note(*, mode: str, limit: int, ids: Sequence[int], run: Any, config: Config,
-                embedder: EmbeddingProvider) -> None:
+                embedder: EmbeddingProvider, filters: DocumentFilter | None) -> None:
     """What this retrieval adds to the current trace: scope, parameters, stage times."""
     trace = trace_current()
     if trace is None:
@@ -88,6 +101,8 @@ def _trace_note(*, mode: str, limit: int, ids: Sequence[int], run: Any, config: 
                             rerank=config.rag_rerank if reranking else "none",
                             vector_index=config.rag_vector_index,
                             threshold=config.threshold)
+    if filters is not None:
+        trace.parameters["filters"] = filters.described
     for stage, milliseconds in run.timings_ms.items():
         trace.stage(stage, milliseconds)
     if trace.operation == "search":

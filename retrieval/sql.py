@@ -98,7 +98,7 @@ SELECT
 # BM25 (formula above) of the chunks holding one of the impact cells to read
 # (%(read_cells)s: `term~t.d` lexemes), or every term of one of the combinations, or an
 # identifier hit of a kept term: the best %(limit)s, and how many chunks were scored.
-LEXICAL_SCORE = r"""
+_LEXICAL_SCORE = r"""
 WITH term_stats AS MATERIALIZED (
   SELECT t.term, t.idf,
          ('''' || replace(replace(t.term, '\', '\\'), '''', '''''') || '''')::tsquery AS tsq
@@ -118,7 +118,8 @@ kept AS MATERIALIZED (
                                                     '''''') || ''':*', ' & ') AS terms
                   FROM unnest(%(combination_terms)s::text[], %(combination_groups)s::int[])
                        AS c(term, grp)
-                  GROUP BY c.grp) g)), '')::tsquery AS reading
+                  GROUP BY c.grp) g)), '')::tsquery AS reading,
+         string_agg(tsq::text, ' | ')::tsquery AS any_term
   FROM term_stats
 ),
 substring_hits AS MATERIALIZED (
@@ -132,13 +133,13 @@ candidates AS MATERIALIZED (
   SELECT c.id, c.lexical_length AS dl,
          ts_delete(c.lexical_terms, tsvector_to_array(ts_delete(c.lexical_terms, kept.terms)))
            AS matched
-  FROM kept JOIN chunks c ON c.lexical_cells @@ kept.reading
-  WHERE c.knowledge_base_id = ANY(%(kb_ids)s)
+  FROM kept JOIN chunks c ON {match}
+  WHERE c.knowledge_base_id = ANY(%(kb_ids)s){documents}
   UNION ALL
   SELECT c.id, c.lexical_length,
          ts_delete(c.lexical_terms, tsvector_to_array(ts_delete(c.lexical_terms, kept.terms)))
   FROM kept JOIN chunks c ON c.id = ANY(%(hit_chunks)s::int8[])
-  WHERE NOT c.lexical_cells @@ kept.reading AND c.knowledge_base_id = ANY(%(kb_ids)s)
+  WHERE NOT {match} AND c.knowledge_base_id = ANY(%(kb_ids)s){documents}
 ),
 term_hits AS (
   SELECT k.id, k.dl, u.lexeme AS term,
@@ -186,6 +187,19 @@ JOIN knowledge_bases b ON b.id = c.knowledge_base_id
 ORDER BY r.score DESC, r.id
 """
 
+# A filtered search (retrieval/filters.py) scores only the admitted documents' chunks: through
+# the impact cells as an unfiltered search does when they are many; when they are few
+# (LEXICAL_SCORE_SCOPED), every admitted chunk holding a kept term, found from the documents'
+# side (their chunks by document id, each tested against the terms): the cells of a common
+# term hold most of the index, nearly all of it outside the filter.
+_CELLS = "c.lexical_cells @@ kept.reading"
+_DOCUMENT_IDS = "\n    AND c.document_id IN (SELECT unnest(%(document_ids)s::int8[]))"
+LEXICAL_SCORE = _LEXICAL_SCORE.replace("{match}", _CELLS).replace("{documents}", "")
+LEXICAL_SCORE_FILTERED = _LEXICAL_SCORE.replace("{match}", _CELLS).replace(
+    "{documents}", _DOCUMENT_IDS)
+LEXICAL_SCORE_SCOPED = _LEXICAL_SCORE.replace(
+    "{match}", "c.lexical_terms @@ kept.any_term").replace("{documents}", _DOCUMENT_IDS)
+
 # The lexical search's statements share one snapshot (retrieval/lexical.py).
 LEXICAL_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
@@ -196,14 +210,14 @@ LEXICAL_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 # added to the output: the same rows, distances and order, which
 # tests/retrieval/test_vector_index.py checks row for row against that scan (kept in
 # tests/retrieval/first_release.py).
-SEARCH_EXACT = """
+_NEAREST = """
 WITH nearest AS (
   SELECT e.chunk_id, e.embedding <=> %b AS distance
   FROM embeddings e
   JOIN chunks k ON k.id = e.chunk_id
   WHERE e.embedding_provider = %s AND e.embedding_model = %s AND e.embedding_dim = %s
-    AND k.knowledge_base_id = ANY(%s)
-  ORDER BY distance, e.chunk_id
+    AND k.knowledge_base_id = ANY(%s){documents}
+  ORDER BY {order}
   LIMIT %s
 )
 SELECT n.chunk_id, c.content, c.relative_path, c.heading_path, c.chunk_index, c.document_id,
@@ -213,6 +227,12 @@ JOIN chunks c ON c.id = n.chunk_id
 JOIN knowledge_bases b ON b.id = c.knowledge_base_id
 ORDER BY n.distance, n.chunk_id
 """
+# A filtered search (retrieval/filters.py) binds the admitted documents after the bases. As a
+# set to join, not `= ANY(array)`: a prepared statement's generic plan tests `= ANY` by walking
+# the array for every row, which at 12,500 admitted documents cost more than the whole search.
+_DOCUMENTS = "\n    AND k.document_id IN (SELECT unnest(%s::int8[]))"
+SEARCH_EXACT = _NEAREST.format(documents="", order="distance, e.chunk_id")
+SEARCH_EXACT_FILTERED = _NEAREST.format(documents=_DOCUMENTS, order="distance, e.chunk_id")
 
 # Once an HNSW index exists, the planner may answer SEARCH_EXACT from it (an index scan under
 # an incremental sort on the chunk id): approximate. HNSW has no bitmap scan, so turning off
@@ -239,23 +259,8 @@ SELECT set_config('hnsw.ef_search', %s, true),
 # Ordered by the distance alone, so the HNSW index (knowledge/vector_index.py: one partial
 # index per provider/model, whose predicate the planner proves from the bound values) can
 # return the rows in order; ties are then broken by chunk id among the rows it returned.
-SEARCH_HNSW = """
-WITH nearest AS (
-  SELECT e.chunk_id, e.embedding <=> %b AS distance
-  FROM embeddings e
-  JOIN chunks k ON k.id = e.chunk_id
-  WHERE e.embedding_provider = %s AND e.embedding_model = %s AND e.embedding_dim = %s
-    AND k.knowledge_base_id = ANY(%s)
-  ORDER BY distance
-  LIMIT %s
-)
-SELECT n.chunk_id, c.content, c.relative_path, c.heading_path, c.chunk_index, c.document_id,
-       c.content_hash, c.page_start, c.page_end, b.slug, n.distance
-FROM nearest n
-JOIN chunks c ON c.id = n.chunk_id
-JOIN knowledge_bases b ON b.id = c.knowledge_base_id
-ORDER BY n.distance, n.chunk_id
-"""
+SEARCH_HNSW = _NEAREST.format(documents="", order="distance")
+SEARCH_HNSW_FILTERED = _NEAREST.format(documents=_DOCUMENTS, order="distance")
 
 # The cosine distance of given chunks to the query, for chunks only the lexical channel found.
 CHUNK_DISTANCES = """
@@ -263,4 +268,17 @@ SELECT e.chunk_id, e.embedding <=> %b
 FROM embeddings e
 WHERE e.chunk_id = ANY(%s)
   AND e.embedding_provider = %s AND e.embedding_model = %s AND e.embedding_dim = %s
+"""
+
+# The documents of the caller's bases a filtered search admits (retrieval/filters.py builds the
+# conditions on `d`, every value bound), with the number of their chunks, which decides how the
+# vector channel searches them (retrieval/vector.py).
+FILTER_DOCUMENTS = """
+WITH matched AS MATERIALIZED (
+  SELECT d.id FROM documents d
+  WHERE d.knowledge_base_id = ANY(%(kb_ids)s)
+    AND {conditions}
+)
+SELECT (SELECT array_agg(m.id ORDER BY m.id) FROM matched m),
+       (SELECT count(*) FROM chunks c WHERE c.document_id IN (SELECT m.id FROM matched m))
 """

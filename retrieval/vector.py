@@ -28,7 +28,13 @@ from knowledge.db_schema import index_connection
 from knowledge.embeddings import EmbeddingDimMismatch, EmbeddingProvider
 from knowledge.vector_path import VectorPath, vector_path_plan
 from retrieval import sql
+from retrieval.filters import FilteredScope
 from retrieval.types import SearchHit
+
+# A filtered search whose documents hold at most this many chunks scans their vectors exactly
+# (exact recall, a few milliseconds per thousand chunks) rather than walking the HNSW graph,
+# which would visit many chunks the filter then drops before it finds `limit` admitted ones.
+FILTER_EXACT_CHUNKS = 10_000
 
 
 class RetrievalNotReady(LocalRagError):
@@ -79,10 +85,13 @@ def vector_path_choose(*, conn: psycopg.Connection, config: Config,
 
 def vector_search(*, vector: Sequence[float], limit: int, config: Config,
                   embedder: EmbeddingProvider,
-                  knowledge_base_ids: Sequence[int]) -> list[VectorHit]:
+                  knowledge_base_ids: Sequence[int],
+                  scope: FilteredScope | None = None) -> list[VectorHit]:
     """The `limit` chunks of `embedder`'s provider/model/dim nearest to `vector`; [] for a
     vector without any non-zero component (it has no direction) and when nothing is stored.
-    Chunks whose own vector is all zeros (NaN distance) are left out, as search() does."""
+    Chunks whose own vector is all zeros (NaN distance) are left out, as search() does. With
+    `scope` (a filtered search), only the chunks of its documents: scanned exactly when they
+    are few (FILTER_EXACT_CHUNKS), else through the index with the filter applied as it reads."""
     if limit < 1:
         raise InvalidRequest(f"limit must be at least 1, got {limit}", details={"field": "limit"})
     if len(vector) != EMBEDDING_DIM:
@@ -90,14 +99,20 @@ def vector_search(*, vector: Sequence[float], limit: int, config: Config,
             f"the query embedding has {len(vector)} dimensions but the index stores "
             f"{EMBEDDING_DIM}; check EMBEDDING_PROVIDER / EMBEDDING_MODEL",
             details={"expected": EMBEDDING_DIM, "actual": len(vector)})
-    if not any(vector):
+    if not any(vector) or (scope is not None and not scope.document_ids):
         return []
     params = [Vector(list(vector)), embedder.provider, embedder.model, embedder.dim,
               list(knowledge_base_ids), limit]
+    exact_sql, hnsw_sql = sql.SEARCH_EXACT, sql.SEARCH_HNSW
+    if scope is not None:
+        params.insert(-1, scope.document_ids)
+        exact_sql, hnsw_sql = sql.SEARCH_EXACT_FILTERED, sql.SEARCH_HNSW_FILTERED
     with db_errors_translated():
         conn = index_connection()
         plan = vector_path_choose(conn=conn, config=config, embedder=embedder)
         path = plan.path
+        if scope is not None and scope.chunks <= FILTER_EXACT_CHUNKS:
+            path = "exact"
         # Its own transaction, rolled back rather than committed: it only reads, and a rollback
         # also undoes the SET LOCALs inside a caller's transaction, where a commit would only
         # release the savepoint and leave them set for the caller's next queries.
@@ -106,7 +121,7 @@ def vector_search(*, vector: Sequence[float], limit: int, config: Config,
                 cursor.execute(sql.HNSW_SETTINGS, [str(plan.ef_search)])
                 # Never a prepared, generic plan: only a plan made with the provider/model
                 # values can prove the partial index's predicate and use it.
-                cursor.execute(sql.SEARCH_HNSW, params, prepare=False)
+                cursor.execute(hnsw_sql, params, prepare=False)
                 rows = cursor.fetchall()
                 if len(rows) < limit:
                     # The index ran out of candidates before finding `limit` rows of these
@@ -114,7 +129,7 @@ def vector_search(*, vector: Sequence[float], limit: int, config: Config,
                     path = "exact"
             if path == "exact":
                 cursor.execute(sql.EXACT_SETTINGS)
-                cursor.execute(sql.SEARCH_EXACT, params)
+                cursor.execute(exact_sql, params)
                 rows = cursor.fetchall()
             transaction.set_rollback(True)
     hits = [row for row in rows if row[-1] is not None and not math.isnan(row[-1])]

@@ -3,12 +3,18 @@ services check everything again)."""
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from conversations.models import TITLE_MAX_CHARS
 from core.config import MAX_TEXT_CHARS, RETRIEVAL_MODES, TOP_K_RANGE
+from core.errors import InvalidRequest
+from retrieval.filters import FORMATS, DocumentFilter, filters_parse
 
 MAX_QUESTIONS_BYTES = 1024 * 1024  # a YAML file of questions, far above any real set
 
@@ -20,11 +26,82 @@ class AskForm(forms.Form):
     top_k = forms.IntegerField(required=False, min_value=TOP_K_RANGE[0],
                                max_value=TOP_K_RANGE[1])
     fallback = forms.BooleanField(required=False)
+    # Metadata filters (retrieval/filters.py), as a person writes them.
+    folder = forms.CharField(required=False, max_length=500, strip=True)
+    format = forms.ChoiceField(required=False, choices=[("", _("Any format"))] + [
+        (name, name) for name in FORMATS])
+    tags = forms.CharField(required=False, max_length=500, strip=True)
+    conditions = forms.CharField(required=False, max_length=5000, strip=True,
+                                 widget=forms.Textarea(attrs={"rows": 2}))
 
     def __init__(self, *args, bases: list[dict], **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        choice_field(self, "knowledge_base").choices = [("", "All my knowledge bases")] + [
+        choice_field(self, "knowledge_base").choices = [("", _("All my knowledge bases"))] + [
             (base["slug"], base["name"]) for base in bases]
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
+        try:
+            data["filters"] = filters_from_form(folder=data.get("folder", ""),
+                                                format=data.get("format", ""),
+                                                tags=data.get("tags", ""),
+                                                conditions=data.get("conditions", ""))
+        except InvalidRequest as exc:
+            self.add_error("conditions", exc.message)
+        return data
+
+
+# `year >= 2019`, `region = Yunnan`, `mineral in copper, gold`: one condition per line.
+_FIELD_LINE = re.compile(r"^\s*([^=<>!]+?)\s*(>=|<=|=|>|<|\bin\b)\s*(.+?)\s*$")
+_OPERATORS = {">=": "gte", "<=": "lte", ">": "gt", "<": "lt"}
+
+
+def filters_from_form(*, folder: str, format: str, tags: str,
+                      conditions: str) -> DocumentFilter | None:
+    """The Ask page's filter fields as checked filters; InvalidRequest naming a bad line."""
+    raw: dict[str, Any] = {}
+    if folder:
+        raw["folder"] = folder
+    if format:
+        raw["format"] = [format]
+    if tags.strip():
+        raw["tags"] = [tag for tag in re.split(r"[\s,]+", tags) if tag]
+    fields: dict[str, Any] = {}
+    for number, line in enumerate(conditions.splitlines(), start=1):
+        if not line.strip():
+            continue
+        match = _FIELD_LINE.match(line)
+        if match is None:
+            raise InvalidRequest(gettext("line %(number)s is not `field = value`, `field >= "
+                                         "value` or `field in a, b`: %(line)r")
+                                 % {"number": number, "line": line.strip()[:80]},
+                                 details={"field": "conditions"})
+        name, operator, value = match.groups()
+        condition = fields.setdefault(name, {})
+        if operator == "in":
+            condition["in"] = [_typed(item) for item in value.split(",") if item.strip()]
+        elif operator == "=":
+            condition["eq"] = _typed(value)
+        else:
+            condition[_OPERATORS[operator]] = _typed(value)
+    if fields:
+        raw["frontmatter"] = fields
+    return filters_parse(raw)
+
+
+def _typed(text: str) -> str | int | float:
+    """A number where the text is one (so `year >= 2019` compares numbers), else the text."""
+    text = text.strip()
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return number if math.isfinite(number) else text
 
 
 class ConversationStartForm(forms.Form):
@@ -32,7 +109,7 @@ class ConversationStartForm(forms.Form):
 
     def __init__(self, *args, bases: list[dict], **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        choice_field(self, "knowledge_base").choices = [("", "All my knowledge bases")] + [
+        choice_field(self, "knowledge_base").choices = [("", _("All my knowledge bases"))] + [
             (base["slug"], base["name"]) for base in bases]
 
 
@@ -46,7 +123,7 @@ class ConversationAskForm(forms.Form):
 
 class ConversationRenameForm(forms.Form):
     title = forms.CharField(max_length=TITLE_MAX_CHARS, strip=True,
-                            widget=forms.TextInput(attrs={"aria-label": "New title"}))
+                            widget=forms.TextInput(attrs={"aria-label": _("New title")}))
 
 
 class QuestionSetImportForm(forms.Form):
@@ -68,23 +145,26 @@ class QuestionSetImportForm(forms.Form):
         assert data is not None  # Form.clean() returns cleaned_data
         upload, text = data.get("file"), data.get("text") or ""
         if upload and text.strip():
-            raise forms.ValidationError("Upload a file or paste the questions, not both.")
+            raise forms.ValidationError(_("Upload a file or paste the questions, not both."))
         if upload:
             if upload.size > MAX_QUESTIONS_BYTES:
                 raise forms.ValidationError(
-                    f"{upload.name} is larger than {MAX_QUESTIONS_BYTES // 1024} KiB.")
+                    gettext("%(name)s is larger than %(size)s KiB.")
+                    % {"name": upload.name, "size": MAX_QUESTIONS_BYTES // 1024})
             try:
                 data["yaml_text"] = upload.read().decode("utf-8")
             except UnicodeDecodeError:
-                raise forms.ValidationError(f"{upload.name} is not UTF-8 text.") from None
+                raise forms.ValidationError(gettext("%(name)s is not UTF-8 text.")
+                                            % {"name": upload.name}) from None
             data["source_name"] = upload.name
         elif text.strip():
             if len(text.encode("utf-8")) > MAX_QUESTIONS_BYTES:
                 raise forms.ValidationError(
-                    f"The pasted questions are larger than {MAX_QUESTIONS_BYTES // 1024} KiB.")
+                    gettext("The pasted questions are larger than %(size)s KiB.")
+                    % {"size": MAX_QUESTIONS_BYTES // 1024})
             data["yaml_text"], data["source_name"] = text, ""
         else:
-            raise forms.ValidationError("Upload a YAML file or paste the questions.")
+            raise forms.ValidationError(_("Upload a YAML file or paste the questions."))
         return data
 
 
@@ -100,7 +180,7 @@ class RunLaunchForm(forms.Form):
             (question_set.pk, f"{question_set.name} ({question_set.knowledge_base.name})")
             for question_set in sets]
         retrieval = choice_field(self, "retrieval")
-        retrieval.choices = [("", f"as configured ({configured_retrieval})")] + [
+        retrieval.choices = [("", gettext("as configured (%(mode)s)") % {"mode": configured_retrieval})] + [
             (mode, mode) for mode in RETRIEVAL_MODES]
 
 

@@ -10,6 +10,7 @@ format.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -113,6 +114,54 @@ class Extracted:
     ocr_confidence: dict[int, float] = field(default_factory=dict)
     # Facts stored in documents.metadata (extractor, outline, pages left out and why).
     facts: dict[str, Any] = field(default_factory=dict)
+    # The file's own document properties (author, created, modified, title, subject,
+    # keywords), which become its frontmatter fields for filters (retrieval/filters.py).
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+PROPERTY_MAX_CHARS = 500  # one property's text: a title or author, not a second document
+
+
+def properties_clean(values: dict[str, Any]) -> dict[str, str]:
+    """Document properties as frontmatter fields: non-empty text, whitespace collapsed, NUL
+    removed, at most PROPERTY_MAX_CHARS each; dates and times as ISO text."""
+    clean = {}
+    for key, value in values.items():
+        if isinstance(value, (dt.datetime, dt.date)):
+            value = value.isoformat()
+        if not isinstance(value, str):
+            continue
+        text = " ".join(value.replace("\x00", "").split())[:PROPERTY_MAX_CHARS]
+        if text:
+            clean[key] = text
+    return clean
+
+
+def pdf_date(value: str | None) -> str | None:
+    """A PDF date (`D:20210503142210+08'00'`, parts optional after the year) as an ISO date or
+    date-time; None when it is not one."""
+    match = _PDF_DATE.match(value or "")
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, zone, zone_hour, zone_minute = match.groups()
+    try:
+        date = dt.date(int(year), int(month or 1), int(day or 1))
+        if hour is None:
+            return date.isoformat()
+        moment = dt.datetime(date.year, date.month, date.day, int(hour), int(minute or 0),
+                             int(second or 0))
+    except ValueError:
+        return None
+    if zone in ("+", "-") and zone_hour is not None:
+        offset = dt.timedelta(hours=int(zone_hour), minutes=int(zone_minute or 0))
+        moment = moment.replace(tzinfo=dt.timezone(offset if zone == "+" else -offset))
+    elif zone in ("Z", "z"):
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.isoformat()
+
+
+_PDF_DATE = re.compile(r"\s*(?:D:)?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?"
+                       r"(?:([Zz+-])(?:(\d{2})'?(?:(\d{2})'?)?)?)?")
 
 
 def title_from_name(name: str) -> str:

@@ -27,6 +27,8 @@ from knowledge.formats.base import (
     TextBudget,
     heading_push,
     paragraph_breaks,
+    pdf_date,
+    properties_clean,
     title_from_name,
 )
 
@@ -84,8 +86,9 @@ def _pdfium_extract(document, *, name: str, options: ExtractOptions) -> Extracte
     import pypdfium2.raw as pdfium_c
 
     total = len(document)
-    extracted = Extracted(format=FORMAT, title=_title(document.get_metadata_dict().get("Title"),
-                                                       name), page_count=total)
+    info = document.get_metadata_dict()
+    extracted = Extracted(format=FORMAT, title=_title(info.get("Title"), name), page_count=total,
+                          properties=_properties(info))
     extracted.facts["extractor"] = "pypdfium2"
     kept = _page_limit(total, options, extracted)
     texts: list[str] = []
@@ -240,12 +243,14 @@ def _pypdf_extract(data: bytes, *, name: str, options: ExtractOptions,
         raise FormatRejected(f"{prefix}pypdf could not read it either "
                              f"({type(exc).__name__}: {exc}); the file may be damaged or "
                              "truncated") from None
-    metadata_title = None
+    info: dict[str, str] = {}
     try:
-        metadata_title = reader.metadata.title if reader.metadata else None
-    except (PdfReadError, AttributeError, KeyError, ValueError):
+        info = {str(key).lstrip("/"): value for key, value in (reader.metadata or {}).items()
+                if isinstance(value, str)}
+    except (PdfReadError, AttributeError, KeyError, ValueError, TypeError):
         pass
-    extracted = Extracted(format=FORMAT, title=_title(metadata_title, name), page_count=total)
+    extracted = Extracted(format=FORMAT, title=_title(info.get("Title"), name), page_count=total,
+                          properties=_properties(info))
     extracted.facts["extractor"] = "pypdf"
     kept = _page_limit(total, options, extracted)
     texts = []
@@ -409,6 +414,14 @@ def _title_find(full: str, title: str, start: int, end: int) -> int | None:
     # A numbered heading ("2.1 Sampling") may carry its number outside the bookmark's title.
     return line_start if line_start >= start and len(
         full[line_start:match.start()].strip()) <= 8 else match.start()
+
+
+def _properties(info: dict[str, str]) -> dict[str, str]:
+    """The PDF's document information dictionary as frontmatter fields (dates as ISO)."""
+    return properties_clean({
+        "title": info.get("Title"), "author": info.get("Author"),
+        "subject": info.get("Subject"), "keywords": info.get("Keywords"),
+        "created": pdf_date(info.get("CreationDate")), "modified": pdf_date(info.get("ModDate"))})
 
 
 def _title(value: str | None, name: str) -> str:

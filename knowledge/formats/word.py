@@ -26,6 +26,7 @@ from knowledge.formats.base import (
     heading_push,
     paragraph_breaks,
     paragraph_limit_message,
+    properties_clean,
     title_from_name,
 )
 
@@ -109,6 +110,7 @@ def extract(data: bytes, *, name: str, options: ExtractOptions) -> Extracted:
             caption = text if (_CAPTION_STYLE.match(style) or _CAPTION_TEXT.match(text)) else None
     flush()
     return Extracted(format=FORMAT, title=title or title_from_name(name), blocks=blocks,
+                     properties=_properties(document.core_properties),
                      facts={"tables": tables})
 
 
@@ -245,3 +247,14 @@ def table_pieces(rows: list[list[str]], *, caption: str | None) -> list[str]:
 def _row(cells: list[str], width: int) -> str:
     padded = [cell.replace("|", "\\|") for cell in cells] + [""] * (width - len(cells))
     return "| " + " | ".join(padded) + " |"
+
+
+def _properties(core) -> dict[str, str]:
+    """The DOCX's core properties as frontmatter fields (dates as ISO)."""
+    values: dict[str, object] = {}
+    for field in ("title", "author", "subject", "keywords", "category", "created", "modified"):
+        try:
+            values[field] = getattr(core, field)
+        except (ValueError, TypeError, AttributeError):  # a malformed date in docProps/core.xml
+            continue
+    return properties_clean(values)

@@ -326,3 +326,70 @@ def test_token_budget_counts_the_escaped_text() -> None:
     assert truncated.endswith(f"\n{TRUNCATION_MARKER}")
     assert truncated.startswith(expected[:200])
     assert REAL_HEADER.findall(truncated) == ["[1] source: "]
+
+
+# Rule 4: neighbours of a chunk cut inside a table or a sentence.
+TABLE_HEAD = ("Table 3 Drill intervals\n\n| hole | from (m) | to (m) | Cu % |\n"
+              "| --- | --- | --- | --- |")
+ROWS_A = "| ZK01 | 12.0 | 18.5 | 0.82 |\n| ZK02 | 30.2 | 41.0 | 1.35 |"
+ROWS_B = "| ZK03 | 55.0 | 61.4 | 2.10 |\n| ZK04 | 70.8 | 79.9 | 0.47 |"
+
+
+def neighbour_map(*hits: SearchHit) -> dict[tuple[int, int], SearchHit]:
+    return {(item.document_id, item.chunk_index): item for item in hits}
+
+
+def test_a_table_cut_across_chunks_reaches_the_model_with_its_header_row() -> None:
+    section = ["Report", "Drilling"]
+    head = hit(f"{TABLE_HEAD}\n{ROWS_A}", source="r.md", heading_path=section, score=0.0,
+               chunk_index=4)
+    tail = hit(ROWS_B, source="r.md", heading_path=section, score=0.7, chunk_index=5)
+    other = hit("Assays were run by ICP-MS.", source="q.md", heading_path=["Lab"], score=0.6)
+    # Only the tail (rows without their header) was retrieved.
+    context = context_build(hits=[tail, other], token_budget=2000,
+                            neighbours=neighbour_map(head), neighbour_depth=1)
+    assert context.blocks == 2
+    assert context.contents[0] == f"{TABLE_HEAD}\n{ROWS_A}\n\n{ROWS_B}"
+    # Cited by the retrieved chunk; both chunks recorded, in document order.
+    assert context.citations[0].chunk_index == 5
+    assert [member.chunk_index for member in context.citations[0].chunks] == [4, 5]
+    # Without neighbours (RAG_CONTEXT_NEIGHBOURS=0) the rows come alone.
+    alone = context_build(hits=[tail, other], token_budget=2000,
+                          neighbours=neighbour_map(head), neighbour_depth=0)
+    assert alone.contents[0] == ROWS_B
+
+
+def test_a_sentence_cut_at_a_chunk_end_takes_the_next_chunk_and_a_finished_one_does_not() -> None:
+    section = ["Findings"]
+    cut = hit("The mineralised zone at ZK03 averages 2.1% Cu over", source="r.md",
+              heading_path=section, score=0.8, chunk_index=2)
+    rest = hit("6.4 m, the best interval of the campaign.", source="r.md",
+               heading_path=section, score=0.0, chunk_index=3)
+    further = hit("A third chunk goes on without", source="r.md", heading_path=section,
+                  score=0.0, chunk_index=4)
+    context = context_build(hits=[cut], token_budget=2000,
+                            neighbours=neighbour_map(rest, further), neighbour_depth=2)
+    # The next chunk ends its sentence, so the one after it is not taken on.
+    assert context.contents == [f"{cut.content}\n\n{rest.content}"]
+    done = replace(cut, content="The zone averages 2.1% Cu.")
+    assert context_build(hits=[done], token_budget=2000, neighbours=neighbour_map(rest),
+                         neighbour_depth=1).contents == [done.content]
+    # Another section is never a continuation.
+    elsewhere = replace(rest, heading_path=["Methods"])
+    assert context_build(hits=[cut], token_budget=2000, neighbours=neighbour_map(elsewhere),
+                         neighbour_depth=1).contents == [cut.content]
+
+
+def test_a_neighbour_never_makes_a_block_or_counts_toward_the_per_document_cap() -> None:
+    from answering.context import neighbour_places
+
+    section = ["S"]
+    kept = [hit(f"part {n} goes on", source="r.md", heading_path=section, score=0.9 - n / 10,
+                chunk_index=n * 3) for n in range(3)]
+    after = [hit(f"and ends {n}.", source="r.md", heading_path=section, score=0.0,
+                 chunk_index=n * 3 + 1) for n in range(3)]
+    assert neighbour_places(kept, depth=1) == [(1, index) for index in (1, 2, 4, 5, 7)]
+    context = context_build(hits=kept, token_budget=5000, per_document=3,
+                            neighbours=neighbour_map(*after), neighbour_depth=1)
+    assert context.blocks == 3
+    assert context.contents == [f"part {n} goes on\n\nand ends {n}." for n in range(3)]

@@ -187,3 +187,32 @@ def test_no_database_connection_is_held_while_the_llm_answers(clean_tables, monk
     assert probe.open_during_call == [False, False]
     # The next query simply reconnects.
     assert search(scope=scope_all(), query=IN_DOMAIN, top_k=1, config=get_config()).results
+
+
+def test_a_table_cut_between_chunks_reaches_the_model_with_its_header_row(db, tmp_path,
+                                                                          config_override):
+    """Retrieval returns only the chunk holding the asked row; the context takes on the chunk
+    before it, which holds the table's caption and header row (RAG_CONTEXT_NEIGHBOURS)."""
+    rows = "\n".join(f"| ZK-{n:04d} | {10 + n * 0.5:.1f} | {12 + n * 0.5:.1f} | 0.{n % 90 + 10} |"
+                     for n in range(55))
+    (tmp_path / "drill.md").write_text(
+        "# Drill report\n\n## Intervals\n\nTable 4 Drill intervals of the 2023 campaign\n\n"
+        "| hole | from (m) | to (m) | Cu % |\n| --- | --- | --- | --- |\n" + rows + "\n")
+    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT chunk_index, content FROM chunks ORDER BY chunk_index")
+        chunks = cursor.fetchall()
+    # The table is cut once: its header in the chunk before the last, which holds the rest.
+    assert "| hole |" in chunks[-2][1] and "| hole |" not in chunks[-1][1]
+    asked = "ZK-0054"
+    assert asked in chunks[-1][1] and asked not in chunks[-2][1]
+    plan = ask_prepare(question=f"What is the copper grade of hole {asked}?", top_k=1,
+                       fallback=False, config=get_config(), scope=scope_all())
+    assert plan.mode == "rag", (plan.mode, plan.confidence, plan.refusal)
+    (block,) = plan.block_contents
+    assert asked in block
+    assert "| hole | from (m) | to (m) | Cu % |" in block and "Table 4 Drill intervals" in block
+    config_override(rag_context_neighbours=0)
+    alone = ask_prepare(question=f"What is the copper grade of hole {asked}?", top_k=1,
+                        fallback=False, config=get_config(), scope=scope_all())
+    assert "| hole |" not in alone.block_contents[0] and asked in alone.block_contents[0]

@@ -26,9 +26,15 @@ def test_ask_shape(client, sample_index):
     body = json.loads(response.content)
     assert response.status_code == 200
     assert set(body) == {"mode", "confidence", "answer", "citations", "invalid_citations_removed",
-                         "unsupported_citations", "trace_id"}
+                         "unsupported_citations", "trace_id", "refusal"}
     assert body["mode"] == "rag" and body["citations"]
     assert response["X-Request-ID"] == body["trace_id"]
+    # How the mode was decided: the fake provider's rule, the signals it read.
+    refusal = body["refusal"]
+    assert refusal["rule"] == "signals" and refusal["grounded"] is True
+    assert refusal["probability"] >= 0.402 and refusal["threshold"] is None
+    assert refusal["signals"]["top"] == round(body["confidence"], 6)
+    assert set(refusal["signals"]) == {"top", "gap", "support", "coverage", "cjk_share"}
 
 
 def test_ask_citations_carry_page_spans_and_null_for_notes(client, paged_index):

@@ -78,3 +78,27 @@ def test_explain_is_added_only_when_asked(client, sample_index):
     assert first["fused_rank"] == 1 and first["cosine"] == plain["results"][0]["score"]
     assert first["vector_rank"] >= 1 and first["lexical_rank"] >= 1
     assert {"embed", "vector", "lexical", "fuse"} <= set(explain["timings_ms"])
+    # What the refusal rule reads of these results.
+    assert set(explain["signals"]) == {"top", "gap", "support", "coverage", "cjk_share"}
+    assert explain["signals"]["top"] == round(plain["confidence"], 6)
+
+
+def test_filters_over_http_narrow_the_results_and_refuse_what_is_malformed(client, sample_index):
+    response = post(client, "/search", {"query": IN_DOMAIN, "top_k": 5,
+                                        "filters": {"folder": "runbooks", "format": ["markdown"],
+                                                    "title": "runbook"}})
+    assert response.status_code == 200
+    results = json.loads(response.content)["results"]
+    assert len(results) == 5 and {r["source"] for r in results} <= {
+        "runbooks/API Latency Runbook.md", "runbooks/Postgres Incident Runbook.md"}
+    for filters, field in (({"format": ["pptx"]}, "format"),
+                           ({"frontmatter": {"year": {"between": 1}}}, "between"),
+                           ({"frontmatter": {"year": {"gte": 1, "lt": "x"}}},
+                            "filters.frontmatter.year"),
+                           ({"folders": "x"}, "folders")):
+        response = post(client, "/search", {"query": IN_DOMAIN, "filters": filters})
+        assert response.status_code == 422, filters
+        assert field in response.content.decode(), filters
+    # An empty filter is no filter.
+    response = post(client, "/search", {"query": IN_DOMAIN, "top_k": 3, "filters": {}})
+    assert response.status_code == 200 and len(json.loads(response.content)["results"]) == 3

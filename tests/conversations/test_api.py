@@ -186,3 +186,26 @@ def test_a_conversation_over_a_base_the_caller_cannot_read_is_refused(client, sa
     assert response.status_code == 404 and error_of(response)["code"] == "not_found"
     assert post(client, "/conversations", {"title": "x\x00y"}).status_code == 422
     assert not Conversation.objects.exists()
+
+
+def test_a_conversations_filters_hold_for_every_question_unless_one_gives_its_own(
+        client, sample_index):
+    created = post(client, "/conversations", {"question": EXPORT, "top_k": 3,
+                                              "filters": {"folder": "products/"}})
+    assert created.status_code == 201
+    conversation = json.loads(created.content)
+    assert conversation["filters"] == {"folder": "products/"}
+    assert {c["source"] for c in conversation["answer"]["citations"]} <= {
+        "products/Atlas CRM FAQ.md", "products/Atlas CRM.md"}
+    path = f"/conversations/{conversation['id']}/messages"
+    kept = json.loads(post(client, path, {"question": P1, "top_k": 3}).content)
+    assert kept["mode"] == "no_answer" or all(
+        c["source"].startswith("products/") for c in kept["citations"])
+    own = json.loads(post(client, path, {"question": P1, "top_k": 3,
+                                         "filters": {"folder": "policies"}}).content)
+    assert own["mode"] == "rag" and {c["source"] for c in own["citations"]} == {
+        "policies/Support Escalation Policy.md"}
+    assert json.loads(client.get(f"/conversations/{conversation['id']}").content)[
+        "filters"] == {"folder": "products/"}
+    refused = post(client, "/conversations", {"filters": {"format": ["pptx"]}})
+    assert refused.status_code == 422 and Conversation.objects.count() == 1

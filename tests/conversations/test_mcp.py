@@ -144,16 +144,25 @@ def api(method: str, path: str, body: dict | None = None, *, secret: str | None 
                                  **headers))
 
 
+FILTERS = {"frontmatter": {"no_document_has_this_field": 1}}
+
+
 def test_it_serves_each_tool_with_the_http_apis_body(two_bases, tmp_path):
     document_id = min(two_bases["beta"]["documents"])
     calls = [("search", {"query": QUERY, "top_k": 6}),
              ("search", {"query": QUERY, "explain": True}),
              ("ask", {"question": QUESTION}),
              ("list_knowledge_bases", {}),
-             ("get_document", {"id": document_id})]
+             ("get_document", {"id": document_id}),
+             ("search", {"query": QUERY, "top_k": 6, "filters": FILTERS})]
     names, results = mcp_session(calls, errlog=tmp_path / "stderr.txt")
     assert names == TOOLS
-    search, explained, answer, bases, document = (body_of(result) for result in results)
+    search, explained, answer, bases, document, filtered = (body_of(result)
+                                                           for result in results)
+    # The filters reach the search: no document has the field, so nothing comes back.
+    assert filtered == api("post", "/search", {"query": QUERY, "top_k": 6,
+                                                "filters": FILTERS}).json()
+    assert filtered["results"] == []
 
     assert search == api("post", "/search", {"query": QUERY, "top_k": 6}).json()
     assert {hit["knowledge_base"] for hit in search["results"]} == {"alpha", "beta"}
@@ -171,7 +180,7 @@ def test_it_serves_each_tool_with_the_http_apis_body(two_bases, tmp_path):
         cursor.execute("SELECT operation, caller FROM traces WHERE channel = 'mcp' "
                        "ORDER BY created_at")
         assert cursor.fetchall() == [("search", "local operator"), ("search", "local operator"),
-                                     ("ask", "local operator")]
+                                     ("ask", "local operator"), ("search", "local operator")]
     assert document["knowledge_base"] == "beta"
 
 
@@ -339,3 +348,9 @@ def test_stdout_carries_nothing_but_protocol_messages(two_bases):
     assert sorted(reply["id"] for reply in replies) == [1, 2, 3]
     assert {reply["jsonrpc"] for reply in replies} == {"2.0"}
     assert OPERATOR_NOTICE in stderr
+    # The server names its version, the installed package's.
+    from importlib.metadata import version
+
+    initialized = next(reply for reply in replies if reply["id"] == 1)
+    assert initialized["result"]["serverInfo"] == {"name": "local-rag",
+                                                   "version": version("local-rag")}

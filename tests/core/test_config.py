@@ -25,7 +25,7 @@ def test_os_env_beats_dotenv_beats_default(project: Path):
     config = config_load(environ={"RAG_TOP_K": "9"}, start_dir=project)
     assert config.rag_top_k == 9 and config.sources["RAG_TOP_K"] == "env"
     assert config.llm_timeout_seconds == 12 and config.sources["LLM_TIMEOUT_SECONDS"] == ".env"
-    assert config.rag_context_token_budget == 6000
+    assert config.rag_context_token_budget == 10000 and config.rag_context_neighbours == 1
     assert config.sources["RAG_CONTEXT_TOKEN_BUDGET"] == "default"
 
 

@@ -6,7 +6,14 @@ import random
 import pytest
 
 from core.text_tokens import tokens_count
-from knowledge.chunking import MAX_TOKENS, OVERLAP_TOKENS, TARGET_TOKENS, ChunkDraft, note_chunk
+from knowledge.chunking import (
+    MAX_TOKENS,
+    OVERLAP_TOKENS,
+    TARGET_TOKENS,
+    ChunkDraft,
+    blocks_chunk,
+    note_chunk,
+)
 from knowledge.markdown import ParsedNote, note_parse
 
 _WORDS = ("alpha beta gamma delta project meeting customer release migration database index "
@@ -221,3 +228,20 @@ def test_wikilinks_inside_a_split_code_block_are_ignored_in_every_chunk():
     assert len(chunks) > 3
     assert [chunk.wikilinks for chunk in chunks[:-1]] == [[]] * (len(chunks) - 1)
     assert chunks[-1].wikilinks == ["Real"]
+
+
+def test_short_pages_keep_their_own_page_spans_and_only_a_nearly_empty_one_joins_the_next():
+    from knowledge.formats.base import Block
+
+    pages = ["Cover", "The first finding is a copper grade of 1.2% over six metres.",
+             "The second finding is a gold grade of 3 g/t over two metres.",
+             "The third finding is that the zone stays open at depth."]
+    text, offsets, position = "", [], 0
+    for number, page in enumerate(pages, start=1):
+        offsets.append((position, number))
+        text += page + "\n\n"
+        position = len(text)
+    block = Block(text=text.rstrip(), heading_path=("Report",), pages=tuple(offsets))
+    spans = [(chunk.page_start, chunk.page_end) for chunk in blocks_chunk(blocks=[block])]
+    # The cover (one word) goes with page 2; every page with a sentence is its own chunk.
+    assert spans == [(1, 2), (3, 3), (4, 4)]

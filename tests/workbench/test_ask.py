@@ -257,3 +257,16 @@ def test_two_unsupported_markers_are_counted_in_the_plural(reader, sample_index,
     html = reader.post("/workbench/ask/", {"question": QUESTION}).content.decode()
     assert "2 citations could not be verified in their sources" in html
     assert html.count('<span class="badge badge-unverified"') == 2
+
+
+def test_the_filters_narrow_the_sources_and_a_bad_line_is_named(reader, sample_index):
+    response = reader.post("/workbench/ask/", {"question": QUESTION, "folder": "runbooks",
+                                               "format": "markdown"})
+    html = response.content.decode()
+    assert response.status_code == 200 and "<details class=\"filters\" open>" in html
+    sources = set(re.findall(r'>((?:policies|runbooks|products|sales|support)/[^<]+)</a>', html))
+    assert sources and all(source.startswith("runbooks/") for source in sources)
+    response = reader.post("/workbench/ask/", {"question": QUESTION,
+                                               "conditions": "year >= 2019\nregion Yunnan"})
+    assert response.status_code == 422
+    assert "line 2 is not" in response.content.decode()

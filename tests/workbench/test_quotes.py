@@ -65,7 +65,8 @@ def test_a_quote_over_two_chunks_is_shown_in_the_first(run):
 
 
 def test_a_run_longer_than_rag_context_per_document_is_not_searched(run, config_override):
-    config_override(rag_context_per_document=2)
+    # A run holds per_document kept chunks and their neighbours: 2 × (1 + 2 × 0) here.
+    config_override(rag_context_per_document=2, rag_context_neighbours=0)
     text = "\n\n".join(chunk.content for chunk in run)
     quote = run[2].content[-30:]
     assert quote_spans([card(run[0], text=text, quote=quote)]) == {}

@@ -7,8 +7,8 @@ or a run of adjacent chunks of one document joined with RUN_SEPARATOR, cited by 
 chunk (answering/context.py), which need not be the run's first. The link names the chunk that
 holds the quote, with offsets into that chunk's own text, found by checking that the text there
 still reads as the quote: runs are tried from the cited chunk backwards, each at most
-RAG_CONTEXT_PER_DOCUMENT chunks long (no run is longer). A quote that no chunk reads as any more
-(the passage changed) gets no offsets.
+RAG_CONTEXT_PER_DOCUMENT × (1 + 2 × RAG_CONTEXT_NEIGHBOURS) chunks long (no run is longer). A
+quote that no chunk reads as any more (the passage changed) gets no offsets.
 """
 
 from __future__ import annotations
@@ -96,7 +96,9 @@ def quote_spans(cards: Sequence[dict[str, Any]]) -> dict[int, QuoteSpan]:
         else:
             in_runs.append((card, row))
     if in_runs:
-        run_limit = get_config().rag_context_per_document
+        config = get_config()
+        # A run holds up to per_document kept chunks, each with its neighbours either way.
+        run_limit = config.rag_context_per_document * (1 + 2 * config.rag_context_neighbours)
         neighbours = _neighbours([row for _, row in in_runs], run_limit=run_limit)
         for card, row in in_runs:
             span = _span_in_run(card, row, neighbours, run_limit=run_limit)

@@ -89,7 +89,7 @@ def _open(request: PersonRequest, form: AskForm) -> AskEventStream:
     slugs = [data["knowledge_base"]] if data["knowledge_base"] else None
     return ask_stream_open(question=data["question"], top_k=data["top_k"],
                            fallback=data["fallback"], config=get_config(),
-                           scope=request.caller.scope(slugs=slugs))
+                           scope=request.caller.scope(slugs=slugs), filters=data["filters"])
 
 
 def events_response(events: Iterable[tuple[str, dict]], *, status: int) -> HttpResponse:

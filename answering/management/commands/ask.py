@@ -7,6 +7,7 @@ from answering.services import ask
 from core.commands import RagCommand
 from core.config import get_config
 from core.output import body_json, citation_line
+from retrieval.filters import filters_from_json
 from traces.recording import traced
 
 
@@ -22,11 +23,15 @@ class Command(RagCommand):
         parser.add_argument("--json", action="store_true", help="print the HTTP response body")
         parser.add_argument("--kb", action="append", default=None, metavar="SLUG",
                             help="only these knowledge bases (repeatable; default: all)")
+        parser.add_argument("--filters", default=None, metavar="JSON",
+                            help='only matching documents, as the API\'s `filters`: e.g. '
+                                 '\'{"frontmatter": {"year": 2021}, "folder": "reports/"}\'')
 
     def handle(self, *args, question: str, top_k: int | None, fallback: bool, **options) -> None:
         with traced(operation="ask", channel="cli", caller=OPERATOR):
             body = ask(question=question, top_k=top_k, fallback=fallback, config=get_config(),
-                       scope=OPERATOR.scope(slugs=options["kb"]))
+                       scope=OPERATOR.scope(slugs=options["kb"]),
+                       filters=filters_from_json(options["filters"]))
         if options["json"]:
             self.stdout.write(body_json(body))
             return

@@ -7,6 +7,7 @@ from core.commands import RagCommand
 from core.config import get_config
 from core.output import body_json, citation_line
 from retrieval.api_schemas import SearchResponse
+from retrieval.filters import filters_from_json
 from retrieval.services import search, search_body
 from traces.recording import traced
 
@@ -22,12 +23,16 @@ class Command(RagCommand):
                             help="show each stage's ranks, scores and time")
         parser.add_argument("--kb", action="append", default=None, metavar="SLUG",
                             help="only these knowledge bases (repeatable; default: all)")
+        parser.add_argument("--filters", default=None, metavar="JSON",
+                            help='only matching documents, as the API\'s `filters`: e.g. '
+                                 '\'{"frontmatter": {"year": 2021}, "folder": "reports/"}\'')
 
     def handle(self, *args, query: str, top_k: int | None, **options) -> None:
         with traced(operation="search", channel="cli", caller=OPERATOR):
             outcome = search(query=query, top_k=top_k, config=get_config(),
                              scope=OPERATOR.scope(slugs=options["kb"]),
-                             explain=options["explain"])
+                             explain=options["explain"],
+                             filters=filters_from_json(options["filters"]))
             body = search_body(outcome)
         body = SearchResponse.model_validate(body).model_dump(exclude_unset=True)
         if options["json"]:

@@ -56,12 +56,15 @@ def test_a_scanned_pdf_is_recognised_with_pages_and_confidence():
     extracted = pdf.extract(data, name="scan.pdf", options=ExtractOptions())
     assert extracted.facts["ocr_pages"] == [1, 2] and extracted.warnings == []
     assert all(0.5 < score <= 1 for score in extracted.ocr_confidence.values())
-    (chunk,) = blocks_chunk(blocks=extracted.blocks, ocr_confidence=extracted.ocr_confidence)
-    assert "ZK-1042" in chunk.content and "ERR-771" in chunk.content
-    assert (chunk.page_start, chunk.page_end) == (1, 2)
-    assert chunk.facts["ocr"] is True
-    expected = (extracted.ocr_confidence[1] + extracted.ocr_confidence[2]) / 2
-    assert chunk.facts["ocr_confidence"] == pytest.approx(expected, abs=1e-4)
+    # Each page says something: each is its own chunk, with its own page's confidence.
+    first, second = blocks_chunk(blocks=extracted.blocks,
+                                 ocr_confidence=extracted.ocr_confidence)
+    assert "ZK-1042" in first.content and "ERR-771" in second.content
+    assert [(chunk.page_start, chunk.page_end) for chunk in (first, second)] == [(1, 1), (2, 2)]
+    assert first.facts["ocr"] is True and second.facts["ocr"] is True
+    assert first.facts["ocr_confidence"] == pytest.approx(extracted.ocr_confidence[1], abs=1e-4)
+    assert second.facts["ocr_confidence"] == pytest.approx(extracted.ocr_confidence[2],
+                                                           abs=1e-4)
 
 
 @needs_ocr
