@@ -42,9 +42,9 @@ from knowledge.db_schema import RAG_TABLES, db_init
 MANIFEST_MAX_BYTES = 16 << 20
 # Members read at most: an upload area of a million files is far beyond one installation's.
 MEMBERS_MAX = 1_000_000
-# pg_restore -l lines of the extension itself and its comment: pgvector is not a trusted
+# pg_restore -l lines of the extensions themselves and their comments: pgvector is not a trusted
 # extension, so the target has it already (created by a superuser) and the application's role
-# may neither create it nor comment on it.
+# may neither create it nor comment on it; pg_trgm (trusted) the restore creates itself first.
 EXTENSION_ENTRY = re.compile(r"^\d+; \d+ \d+ (EXTENSION|COMMENT) - (EXTENSION )?\S+")
 
 Progress = Callable[[str], None]
@@ -87,6 +87,9 @@ def restore_read(*, path: Path, config: Config, embedder_change: bool = False,
         uploads_root = ((config.project_root or Path.cwd()) / UPLOADS_FOLDER).resolve()
         _uploads_empty_check(uploads_root)
         _vector_ensure(config=config, settings=settings)
+        with db_errors_translated(), connection.cursor() as cursor:
+            # The dump's trigram index (documents' titles) needs its operator class first.
+            cursor.execute(sql.RESTORE_TRGM)
         uploads_root.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with tempfile.TemporaryDirectory(prefix=".restore-", dir=uploads_root.parent) as work:
             staging = Path(work) / "uploads"

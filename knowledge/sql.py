@@ -583,6 +583,8 @@ WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
 RESTORE_VECTOR_PRESENT = """
 SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'vector')
 """
+# Trusted: the database's owner may create it.
+RESTORE_TRGM = "CREATE EXTENSION IF NOT EXISTS pg_trgm"
 
 # The end of a restore, run by psql in the same transaction as the restored dump (so any error
 # here undoes the whole restore): the upload areas move to this installation's folder
