@@ -163,6 +163,7 @@ class Config:
     rag_pdf_max_pages: int
     rag_ocr: str
     rag_ocr_max_pages: int
+    rag_watch: bool  # `rag serve` re-indexes the vault folders as their files change
     rag_mcp_token: str = field(repr=False)
     rag_trace_text: bool
     rag_trace_retention_days: int
@@ -429,6 +430,7 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         rag_pdf_max_pages=_bounded_integer(raw, "RAG_PDF_MAX_PAGES", 1, 1_000_000),
         rag_ocr=_choice(raw, "RAG_OCR", OCR_MODES),
         rag_ocr_max_pages=_bounded_integer(raw, "RAG_OCR_MAX_PAGES", 0, 1_000_000),
+        rag_watch=_boolean(raw, "RAG_WATCH"),
         rag_mcp_token=raw["RAG_MCP_TOKEN"].strip(),
         rag_trace_text=_boolean(raw, "RAG_TRACE_TEXT"),
         rag_trace_retention_days=_bounded_integer(raw, "RAG_TRACE_RETENTION_DAYS", 1, 36500),

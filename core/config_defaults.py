@@ -77,6 +77,7 @@ DEFAULTS: dict[str, str] = {
     "RAG_PDF_MAX_PAGES": "2000",
     "RAG_OCR": "auto",
     "RAG_OCR_MAX_PAGES": "200",
+    "RAG_WATCH": "false",
     "RAG_MCP_TOKEN": "",
     "RAG_TRACE_TEXT": "false",
     "RAG_TRACE_RETENTION_DAYS": "30",

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Protocol
@@ -123,7 +124,16 @@ class BackgroundWorker(Protocol):
     def stop(self) -> None: ...
 
 
+class BackgroundWatcher(Protocol):
+    """What `rag serve` runs on a thread beside gunicorn with RAG_WATCH: the folder watch."""
+
+    def run(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
 _worker_factory: Callable[[], BackgroundWorker] | None = None
+_watcher_factory: Callable[[], BackgroundWatcher] | None = None
 
 # Signals gunicorn acts on (stop, reload, reopen logs, more/fewer workers): `rag serve` passes
 # them on, so operators and supervisors talk to it as they would to gunicorn itself.
@@ -147,32 +157,57 @@ def serve_worker_build() -> BackgroundWorker | None:
     return _worker_factory() if _worker_factory is not None else None
 
 
-def serve_with_worker(*, argv: list[str], worker: BackgroundWorker) -> int:
-    """Run gunicorn (`argv`) as a child process and `worker` on a thread of this process until
-    gunicorn exits; returns gunicorn's exit status.
+def serve_watcher_use(factory: Callable[[], BackgroundWatcher]) -> None:
+    """Plug in what builds the folder watch of RAG_WATCH (done once by the project wiring)."""
+    global _watcher_factory
+    _watcher_factory = factory
+
+
+def serve_watcher_build(*, config: Config) -> BackgroundWatcher | None:
+    """A new folder watch when RAG_WATCH is on and one is plugged in, else None."""
+    if not config.rag_watch or _watcher_factory is None:
+        return None
+    return _watcher_factory()
+
+
+def serve_with_worker(*, argv: list[str], worker: BackgroundWorker | None,
+                      watcher: BackgroundWatcher | None = None) -> int:
+    """Run gunicorn (`argv`) as a child process, and `worker` and `watcher` (either may be None)
+    on threads of this process until gunicorn exits; returns gunicorn's exit status.
 
     The worker runs here, in the one process that supervises the server, not in the gunicorn
     master or its workers: a thread in the master would be copied, half-alive, into every
     worker it forks, and one per gunicorn worker would run N workers per server. Stopping
-    signals stop the worker (the running job finishes) and reach gunicorn; if this process is
-    killed outright, the kernel sends gunicorn SIGTERM (Linux), so no server outlives it."""
+    signals stop the worker (the running job finishes) and the watch, and reach gunicorn; if
+    this process is killed outright, the kernel sends gunicorn SIGTERM (Linux), so no server
+    outlives it."""
     server = subprocess.Popen(argv, preexec_fn=_exit_with_parent())
+    stoppable = [service for service in (worker, watcher) if service is not None]
 
     def forward(signum: int, frame: object) -> None:
         if signum in STOPPING_SIGNALS:
-            worker.stop()
+            for service in stoppable:
+                service.stop()
         if server.poll() is None:
             server.send_signal(signum)
 
     for signum in FORWARDED_SIGNALS:
         signal.signal(signum, forward)
-    thread = threading.Thread(target=worker.run, kwargs={"concurrency": 1}, name="jobs-worker",
-                              daemon=True)
-    thread.start()
+    threads = []
+    if worker is not None:
+        threads.append(threading.Thread(target=worker.run, kwargs={"concurrency": 1},
+                                        name="jobs-worker", daemon=True))
+    if watcher is not None:
+        threads.append(threading.Thread(target=watcher.run, name="watch", daemon=True))
+    for thread in threads:
+        thread.start()
     status = server.wait()
-    worker.stop()
-    thread.join(timeout=WORKER_STOP_SECONDS)
-    if thread.is_alive():
+    for service in stoppable:
+        service.stop()
+    deadline = time.monotonic() + WORKER_STOP_SECONDS
+    for thread in threads:
+        thread.join(timeout=max(0.0, deadline - time.monotonic()))
+    if any(thread.is_alive() for thread in threads):
         sys.stderr.write(f"the running background job did not finish within "
                          f"{WORKER_STOP_SECONDS} s; it runs again once its lease expires\n")
     return status if status >= 0 else 128 - status

@@ -1,5 +1,5 @@
 """`rag serve [--host 127.0.0.1] [--port 8000] [--no-worker]` — gunicorn (gthread) serving the API
-and admin, and a background-jobs worker thread beside it."""
+and admin, a background-jobs worker thread beside it, and with RAG_WATCH the folder watch."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from core.serving import (
     gunicorn_argv,
     serve_exposure_check,
     serve_secret_key_ensure,
+    serve_watcher_build,
     serve_with_worker,
     serve_worker_build,
     serve_workers,
@@ -52,14 +53,18 @@ class Command(RagCommand):
         base = f"http://{host}:{port}"
         worker = None if options["no_worker"] else serve_worker_build()
         jobs = "one worker thread" if worker else "none here (run `rag worker`)"
+        watcher = serve_watcher_build(config=config)
+        watch = ("every vault folder (RAG_WATCH), re-indexed by the jobs worker" if watcher
+                 else "off (RAG_WATCH=false)")
         self.stdout.write(f"serving local-rag on {base}\n  workbench: {base}/workbench/\n"
                           f"  API docs:  {base}/docs\n  health:    {base}/health\n"
-                          f"  admin:     {base}/admin/\n  jobs:      {jobs}")
+                          f"  admin:     {base}/admin/\n  jobs:      {jobs}\n"
+                          f"  watch:     {watch}")
         self.stdout.flush()
         argv = gunicorn_argv(host=host, port=port, workers=workers, threads=threads)
-        if worker is None:
+        if worker is None and watcher is None:
             # Replace this process: signals (Ctrl-C, SIGTERM) then reach gunicorn directly.
             os.execv(argv[0], argv)
-        status = serve_with_worker(argv=argv, worker=worker)
+        status = serve_with_worker(argv=argv, worker=worker, watcher=watcher)
         if status:
             raise SystemExit(status)

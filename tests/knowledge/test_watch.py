@@ -1,0 +1,77 @@
+"""Watch mode's bursts and the changes it keeps (knowledge/watch.py); no database, no watcher.
+The watch itself, against a real `rag serve`, is tested in tests/commands/test_watch.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from knowledge.watch import (
+    LONGEST_BURST_SECONDS,
+    ONLY_LIMIT,
+    QUIET_SECONDS,
+    Burst,
+    changes_classify,
+)
+
+
+def test_a_burst_is_due_once_the_folder_is_quiet():
+    burst = Burst()
+    burst.add(paths={"a.md"}, whole=False, now=10.0)
+    burst.add(paths={"b.md"}, whole=False, now=10.5)
+    assert not burst.due(now=10.5 + QUIET_SECONDS / 2, not_before=0)
+    assert burst.due(now=10.5 + QUIET_SECONDS, not_before=0)
+    assert burst.take() == frozenset({"a.md", "b.md"})
+    assert not burst.due(now=100.0, not_before=0)  # emptied
+
+
+def test_a_burst_that_never_goes_quiet_is_due_after_the_longest_burst():
+    burst = Burst()
+    moment = 0.0
+    while moment < LONGEST_BURST_SECONDS:
+        burst.add(paths={"looping.md"}, whole=False, now=moment)
+        assert not burst.due(now=moment, not_before=0)
+        moment += QUIET_SECONDS / 4
+    burst.add(paths={"looping.md"}, whole=False, now=moment)
+    assert burst.due(now=moment, not_before=0)
+
+
+def test_the_rate_bound_holds_a_due_burst_back():
+    burst = Burst()
+    burst.add(paths={"a.md"}, whole=False, now=0.0)
+    assert not burst.due(now=5.0, not_before=6.0)
+    assert burst.due(now=6.0, not_before=6.0)
+
+
+def test_a_folder_change_or_a_huge_burst_syncs_the_whole_folder():
+    burst = Burst()
+    burst.add(paths={"a.md"}, whole=True, now=0.0)
+    assert burst.take() is None
+    burst.add(paths={f"{index}.md" for index in range(ONLY_LIMIT + 1)}, whole=False, now=0.0)
+    assert burst.take() is None
+
+
+def test_nothing_kept_is_no_burst():
+    burst = Burst()
+    burst.add(paths=set(), whole=False, now=0.0)
+    assert not burst.due(now=100.0, not_before=0)
+
+
+def test_changes_keep_notes_documents_and_sidecars_and_leave_hidden_files_out(tmp_path: Path):
+    root = str(tmp_path)
+    (tmp_path / "Projects").mkdir()
+    (tmp_path / "photo.png").write_bytes(b"png")
+    changes = [("added", f"{root}/Projects/Plan.md"), ("modified", f"{root}/report.PDF"),
+               ("modified", f"{root}/scan.pdf.meta.yaml"),
+               ("modified", f"{root}/.obsidian/workspace.json"),
+               ("added", f"{root}/.trash/old.md"), ("added", f"{root}/.Plan.md.tmp"),
+               ("deleted", f"{root}/.Plan.md.tmp"), ("modified", f"{root}/photo.png")]
+    assert changes_classify(changes, root=root) == (
+        {"Projects/Plan.md", "report.PDF", "scan.pdf"}, False)
+
+
+def test_a_folder_added_or_gone_asks_for_the_whole_folder(tmp_path: Path):
+    root = str(tmp_path)
+    (tmp_path / "Archive").mkdir()
+    assert changes_classify([("added", f"{root}/Archive")], root=root) == (set(), True)
+    assert changes_classify([("deleted", f"{root}/Projects")], root=root) == (set(), True)
+    assert changes_classify([("deleted", root)], root=root) == (set(), True)
