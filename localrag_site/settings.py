@@ -59,6 +59,9 @@ MIDDLEWARE = [
     "localrag_site.http_errors.JsonBodyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The people's pages in English or Chinese (Accept-Language, or the switch's cookie); the
+    # API's paths stay in English with their headers unchanged (workbench/language.py).
+    "workbench.language.PeopleLocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -134,7 +137,14 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Request bodies over 1 MB are answered 413 payload_too_large by the API.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 
-LANGUAGE_CODE = "en-us"
+# The workbench and the admin speak English (the default) and Simplified Chinese; the
+# translations live in workbench/locale (the .po and its compiled .mo, both committed).
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+# Dates keep the workbench's compact forms in English and take Chinese ones in Chinese.
+FORMAT_MODULE_PATH = ["workbench.formats"]
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -180,7 +180,8 @@ class RunLaunchForm(forms.Form):
             (question_set.pk, f"{question_set.name} ({question_set.knowledge_base.name})")
             for question_set in sets]
         retrieval = choice_field(self, "retrieval")
-        retrieval.choices = [("", gettext("as configured (%(mode)s)") % {"mode": configured_retrieval})] + [
+        configured = gettext("as configured (%(mode)s)") % {"mode": configured_retrieval}
+        retrieval.choices = [("", configured)] + [
             (mode, mode) for mode in RETRIEVAL_MODES]
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext
 from markdown_it import MarkdownIt
 
 _SAFE_LINK = re.compile(r"^(https?://|/(?!/))", re.IGNORECASE)
@@ -56,9 +58,10 @@ def answer_html(text: str, *, citation_count: int, anchor: str = "source-",
         if not 1 <= number <= citation_count:
             return match.group(0)
         if number in unverified:
+            title = escape(gettext("Unverified: its source does not support this sentence"))
+            label = escape(gettext("[%(number)s], unverified") % {"number": number})
             return (f'<a class="cite cite-unverified" href="#{anchor}{number}" '
-                    f'title="Unverified: its source does not support this sentence" '
-                    f'aria-label="[{number}], unverified">[{number}]</a>')
+                    f'title="{title}" aria-label="{label}">[{number}]</a>')
         return f'<a class="cite" href="#{anchor}{number}">[{number}]</a>'
 
     return mark_safe(_CITATION_MARK.sub(link, html))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.shortcuts import redirect
 from django.urls import path
+from django.views.i18n import set_language
 
 from workbench.views import (
     ask,
@@ -30,6 +31,8 @@ urlpatterns = [
                                                 redirect_authenticated_user=True),
          name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # The interface language switch: POST `language` (and `next`); remembered in a cookie.
+    path("language/", set_language, name="language"),
     *ask.urlpatterns,
     *conversations.urlpatterns,
     *sources.urlpatterns,

@@ -77,7 +77,7 @@ def test_a_two_turn_conversation_shows_the_follow_ups_standalone_query(reader, s
     assert first.status_code == 200
     assert f'<p class="question-text">{P1}</p>' in html
     assert 'data-look="answer"' in html and 'class="source-card"' in html
-    assert "searched as:" not in html
+    assert 'class="searched-as"' not in html
     asked = Trace.objects.get(id=first["X-Request-ID"])
     assert (asked.channel, asked.operation) == ("workbench", "ask")
     # The follow-up streamed, as the page's script asks it.
@@ -105,8 +105,8 @@ def test_a_two_turn_conversation_shows_the_follow_ups_standalone_query(reader, s
     # answer's cards with ids of their own that its [n] markers link to.
     page = reader.get(thread).content.decode()
     assert page.index(P1) < page.index(P2_FOLLOW_UP)
-    assert page.count("searched as:") == 1
-    assert page.index(P2_FOLLOW_UP) < page.index("searched as:")
+    assert page.count('class="searched-as"') == 1
+    assert page.index(P2_FOLLOW_UP) < page.index('class="searched-as"')
     assert f"searched as: <q>{answer.standalone_query}</q>" in page
     for message in (messages[1], answer):
         assert f'id="m{message.pk}-source-1"' in page

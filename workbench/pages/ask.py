@@ -15,6 +15,7 @@ from answering.services import AskEventStream, AskPlan
 from core.errors import LocalRagError
 from knowledge.models import Chunk
 from traces.recording import trace_fail
+from workbench.answer_texts import error_text, no_answer_localised, notice_cause
 from workbench.models import Feedback
 from workbench.pages.quotes import QUOTE_FIELDS, quoted_cards
 from workbench.pages.sources import document_title
@@ -156,10 +157,14 @@ def answer_fragment(view: AnswerView) -> str:
 def answer_context(view: AnswerView) -> dict[str, Any]:
     """What workbench/_answer.html needs to show `view`."""
     notice_text = view.notice["message"] if view.notice else ""
+    # The fixed no_answer text is bilingual in the API; the page shows it in its own language.
+    text = no_answer_localised(view.text) if view.look == "no-answer" else view.text
     return {
         "answer": view,
+        "error_text": error_text(view.error) if view.error else "",
+        "notice_cause": notice_cause(view.notice) if view.notice else "",
         # With a notice, the text is the notice itself unless part of an answer came first.
-        "answer_html": (answer_html(view.text, citation_count=len(view.citations),
+        "answer_html": (answer_html(text, citation_count=len(view.citations),
                                     anchor=view.anchor,
                                     unverified={card["number"] for card in view.citations
                                                 if card.get("unverified")})

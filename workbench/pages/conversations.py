@@ -10,6 +10,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext
 
 from access.callers import Caller
 from conversations.condense import AS_ASKED
@@ -130,6 +131,6 @@ def aside_context(*, caller: Caller, bases: list[dict],
 def scope_label(conversation: Conversation, bases: list[dict]) -> str:
     """The knowledge bases a conversation asks, by name."""
     if conversation.knowledge_bases is None:
-        return "All my knowledge bases"
+        return gettext("All my knowledge bases")
     names = {base["slug"]: base["name"] for base in bases}
     return ", ".join(names.get(slug, slug) for slug in conversation.knowledge_bases)

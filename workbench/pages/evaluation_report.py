@@ -7,6 +7,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+from django_stubs_ext import StrOrPromise
+
 from workbench.models import EvalRun
 from workbench.pages.evaluation import RunProgress
 
@@ -14,7 +18,7 @@ from workbench.pages.evaluation import RunProgress
 @dataclass(frozen=True)
 class Metric:
     key: str  # the field of the run's summary (answering/evaluation.py)
-    label: str
+    label: StrOrPromise  # in the interface language
     unit: str  # "ratio" (0..1) or "ms"
     higher_is_better: bool = True
 
@@ -24,11 +28,11 @@ METRICS = (
     Metric("hit_at_5", "Hit@5", "ratio"),
     Metric("mrr", "MRR", "ratio"),
     Metric("ndcg_at_10", "nDCG@10", "ratio"),
-    Metric("no_answer_precision", "Refusal precision", "ratio"),
-    Metric("no_answer_recall", "Refusal recall", "ratio"),
-    Metric("mode_accuracy", "Mode accuracy", "ratio"),
-    Metric("latency_p50_ms", "Latency p50 (ms)", "ms", higher_is_better=False),
-    Metric("latency_p95_ms", "Latency p95 (ms)", "ms", higher_is_better=False),
+    Metric("no_answer_precision", _("Refusal precision"), "ratio"),
+    Metric("no_answer_recall", _("Refusal recall"), "ratio"),
+    Metric("mode_accuracy", _("Mode accuracy"), "ratio"),
+    Metric("latency_p50_ms", _("Latency p50 (ms)"), "ms", higher_is_better=False),
+    Metric("latency_p95_ms", _("Latency p95 (ms)"), "ms", higher_is_better=False),
 )
 RATIO_METRICS = tuple(metric for metric in METRICS if metric.unit == "ratio")
 LATENCY_METRICS = tuple(metric for metric in METRICS if metric.unit == "ms")
@@ -126,19 +130,20 @@ def _metric_delta(metric: Metric, first: float | None, second: float | None) -> 
 
 def _question_change(first: dict | None, second: dict | None) -> str:
     if first is None:
-        return "only in the second run"
+        return gettext("only in the second run")
     if second is None:
-        return "only in the first run"
+        return gettext("only in the first run")
     changes = []
     if first["passed"] != second["passed"]:
-        changes.append("now passes" if second["passed"] else "now fails")
+        changes.append(gettext("now passes") if second["passed"] else gettext("now fails"))
     if first["hit_rank"] != second["hit_rank"]:
-        changes.append(f"hit rank {_rank(first['hit_rank'])} → {_rank(second['hit_rank'])}")
+        changes.append(gettext("hit rank %(first)s → %(second)s")
+                       % {"first": _rank(first["hit_rank"]), "second": _rank(second["hit_rank"])})
     return "; ".join(changes)
 
 
 def _rank(rank: int | None) -> str:
-    return "none" if rank is None else str(rank)
+    return gettext("none") if rank is None else str(rank)
 
 
 # --- the chart -------------------------------------------------------------------------------
@@ -228,8 +233,9 @@ def chart_build(*, runs: list[EvalRun], metrics: tuple[Metric, ...], title: str)
     lines = []
     for number, metric in enumerate(metrics):
         points = [ChartPoint(x=x_of(index), y=y_of(value), run_id=run.pk,
-                             title=f"run #{run.pk} · {run.created_at:%Y-%m-%d %H:%M} · "
-                                   f"{metric.label} {metric_text(metric, value)}")
+                             title=gettext("run #%(id)s") % {"id": run.pk}
+                             + f" · {run.created_at:%Y-%m-%d %H:%M} · "
+                               f"{metric.label} {metric_text(metric, value)}")
                   for index, run in enumerate(runs)
                   if (value := run.summary.get(metric.key)) is not None]
         lines.append(ChartLine(metric=metric, color=COLORS[number % len(COLORS)], points=points))
@@ -241,7 +247,7 @@ def chart_build(*, runs: list[EvalRun], metrics: tuple[Metric, ...], title: str)
     column = (right - LEFT) / LEGEND_COLUMNS
     legend = [LegendItem(x=LEFT + (number % LEGEND_COLUMNS) * column,
                          y=legend_top + (number // LEGEND_COLUMNS) * LEGEND_ROW,
-                         color=line.color, label=line.metric.label)
+                         color=line.color, label=str(line.metric.label))
               for number, line in enumerate(lines)]
     rows = math.ceil(len(lines) / LEGEND_COLUMNS)
     return Chart(title=title, width=WIDTH, height=legend_top + rows * LEGEND_ROW, left=LEFT,

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.core.files.uploadedfile import UploadedFile
 from django.core.paginator import Page, Paginator
+from django.utils.translation import gettext_lazy
 
 from access.callers import Caller
 from core.config import Config
@@ -32,7 +33,8 @@ from workbench.pages.sources import document_shown, document_title
 DOCUMENTS_PER_PAGE = 50
 UPLOAD_CHUNK_BYTES = 1024 * 1024
 JOB_DONE = ("succeeded", "failed", "cancelled")
-JOB_LABELS = {JOB_INGEST: "Indexing", JOB_REINDEX: "Reindexing", JOB_DELETE: "Deleting"}
+JOB_LABELS = {JOB_INGEST: gettext_lazy("Indexing"), JOB_REINDEX: gettext_lazy("Reindexing"),
+              JOB_DELETE: gettext_lazy("Deleting")}
 _DOCUMENT_FIELDS = ("id", "title", "original_name", "source_name", "relative_path", "vault_path",
                     "format", "status", "page_count", "ocr_page_count", "metadata", "updated_at")
 
@@ -139,6 +141,6 @@ def job_view(*, caller: Caller, job_id: int) -> JobView:
             document = document_get(caller=caller, document_id=int(number))
         except NotFound:  # a delete job outlives its document
             document = None
-    return JobView(job=job, label=JOB_LABELS.get(job["type"], job["type"]),
+    return JobView(job=job, label=str(JOB_LABELS.get(job["type"], job["type"])),
                    done=job["status"] in JOB_DONE, document=document,
                    document_name=document_title(document) if document else "")

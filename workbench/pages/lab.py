@@ -12,6 +12,8 @@ from typing import Any
 
 from django import forms
 from django.http import QueryDict
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from access.callers import Caller
 from core.config import (
@@ -37,14 +39,16 @@ _FIELD_OF_VARIABLE = {"RAG_CANDIDATES": "candidates", "RAG_RERANK": "rerank"}
 class LabForm(forms.Form):
     """One lab run's parameters (types and the API's own bounds; `lab_run` checks the rest)."""
 
-    query = forms.CharField(max_length=MAX_TEXT_CHARS, strip=True,
+    query = forms.CharField(label=_("Query"), max_length=MAX_TEXT_CHARS, strip=True,
                             widget=forms.Textarea(attrs={"rows": 2}))
-    mode = forms.ChoiceField(choices=[(mode, mode) for mode in RETRIEVAL_MODES])
-    top_k = forms.IntegerField(min_value=TOP_K_RANGE[0], max_value=TOP_K_RANGE[1])
+    mode = forms.ChoiceField(label=_("Mode"), choices=[(mode, mode) for mode in RETRIEVAL_MODES])
+    top_k = forms.IntegerField(label=_("Results (top k)"), min_value=TOP_K_RANGE[0],
+                               max_value=TOP_K_RANGE[1])
     # Bounds and provider names are RAG_CANDIDATES' and RAG_RERANK's: the config checks them.
-    candidates = forms.IntegerField(widget=forms.NumberInput(attrs={"min": 1}))
-    rerank = forms.CharField(widget=forms.Select)
-    knowledge_base = forms.ChoiceField(required=False)
+    candidates = forms.IntegerField(label=_("Candidates per channel"),
+                                    widget=forms.NumberInput(attrs={"min": 1}))
+    rerank = forms.CharField(label=_("Rerank"), widget=forms.Select)
+    knowledge_base = forms.ChoiceField(label=_("Knowledge base"), required=False)
 
     def __init__(self, data: QueryDict | None = None, *, bases: list[dict[str, Any]],
                  config: Config, **kwargs: Any) -> None:
@@ -52,7 +56,7 @@ class LabForm(forms.Form):
                                         "top_k": config.rag_top_k,
                                         "candidates": config.rag_candidates,
                                         "rerank": config.rag_rerank}, **kwargs)
-        choice_field(self, "knowledge_base").choices = [("", "All my knowledge bases")] + [
+        choice_field(self, "knowledge_base").choices = [("", _("All my knowledge bases"))] + [
             (base["slug"], base["name"]) for base in bases]
         self.fields["rerank"].widget.choices = [
             (name, name) for name in lab_rerankers(config=config)]
@@ -144,15 +148,15 @@ def lab_run(*, query: str, mode: str, top_k: int, candidates: int, rerank: str,
                   threshold=run_config.threshold, parameters=explain["parameters"],
                   timings_ms=explain["timings_ms"], rerank=explain["rerank"],
                   columns=_columns(explain, pairs), result_count=len(outcome.results),
-                  knowledge_bases=sorted({hit.knowledge_base for hit, _ in pairs
+                  knowledge_bases=sorted({hit.knowledge_base for hit, _item in pairs
                                           if hit.knowledge_base}))
 
 
 # stage, title, score name, rank field, score field (None: computed), timing key
-_STAGES = (("vector", "Vector", "cosine", "vector_rank", "cosine", "vector"),
-           ("lexical", "Lexical (BM25)", "BM25", "lexical_rank", "bm25", "lexical"),
-           ("fused", "Fused", "fused score", "fused_rank", "fused_score", "fuse"),
-           ("rerank", "Reranked", "rerank score", "rerank_rank", "rerank_score", "rerank"))
+_STAGES = (("vector", _("Vector"), _("cosine"), "vector_rank", "cosine", "vector"),
+           ("lexical", _("Lexical (BM25)"), "BM25", "lexical_rank", "bm25", "lexical"),
+           ("fused", _("Fused"), _("fused score"), "fused_rank", "fused_score", "fuse"),
+           ("rerank", _("Reranked"), _("rerank score"), "rerank_rank", "rerank_score", "rerank"))
 
 
 def _columns(explain: dict[str, Any], pairs: list[tuple[SearchHit, dict[str, Any]]]
@@ -166,7 +170,8 @@ def _columns(explain: dict[str, Any], pairs: list[tuple[SearchHit, dict[str, Any
             if item[rank_field] is None:
                 continue
             score = item[score_field]
-            extra = (f"matched {item['matched_share']:.0%} of the query's terms"
+            extra = (gettext("matched %(share)s of the query's terms")
+                     % {"share": f"{item['matched_share']:.0%}"}
                      if stage == "lexical" and item["matched_share"] is not None else "")
             entries.append(_entry(hit, rank=item[rank_field], score=score, extra=extra))
         entries.sort(key=lambda entry: entry.rank)
@@ -174,7 +179,7 @@ def _columns(explain: dict[str, Any], pairs: list[tuple[SearchHit, dict[str, Any
                 else _not_run_note(stage, mode=explain["mode"], parameters=parameters))
         if stage == "rerank" and ran and not (explain["rerank"] or {}).get("applied"):
             note = _rerank_failed_note(explain["rerank"])
-        columns.append(LabColumn(stage=stage, title=title, score_name=score_name, ran=ran,
+        columns.append(LabColumn(stage=stage, title=str(title), score_name=str(score_name), ran=ran,
                                  note=note, entries=entries))
     return columns
 
@@ -190,16 +195,17 @@ def _entry(hit: SearchHit, *, rank: int, score: float | None, extra: str) -> Lab
 
 def _not_run_note(stage: str, *, mode: str, parameters: dict[str, Any]) -> str:
     if stage == "vector":
-        return f"Not run: {mode} mode does not search by vector."
+        return gettext("Not run: %(mode)s mode does not search by vector.") % {"mode": mode}
     if stage == "lexical":
-        return f"Not run: {mode} mode does not search by BM25."
+        return gettext("Not run: %(mode)s mode does not search by BM25.") % {"mode": mode}
     if stage == "fused":
-        return f"Not run: {mode} mode has a single channel and nothing to fuse."
+        return (gettext("Not run: %(mode)s mode has a single channel and nothing to fuse.")
+                % {"mode": mode})
     if mode == "vector":
-        return "Not run: vector mode keeps the cosine order."
+        return gettext("Not run: vector mode keeps the cosine order.")
     if parameters["rerank"] == "none":
-        return "Not run: the rerank provider is none, so the fused order stands."
-    return "Not run: there were no candidates to rerank."
+        return gettext("Not run: the rerank provider is none, so the fused order stands.")
+    return gettext("Not run: there were no candidates to rerank.")
 
 
 def _shown_note(stage: str, entries: list[LabEntry], *, parameters: dict[str, Any],
@@ -207,13 +213,16 @@ def _shown_note(stage: str, entries: list[LabEntry], *, parameters: dict[str, An
     width = parameters["candidates"]
     if len(entries) >= width:
         return ""
-    ranked = (f"up to {width} per channel" if stage == "fused" else f"up to {width}")
-    return (f"Shows {len(entries)} of the candidates this stage ranked ({ranked}): those "
-            f"among the final {final} result{'s' if final != 1 else ''}, the only ones the "
-            "explain output lists.")
+    ranked = (gettext("up to %(width)s per channel") if stage == "fused"
+              else gettext("up to %(width)s")) % {"width": width}
+    return ngettext("Shows %(shown)s of the candidates this stage ranked (%(ranked)s): those "
+                    "among the final %(final)s result, the only ones the explain output lists.",
+                    "Shows %(shown)s of the candidates this stage ranked (%(ranked)s): those "
+                    "among the final %(final)s results, the only ones the explain output lists.",
+                    final) % {"shown": len(entries), "ranked": ranked, "final": final}
 
 
 def _rerank_failed_note(rerank: dict[str, Any] | None) -> str:
     failure = (rerank or {}).get("failure") or {}
-    reason = failure.get("message") or "no reason given"
-    return f"Did not apply ({reason}): the fused order was kept."
+    reason = failure.get("message") or gettext("no reason given")
+    return gettext("Did not apply (%(reason)s): the fused order was kept.") % {"reason": reason}

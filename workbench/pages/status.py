@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.utils.translation import gettext
+
 from access.callers import Caller
 from answering.llm import LLMConfigMissing, llm_config_check
 from core.config import Config
@@ -98,7 +100,7 @@ def _origin(url: str) -> str:
         parts = urlsplit(url)
         port = f":{parts.port}" if parts.port else ""
     except ValueError:
-        return "(not a valid URL)"
+        return gettext("(not a valid URL)")
     if not parts.scheme or not parts.hostname:
         return ""
     return f"{parts.scheme}://{parts.hostname}{port}"

@@ -16,6 +16,8 @@ from typing import Any
 
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from access.callers import Caller
 from core.errors import NotFound
@@ -25,7 +27,8 @@ from workbench.models import Feedback
 
 PAGE_SIZE = 50
 FILTERS = ("operation", "channel", "status")
-TOKEN_SOURCES = {"provider": "reported by the LLM server", "counted": "counted by local-rag"}
+TOKEN_SOURCES = {"provider": gettext_lazy("reported by the LLM server"),
+                 "counted": gettext_lazy("counted by local-rag")}
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,7 @@ def trace_detail(*, caller: Caller, trace_id: uuid.UUID) -> TraceDetail:
     return TraceDetail(
         trace=trace, knowledge_bases=_named(trace.knowledge_base_ids, slugs),
         stages=list(trace.timings_ms.items()),
-        token_source=TOKEN_SOURCES.get(trace.token_source or "", "–"),
+        token_source=str(TOKEN_SOURCES.get(trace.token_source or "", "–")),
         citations=_citations(trace.citations), feedback=feedback)
 
 
@@ -123,11 +126,11 @@ def _citations(cited: list[dict[str, Any]]) -> list[dict[str, Any]]:
         chunk_id = entry.get("chunk_id")
         row = now.get(chunk_id) if chunk_id is not None else None
         if row is None:
-            state = "no longer in the index"
+            state = _("no longer in the index")
         elif row["content_hash"] == entry.get("content_hash"):
-            state = "unchanged"
+            state = _("unchanged")
         else:
-            state = "changed since"
+            state = _("changed since")
         citations.append({"number": number, "chunk_id": entry.get("chunk_id"),
                           "content_hash": entry.get("content_hash"), "state": state,
                           "chunk": row})

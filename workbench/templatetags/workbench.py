@@ -6,18 +6,29 @@ from collections.abc import Iterable
 from typing import Any
 
 from django import template
+from django.utils.translation import gettext as _
 
-from core.output import page_span_label
+from workbench.labels import code_label
 
 register = template.Library()
 
 
 @register.filter
 def page_span(item: Any) -> str:
-    """The label the CLI and the LLM context use ("p. 3", "p. 3–4") of a dict or object with
-    page_start/page_end; "" without pages."""
-    return page_span_label(page_start=_field(item, "page_start"),
-                           page_end=_field(item, "page_end"))
+    """The label of a dict's or object's page_start/page_end in the interface language, as the
+    CLI and the LLM context write it in English ("p. 3", "p. 3–4"); "" without pages."""
+    start, end = _field(item, "page_start"), _field(item, "page_end")
+    if start is None:
+        return ""
+    if end is None or end == start:
+        return _("p. %(page)s") % {"page": start}
+    return _("p. %(start)s–%(end)s") % {"start": start, "end": end}
+
+
+@register.filter
+def label(code: object) -> str:
+    """A role's or a status's word in the interface language (workbench/labels.py)."""
+    return code_label(code)
 
 
 @register.filter

@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
 from core.config import get_config
@@ -116,7 +117,8 @@ def compare(request: PersonRequest) -> HttpResponse:
     ids = [run_id for run_id in map(_id_param, values) if run_id is not None]
     if len(values) != 2 or len(ids) != 2 or ids[0] == ids[1]:
         return render(request, "workbench/eval_compare.html",
-                      {"error": "Select exactly two different runs to compare."}, status=400)
+                      {"error": gettext("Select exactly two different runs to compare.")},
+                      status=400)
     runs = sorted((run_visible(caller=request.caller, run_id=run_id) for run_id in ids),
                   key=lambda run: (run.created_at, run.pk))
     return render(request, "workbench/eval_compare.html",
@@ -140,8 +142,8 @@ def _panel(request: PersonRequest, *, import_form: QuestionSetImportForm | None 
         history = list(reversed(runs if chart_set is chosen else
                                 runs_visible(caller=caller, set_id=chart_set.pk)))
         charts = [chart for chart in (
-            chart_build(runs=history, metrics=RATIO_METRICS, title="Quality"),
-            chart_build(runs=history, metrics=LATENCY_METRICS, title="Latency"))
+            chart_build(runs=history, metrics=RATIO_METRICS, title=gettext("Quality")),
+            chart_build(runs=history, metrics=LATENCY_METRICS, title=gettext("Latency")))
             if chart is not None]
     configured = get_config().rag_retrieval
     return render(request, "workbench/evaluation.html", {

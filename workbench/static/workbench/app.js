@@ -43,9 +43,18 @@
     return body;
   }
 
+  // The page's texts in its language: base.html renders them, translated, into the data
+  // attributes of #workbench-texts; `{name}` in a text is replaced from `values`.
+  function uiText(key, values) {
+    const texts = document.getElementById("workbench-texts");
+    let found = (texts && texts.dataset[key]) || key;
+    for (const name in values || {}) found = found.split("{" + name + "}").join(values[name]);
+    return found;
+  }
+
   function foundText(data) {
-    return data.mode === "no_answer" ? "No source is close enough."
-      : "Found " + data.sources + " source" + (data.sources === 1 ? "" : "s") + "; answering…";
+    return data.mode === "no_answer" ? uiText("noSource")
+      : uiText(data.sources === 1 ? "foundOne" : "foundMany", {count: data.sources});
   }
 
   // POSTs the form to its data-stream-url and hands each event to onEvent, which returns true
@@ -66,7 +75,7 @@
       const type = response.headers.get("Content-Type") || "";
       if (!type.startsWith("text/event-stream")) {
         // Refused before the view ran (an expired CSRF token, a server error): no events.
-        status.textContent = "The request failed (HTTP " + response.status + "); reload the page and try again.";
+        status.textContent = uiText("requestFailed", {status: response.status});
         return false;
       }
       const reader = response.body.getReader();
@@ -79,10 +88,10 @@
       }
       parseFrames(buffer + decoder.decode() + "\n\n", handle);
       if (!finished) {
-        status.textContent = "The answer was cut off before it was complete.";
+        status.textContent = uiText("cutOff");
       }
     } catch (error) {
-      status.textContent = "The connection failed: " + error.message;
+      status.textContent = uiText("connectionFailed", {message: error.message});
     } finally {
       button.disabled = false;
     }
@@ -93,7 +102,7 @@
     const target = document.getElementById("answer");
     const status = document.getElementById("ask-status");
     let textBox = null;
-    status.textContent = "Searching…";
+    status.textContent = uiText("searching");
     return streamForm(form, status, document.getElementById("ask-submit"), function (name, data) {
       if (name === "status") {
         status.textContent = foundText(data);
@@ -106,7 +115,7 @@
         status.textContent = "";
         return true;
       } else if (name === "invalid") {
-        status.textContent = "Please write a question.";
+        status.textContent = uiText("writeQuestion");
         return true;
       }
       return false;
@@ -118,7 +127,7 @@
     const status = document.getElementById("conversation-status");
     const box = form.elements.namedItem("question");
     if (!box.value.trim()) {
-      status.textContent = "Please write a question.";
+      status.textContent = uiText("writeQuestion");
       return null;
     }
     // The question shows at once at the end of the thread; its answer streams in below it.
@@ -137,13 +146,13 @@
     if (empty) empty.remove();
     slot.scrollIntoView({block: "nearest"});
     let textBox = null;
-    status.textContent = "Searching…";
+    status.textContent = uiText("searching");
     const button = document.getElementById("conversation-submit");
     return streamForm(form, status, button, function (name, data) {
       if (name === "status") {
         if (data.condensation && data.condensation !== "as_asked") {
           const searched = element("p", "searched-as");
-          searched.textContent = "searched as: " + data.standalone_query;
+          searched.textContent = uiText("searchedAs", {query: data.standalone_query});
           question.appendChild(searched);
         }
         status.textContent = foundText(data);
@@ -152,12 +161,12 @@
         if (!textBox) textBox = streamingBox(answer);
         textBox.appendChild(document.createTextNode(data.text));
       } else if (name === "notice") {
-        status.textContent = "The language model is unavailable; showing the sources it found.";
+        status.textContent = uiText("llmUnavailable");
       } else if (name === "result") {
         showResult(slot, data.html);
         box.value = "";
         const label = form.querySelector('label[for="id_question"]');
-        if (label) label.textContent = "Follow-up question";
+        if (label) label.textContent = uiText("followUp");
         status.textContent = "";
         const title = document.getElementById("conversation-title");
         if (data.title && title) title.textContent = data.title;
@@ -166,7 +175,7 @@
         return true;
       } else if (name === "invalid") {
         slot.remove();
-        status.textContent = "Please write a question.";
+        status.textContent = uiText("writeQuestion");
         return true;
       }
       return false;

@@ -1,0 +1,1 @@
+SHORT_DATETIME_FORMAT = "Y-m-d H:i"
