@@ -48,9 +48,9 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-def chrome(size: tuple[int, int] = DESKTOP):
+def chrome(size: tuple[int, int] = DESKTOP, *, lang: str = "en-US"):
     """A fresh headless Chromium with an empty profile and no background connections (this
-    machine's network is closed)."""
+    machine's network is closed), asking for pages in `lang` (its Accept-Language)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -61,8 +61,9 @@ def chrome(size: tuple[int, int] = DESKTOP):
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--disable-quic", "--no-first-run",
                  "--disable-default-apps", "--disable-extensions", f"--user-data-dir={profile}",
-                 f"--window-size={size[0]},{size[1]}", "--lang=en-US"):
+                 f"--window-size={size[0]},{size[1]}", f"--lang={lang}"):
         options.add_argument(flag)
+    options.add_experimental_option("prefs", {"intl.accept_languages": lang})
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(WAIT_SECONDS)

@@ -6,7 +6,7 @@ Skipped unless LOCALRAG_SCREENSHOTS names the folder to write to:
 
 The pages show the two samples (acme-vault in `default`, geo-kb in `geo`), an answer, a
 conversation with a follow-up, a PDF source with its page image, a lab run, an evaluation set
-with two runs, and the traces.
+with two runs, and the traces; and the Ask page once more in the Chinese interface.
 """
 
 from __future__ import annotations
@@ -111,6 +111,18 @@ def test_screenshots_of_every_page(live_server, account, clean_tables):
             shot("trace")
         finally:
             driver.quit()
+    # The Ask page as a browser set to Chinese gets it.
+    driver = chrome(DESKTOP, lang="zh-CN")
+    driver.base_url = live_server.url
+    try:
+        browser_sign_in(driver, "admin")
+        driver.find_element(*css("#id_question")).send_keys(QUESTION)
+        driver.find_element(*css("#ask-submit")).click()
+        wait(driver, EC.presence_of_element_located(css('#answer article[data-look="answer"]')))
+        assert driver.find_element(*css("main h1")).text == "提问"
+        _save(driver, folder / "ask-zh-desktop.png", size=DESKTOP)
+    finally:
+        driver.quit()
 
 
 def _save(driver, path, *, size: tuple[int, int]) -> None:
