@@ -18,7 +18,6 @@ import dataclasses
 import json
 import os
 import random
-import shutil
 import sys
 import tempfile
 import time
@@ -26,7 +25,7 @@ from pathlib import Path
 
 from _setup import django_setup, vacuum
 from lexical import vocabulary
-from scale import SECTIONS, SEED, ingest, percentiles, queries_make, section_text
+from scale import SEED, ingest, percentiles, queries_make, vault_remove, vault_write
 
 REGIONS = ("Yunnan", "Sichuan", "Tibet", "Gansu", "Xinjiang", "Inner Mongolia", "Qinghai",
            "Guizhou")
@@ -43,20 +42,12 @@ FILTERS = {
 }
 
 
-def vault_write(root: Path, notes: int, words: tuple) -> None:
-    rng = random.Random(SEED)
-    english = words[0]
-    for index in range(notes):
-        folder = root / f"area-{index % 50:02d}"
-        folder.mkdir(parents=True, exist_ok=True)
-        minerals = sorted({MINERALS[index % 6], MINERALS[(index // 6) % 6]})
-        lines = ["---", f"title: Survey {index}", f"year: {2015 + index % 10}",
-                 f"region: {REGIONS[(index // 10) % 8]}", f"mineral: [{', '.join(minerals)}]",
-                 f"tags: [geology, lot-{index % 20:02d}]", "---", f"# Note {index}"]
-        for section in range(SECTIONS):
-            lines.append(f"## {rng.choice(english[:400]).capitalize()} {section}")
-            lines.append(section_text(rng, words))
-        (folder / f"note-{index:06d}.md").write_text("\n\n".join(lines) + "\n", encoding="utf-8")
+def note_fields(index: int) -> list[str]:
+    """The frontmatter lines of note `index`."""
+    minerals = sorted({MINERALS[index % 6], MINERALS[(index // 6) % 6]})
+    return [f"title: Survey {index}", f"year: {2015 + index % 10}",
+            f"region: {REGIONS[(index // 10) % 8]}", f"mineral: [{', '.join(minerals)}]",
+            f"tags: [geology, lot-{index % 20:02d}]"]
 
 
 def measure(queries: list[str], filters: dict | None) -> dict:
@@ -90,15 +81,13 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="measure a vault kept by --keep")
     args = parser.parse_args()
     django_setup()
-    from knowledge.store import documents_delete
-
     words = vocabulary(random.Random(SEED))
     queries = queries_make(args.queries, words)
     root = (args.vault or Path(tempfile.mkdtemp(prefix="local-rag-filters-"))).resolve()
     base = {"notes": args.notes, "load_1m": round(os.getloadavg()[0], 2)}
     try:
         if not args.reuse:
-            vault_write(root, args.notes, words)
+            vault_write(root, args.notes, words, frontmatter=note_fields)
             print(json.dumps({**base, **ingest(root, "cold_ingest")}), flush=True)
             vacuum()
         measure(queries[:10], None)  # warm the caches and connection
@@ -107,12 +96,7 @@ def main() -> None:
                 os.getloadavg()[0], 2), **measure(queries, filters)}), flush=True)
     finally:
         if not args.keep:
-            relative = [path.relative_to(root).as_posix() for path in root.rglob("*.md")]
-            for start in range(0, len(relative), 5000):
-                documents_delete(vault_path=str(root), relative_paths=relative[start:start + 5000])
-            vacuum()
-            if args.vault is None:
-                shutil.rmtree(root, ignore_errors=True)
+            vault_remove(root, folder_too=args.vault is None)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -53,13 +54,16 @@ def section_text(rng: random.Random, words: tuple) -> str:
     return " ".join(parts)
 
 
-def vault_write(root: Path, notes: int, words: tuple) -> None:
+def vault_write(root: Path, notes: int, words: tuple,
+                frontmatter: Callable[[int], list[str]] | None = None) -> None:
+    """`notes` notes in 50 folders; `frontmatter(index)`, when given, the YAML lines of each."""
     rng = random.Random(SEED)
     english = words[0]
     for index in range(notes):
         folder = root / f"area-{index % 50:02d}"
         folder.mkdir(parents=True, exist_ok=True)
-        lines = [f"# Note {index}"]
+        head = ["---", *frontmatter(index), "---"] if frontmatter else []
+        lines = [*head, f"# Note {index}"]
         for section in range(SECTIONS):
             lines.append(f"## {rng.choice(english[:400]).capitalize()} {section}")
             lines.append(section_text(rng, words))
@@ -183,7 +187,6 @@ def main() -> None:
     args = parser.parse_args()
     django_setup()
     from core.config import get_config
-    from knowledge.store import documents_delete
 
     words = vocabulary(random.Random(SEED))
     queries = queries_make(args.queries, words)
@@ -213,12 +216,19 @@ def main() -> None:
                     process.wait(timeout=30)
     finally:
         if not args.keep:
-            relative = [path.relative_to(root).as_posix() for path in root.rglob("*.md")]
-            for start in range(0, len(relative), 5000):
-                documents_delete(vault_path=str(root), relative_paths=relative[start:start + 5000])
-            vacuum()
-            if args.vault is None:
-                shutil.rmtree(root, ignore_errors=True)
+            vault_remove(root, folder_too=args.vault is None)
+
+
+def vault_remove(root: Path, *, folder_too: bool) -> None:
+    """The benchmark vault's documents out of the index (and its folder off the disk)."""
+    from knowledge.store import documents_delete
+
+    relative = [path.relative_to(root).as_posix() for path in root.rglob("*.md")]
+    for start in range(0, len(relative), 5000):
+        documents_delete(vault_path=str(root), relative_paths=relative[start:start + 5000])
+    vacuum()
+    if folder_too:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":
