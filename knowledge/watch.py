@@ -177,21 +177,31 @@ class FolderWatch:
             if identity is None:
                 return
             self._say(f"watching {self.folder.path} (kb {self.folder.knowledge_base})")
-            burst = Burst()
-            self._run_sync(None, burst)  # whatever changed while nobody was watching
-            self._watch(identity, burst)
+            try:
+                self._watch(identity)
+            except OSError as exc:  # gone as the watch began, or out of inotify watches
+                if _identity(self.folder.path) is not None:
+                    self._warn(f"{self.folder.path}: cannot watch it ({exc}); trying again in "
+                               f"{ERROR_PAUSE_SECONDS:.0f} s")
+                    self._stop.wait(ERROR_PAUSE_SECONDS)
 
-    def _watch(self, identity: tuple[int, int], burst: Burst) -> None:
+    def _watch(self, identity: tuple[int, int]) -> None:
         root = self.folder.path
+        burst = Burst()
         changes = watchfiles.watch(
             root, watch_filter=lambda change, path: _visible(change, path, root=root),
             debounce=int(LOOK_SECONDS * 1000), step=50, rust_timeout=int(LOOK_SECONDS * 1000),
             yield_on_timeout=True, stop_event=self._stop, raise_interrupt=False,
             ignore_permission_denied=True)
         with closing(changes):
-            for batch in changes:
+            for position, batch in enumerate(changes):
                 if self._stop.is_set():
                     return
+                if position == 0:
+                    # The watch is in place once it yields first: a whole sync now catches what
+                    # changed while nobody watched, and nothing saved meanwhile goes unseen.
+                    self._run_sync(None, burst, catch_up=True)
+                    continue
                 now = time.monotonic()
                 if _identity(root) != identity:
                     # Gone, or another folder in its place: this watch sees neither any more.
@@ -215,8 +225,8 @@ class FolderWatch:
                 return identity
         return None
 
-    def _run_sync(self, only: frozenset[str] | None, burst: Burst) -> None:
-        started = time.monotonic()
+    def _run_sync(self, only: frozenset[str] | None, burst: Burst, *,
+                  catch_up: bool = False) -> None:
         try:
             report = self._sync(self.folder, only)
         except WatchStopped:
@@ -228,7 +238,9 @@ class FolderWatch:
             burst.add(paths=only or (), whole=only is None, now=time.monotonic())
             self._not_before = time.monotonic() + ERROR_PAUSE_SECONDS
             return
-        took = time.monotonic() - started
+        # The ingest's own time, not the wait for a worker; the catch-up at the start of a watch
+        # reads a whole folder once and is no loop to slow down.
+        took = 0.0 if catch_up else report.seconds
         self._not_before = time.monotonic() + max(MIN_GAP_SECONDS, took)
         if report.refused:
             self._warn(f"{self.folder.path}: {report.refused}")
