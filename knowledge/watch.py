@@ -231,8 +231,10 @@ class FolderWatch:
             report = self._sync(self.folder, only)
         except WatchStopped:
             return
-        except (LocalRagError, SyncFailed) as exc:
-            reason = exc.message if isinstance(exc, LocalRagError) else str(exc)
+        except Exception as exc:  # the watch outlives any failure of a sync, as a worker does
+            reason = (exc.message if isinstance(exc, LocalRagError) else str(exc)
+                      if isinstance(exc, SyncFailed) else f"{type(exc).__name__}: {exc}")
+            connection.close()  # a broken connection is replaced on the next query
             self._warn(f"{self.folder.path}: the sync failed ({reason}); trying "
                        f"again in {ERROR_PAUSE_SECONDS:.0f} s")
             burst.add(paths=only or (), whole=only is None, now=time.monotonic())

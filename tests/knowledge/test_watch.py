@@ -1,8 +1,11 @@
-"""Watch mode's bursts and the changes it keeps (knowledge/watch.py); no database, no watcher.
-The watch itself, against a real `rag serve`, is tested in tests/commands/test_watch.py."""
+"""Watch mode's bursts, the changes it keeps and one folder's watch with a fake sync
+(knowledge/watch.py), without a database. The watch against a real `rag serve` and `rag watch`
+is tested in tests/commands/test_watch.py."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 from knowledge.watch import (
@@ -10,6 +13,9 @@ from knowledge.watch import (
     ONLY_LIMIT,
     QUIET_SECONDS,
     Burst,
+    FolderWatch,
+    SyncReport,
+    WatchFolder,
     changes_classify,
 )
 
@@ -75,3 +81,41 @@ def test_a_folder_added_or_gone_asks_for_the_whole_folder(tmp_path: Path):
     assert changes_classify([("added", f"{root}/Archive")], root=root) == (set(), True)
     assert changes_classify([("deleted", f"{root}/Projects")], root=root) == (set(), True)
     assert changes_classify([("deleted", root)], root=root) == (set(), True)
+
+
+def test_a_file_rewritten_in_a_loop_is_one_sync_once_it_stops(tmp_path: Path):
+    syncs: list[frozenset[str] | None] = []
+    stop = threading.Event()
+    folder = WatchFolder(path=str(tmp_path.resolve()), knowledge_base="default")
+
+    def sync(watched: WatchFolder, only: frozenset[str] | None) -> SyncReport:
+        syncs.append(only)
+        return SyncReport(updated=1 if only else 0)
+
+    thread = threading.Thread(target=FolderWatch(folder, sync=sync, stop=stop, say=print,
+                                                 warn=print).run, daemon=True)
+    thread.start()
+    try:
+        assert wait_for(lambda: syncs == [None]), "no catch-up sync at the start"
+        ends = time.monotonic() + 2.0
+        while time.monotonic() < ends:  # never quiet for QUIET_SECONDS
+            (tmp_path / "loop.md").write_text(f"# Loop\n\n{time.monotonic()}\n")
+            (tmp_path / ".obsidian").mkdir(exist_ok=True)
+            (tmp_path / ".obsidian" / "workspace.json").write_text("{}")
+            time.sleep(0.1)
+        assert syncs == [None]
+        assert wait_for(lambda: len(syncs) == 2)
+        assert syncs[1] == frozenset({"loop.md"})
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+    assert not thread.is_alive()
+
+
+def wait_for(condition, *, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
