@@ -409,8 +409,8 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         rag_refusal=_choice(raw, "RAG_REFUSAL", REFUSAL_RULES) if raw["RAG_REFUSAL"] else None,
         rag_context_token_budget=budget,
         rag_context_per_document=_bounded_integer(raw, "RAG_CONTEXT_PER_DOCUMENT", 1, 20),
-        rag_fallback_enabled=_boolean(raw, "RAG_FALLBACK_ENABLED"),
         rag_context_neighbours=_bounded_integer(raw, "RAG_CONTEXT_NEIGHBOURS", 0, 5),
+        rag_fallback_enabled=_boolean(raw, "RAG_FALLBACK_ENABLED"),
         rag_allowed_hosts=tuple(host.strip() for host in raw["RAG_ALLOWED_HOSTS"].split(",")
                                 if host.strip()),
         rag_api_token=raw["RAG_API_TOKEN"],
