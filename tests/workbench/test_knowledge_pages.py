@@ -234,10 +234,12 @@ def test_an_answers_source_card_names_an_upload_by_the_name_it_was_uploaded_unde
     assert response.status_code == 202
     work()
     stored = Document.objects.get()
-    # Without a title of its own the document is titled after the file the server named.
-    assert stored.title == stored.relative_path.removesuffix(".pdf") != "Ridge 9 survey"
+    # Without a title of its own the document is titled after the name it was uploaded under,
+    # never after the file the server named.
+    assert (stored.source_name, stored.title) == ("Ridge 9 survey.pdf", "Ridge 9 survey")
     html = maintainer.post("/workbench/ask/", {"question": "Which grades do the Ridge 9 "
                                                             "wolframite veins carry?",
                                                "knowledge_base": "field"}).content.decode()
     title = re.search(r'id="source-1">.*?class="card-title"[^>]*>([^<]*)<', html, re.DOTALL)
-    assert title is not None and title.group(1) == "Ridge 9 survey.pdf"
+    assert title is not None and title.group(1) == "Ridge 9 survey"
+    assert stored.relative_path.removesuffix(".pdf") not in html
