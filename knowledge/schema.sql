@@ -713,6 +713,8 @@ CREATE INDEX IF NOT EXISTS idx_documents_frontmatter ON documents
 -- Folder prefixes (`relative_path LIKE 'reports/2021/%'`).
 CREATE INDEX IF NOT EXISTS idx_documents_path_prefix ON documents
   (knowledge_base_id, relative_path text_pattern_ops);
--- Title substrings, ignoring case.
-CREATE INDEX IF NOT EXISTS idx_documents_title_trgm ON documents
-  USING gin (lower(coalesce(title, frontmatter ->> 'title', relative_path)) gin_trgm_ops);
+-- Title substrings, ignoring case (the name a document is cited by when it has no title).
+DROP INDEX IF EXISTS idx_documents_title_trgm;
+CREATE INDEX IF NOT EXISTS idx_documents_title_trgm_v2 ON documents
+  USING gin (lower(coalesce(title, frontmatter ->> 'title', source_name, relative_path))
+             gin_trgm_ops);

@@ -26,8 +26,6 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from knowledge.markdown import tags_of, yaml_mapping
-
 SIDECAR_SUFFIX = ".meta.yaml"
 SIDECAR_MAX_BYTES = 64 * 1024
 
@@ -53,6 +51,10 @@ def is_sidecar(name: str) -> bool:
 
 def sidecar_parse(data: bytes, *, name: str, mtime_ns: int) -> Sidecar:
     """The fields and tags of a sidecar file's bytes; a problem is a warning, never an error."""
+    # Here, not at the top: the vault scan imports this module and stays free of the parsers
+    # (and of their packages, which a scan run as another user may not be able to read).
+    from knowledge.markdown import tags_of, yaml_mapping
+
     stamp = {"file": name, "sha256": hashlib.sha256(data).hexdigest(), "mtime_ns": mtime_ns,
              "size_bytes": len(data)}
     warnings: list[str] = []

@@ -19,7 +19,7 @@ Semantics (docs/search.md "Filters"): every given key narrows the search (AND).
 - `format`: one of markdown, pdf, docx, txt.
 - `folder`: the document's path starts with this folder (one of, when a list).
 - `title`: the title holds this text (case-insensitive): a PDF's or DOCX's title, a note's
-  frontmatter `title`, else the document's path.
+  frontmatter `title`, else the name it is cited by (an upload's name, else its path).
 - `ingested` / `updated`: {"gte", "gt", "lte", "lt"} ISO dates or date-times (UTC when no offset
   is given), on when the document was first indexed / last stored.
 """
@@ -302,7 +302,7 @@ class _Builder:
         # The expression of the trigram index on documents (knowledge/schema.sql).
         pattern = f"%{_like_escape(title.lower())}%"
         self.conditions.append("lower(coalesce(d.title, d.frontmatter ->> 'title', "
-                               f"d.relative_path)) LIKE {self.bind(pattern)}")
+                               f"d.source_name, d.relative_path)) LIKE {self.bind(pattern)}")
         self.described["title"] = title
 
     def dates(self, raw: Any, *, name: str, column: str) -> None:

@@ -61,7 +61,8 @@ def test_documents_show_format_pages_and_ocr_and_chunks_their_pages(admin_client
 
     vault = tmp_path / "vault"
     vault.mkdir()
-    (vault / "report.pdf").write_bytes(pdf_bytes(["First page text. " * 30,
+    # A nearly empty cover shares its chunk with the page after it: a chunk of pages 1–2.
+    (vault / "report.pdf").write_bytes(pdf_bytes(["Cover",
                                                   "Second page text. " * 30],
                                                  title="Quarterly Survey"))
     vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
