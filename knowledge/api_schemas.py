@@ -57,9 +57,10 @@ class LastJobOut(Schema):
     updated_at: datetime
 
 
-class DocumentOut(Schema):
+class DocumentFields(Schema):
+    """What a document's list entry and its own page both say of it."""
+
     id: int
-    knowledge_base: str
     title: str | None
     format: str
     original_name: str | None
@@ -71,6 +72,10 @@ class DocumentOut(Schema):
     content_hash: str
     error: str | None
     chunks: int
+
+
+class DocumentOut(DocumentFields):
+    knowledge_base: str
     active_version_id: int | None
     created_at: datetime
     updated_at: datetime
@@ -124,19 +129,7 @@ assert set(DocumentStatus.__args__) == set(DOCUMENT_STATUSES)  # type: ignore[at
 assert set(DocumentFormat.__args__) == set(DOCUMENT_FORMATS)  # type: ignore[attr-defined]
 
 
-class DocumentSummary(Schema):
-    id: int
-    title: str | None
-    format: str
-    original_name: str | None
-    relative_path: str
-    status: str  # queued, active, failed or deleting
-    page_count: int | None
-    ocr_page_count: int
-    size_bytes: int | None
-    content_hash: str
-    error: str | None
-    chunks: int
+class DocumentSummary(DocumentFields):
     # In the base's upload area: DELETE /documents/{id} can remove it (not a vault file).
     uploaded: bool
     created_at: datetime

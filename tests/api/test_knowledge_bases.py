@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from access.api_tokens import token_create
 from access.models import Grant
-from knowledge.bases import kb_create, kb_list
+from knowledge.bases import kb_list
+from tests.api.conftest import team_create
 from tests.api.http import error_of
 
 ENV_TOKEN = "env-admin-token-71c2"
@@ -23,13 +23,7 @@ def bearer(db, config_override, tmp_path):
     """The Authorization header of each kind of caller; `field` is a base of `mo` (maintainer)
     and `ana` (reader), `hidden` a base neither may read."""
     config_override(rag_api_token=ENV_TOKEN, project_root=tmp_path)  # uploads go there
-    field = kb_create(slug="field", name="Field reports")
-    kb_create(slug="hidden", name="Hidden")
-    users = get_user_model().objects
-    users.create_superuser(username="root", password="pw")
-    for username, role in (("mo", Grant.MAINTAINER), ("ana", Grant.READER)):
-        user = users.create_user(username=username, password="pw")
-        Grant.objects.create(user=user, knowledge_base_id=field.id, role=role)
+    team_create()
     secrets = {"root": token_create(username="root").secret,
                "root_narrowed": token_create(username="root", slugs=["field"]).secret,
                "root_read_only": token_create(username="root", read_only=True).secret,

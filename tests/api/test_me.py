@@ -6,11 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from access.api_tokens import token_create
-from access.models import Grant
-from knowledge.bases import kb_create
+from tests.api.conftest import team_create
 from tests.api.http import error_of
 
 ENV_TOKEN = "env-me-token-93aa"
@@ -20,13 +18,7 @@ ENV_TOKEN = "env-me-token-93aa"
 def tokens(db, config_override):
     """`field` (mo maintains it, ana reads it) and `hidden`; the secrets of their tokens."""
     config_override(rag_api_token=ENV_TOKEN)
-    field = kb_create(slug="field", name="Field reports")
-    kb_create(slug="hidden", name="Hidden")
-    users = get_user_model().objects
-    users.create_superuser(username="root", password="pw")
-    for username, role in (("mo", Grant.MAINTAINER), ("ana", Grant.READER)):
-        user = users.create_user(username=username, password="pw")
-        Grant.objects.create(user=user, knowledge_base_id=field.id, role=role)
+    team_create()
     issued = {"mo": token_create(username="mo"), "ana": token_create(username="ana"),
               "mo_read_only": token_create(username="mo", read_only=True),
               "root": token_create(username="root"),
