@@ -206,3 +206,51 @@ def test_a_value_cannot_reach_the_statement(reports):
                     {"frontmatter": {"region": "' OR 1=1 --"}}):
         outcome = run(filters=filters, top_k=20)
         assert outcome.results == [], filters
+
+
+def test_a_filtered_search_through_the_hnsw_index_keeps_to_the_filter(reports, monkeypatch):
+    """Above FILTER_EXACT_CHUNKS the vector channel walks the HNSW graph with the documents
+    inside its statement (SEARCH_HNSW_FILTERED): every hit admitted and still top_k of them."""
+    from knowledge.embeddings import get_embedder
+    from knowledge.vector_index import vector_index_build
+    from retrieval.filters import filtered_scope
+    from retrieval.vector import vector_search
+
+    vector_index_build(config=get_config())
+    scope = filtered_scope(filters=filters_parse({"frontmatter": {"year": [2019, 2020]}}),
+                           knowledge_base_ids=scope_all().knowledge_base_ids)
+    embedder = get_embedder(config=get_config())
+    query = embedder.embed_query(QUERY)
+
+    def hits(index: str) -> list:
+        config = dataclasses.replace(get_config(), rag_vector_index=index)
+        return vector_search(vector=query, limit=6, config=config, embedder=embedder,
+                             knowledge_base_ids=scope_all().knowledge_base_ids, scope=scope)
+
+    exact = hits("exact")
+    monkeypatch.setattr(vector, "FILTER_EXACT_CHUNKS", 0)
+    # The graph is walked first (its statement always runs); on a graph this small it may run
+    # out of admitted chunks before six, and the exact scan of them answers instead.
+    ran = []
+    statement = vector.sql.SEARCH_HNSW_FILTERED
+    monkeypatch.setattr(vector.sql, "SEARCH_HNSW_FILTERED", _Noted(statement, ran))
+    walked = hits("hnsw")
+    assert ran
+    assert len(walked) == 6 and {hit.document_id for hit in walked} <= set(scope.document_ids)
+    assert [hit.distance for hit in walked] == sorted(hit.distance for hit in walked)
+    # Approximate: never nearer than the exact scan of the admitted chunks.
+    assert all(round(found.distance, 6) >= round(best.distance, 6)
+               for found, best in zip(walked, exact, strict=True))
+
+
+class _Noted(str):
+    """A statement that notes each time psycopg reads it."""
+
+    def __new__(cls, text: str, ran: list) -> _Noted:
+        noted = super().__new__(cls, text)
+        noted.ran = ran
+        return noted
+
+    def encode(self, *args, **kwargs) -> bytes:  # type: ignore[override]
+        self.ran.append(True)
+        return super().encode(*args, **kwargs)
