@@ -63,6 +63,11 @@ lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-## make test: lint, then a throw-away embedded cluster, the whole pytest suite, cluster removed
+## make test: lint, then a throw-away embedded cluster, the whole pytest suite, cluster removed.
+## The suite runs in PYTEST_WORKERS processes (pytest-xdist), each with a database of its own and
+## whole test files at a time: most tests wait on servers and subprocesses, so 3 beat 2 cores.
+## `make test PYTEST_ARGS=tests/api` runs a part of it in one process.
+PYTEST_WORKERS ?= 3
+PYTEST_ARGS ?= -n $(PYTEST_WORKERS) --dist loadfile
 test: $(TEST_STAMP) browser-deps lint
 	$(PY) tests/run_with_cluster.py -- $(PYTEST_ARGS)

@@ -109,6 +109,7 @@ class Config:
     database_url: str
     test_database_url: str
     vault_path: Path
+    upload_folder: Path  # UPLOAD_DIR as given: relative to the project root, or absolute
     embedding_provider: str
     embedding_model: str
     embedding_dim: int
@@ -179,6 +180,12 @@ class Config:
     sources: Mapping[str, str] = field(repr=False)
     # This process serves a network its operator trusts (TRUSTED_NETWORK_VARIABLE).
     trusted_network: bool = False
+
+    @property
+    def upload_dir(self) -> Path:
+        """Where uploaded files are kept (one folder per knowledge base), resolved against the
+        project root when UPLOAD_DIR is relative."""
+        return (self.project_root or Path.cwd()) / self.upload_folder
 
     @property
     def embedding_spec(self) -> EmbeddingProviderSpec:
@@ -373,6 +380,7 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         database_url=raw["DATABASE_URL"],
         test_database_url=raw["TEST_DATABASE_URL"],
         vault_path=base / Path(raw["VAULT_PATH"]).expanduser(),
+        upload_folder=Path(raw["UPLOAD_DIR"]).expanduser(),
         embedding_provider=provider,
         embedding_model=raw["EMBEDDING_MODEL"],
         embedding_dim=dim,

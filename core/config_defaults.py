@@ -23,6 +23,7 @@ DEFAULTS: dict[str, str] = {
     "DATABASE_URL": "postgresql://local_rag:local_rag@localhost:5432/local_rag",
     "TEST_DATABASE_URL": "postgresql://local_rag:local_rag@localhost:5432/local_rag_test",
     "VAULT_PATH": "samples/acme-vault",
+    "UPLOAD_DIR": ".local/uploads",
     "EMBEDDING_PROVIDER": "fake",
     "EMBEDDING_MODEL": "",  # resolved to the provider's fixed model when unset everywhere
     "EMBEDDING_DIM": str(EMBEDDING_DIM),

@@ -37,7 +37,6 @@ from core.config import Config
 from core.errors import InvalidRequest
 from core.pg_tools import libpq_environment, pg_tool_run
 from knowledge import sql
-from knowledge.bases import UPLOADS_FOLDER
 from knowledge.db_schema import NEWEST_CHUNK_COLUMN, RAG_TABLES, schema_ensure
 
 ARCHIVE_FORMAT = "local-rag-backup"
@@ -238,6 +237,6 @@ def _manifest(*, config: Config, facts: dict[str, Any], dump: dict[str, Any],
                      "stored": facts["embeddings"]},
         "counts": facts["counts"],
         "vaults": facts["vaults"],
-        "uploads": {"root": str(((config.project_root or Path.cwd()) / UPLOADS_FOLDER).resolve()),
+        "uploads": {"root": str(config.upload_dir.resolve()),
                     **uploads},
     }

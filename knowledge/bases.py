@@ -24,7 +24,6 @@ from knowledge.vault_index import vault_overlap_check
 
 DEFAULT_SLUG = "default"
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
-UPLOADS_FOLDER = Path(".local") / "uploads"
 
 
 @dataclass(frozen=True)
@@ -215,8 +214,7 @@ def source_base(*, path: str) -> int:
 
 def uploads_folder(*, config: Config, base: KnowledgeBaseInfo) -> Path:
     """A base's upload area: created on first use (mode 700) and registered as its source."""
-    root = (config.project_root or Path.cwd()) / UPLOADS_FOLDER
-    folder = root / f"kb-{base.id}"
+    folder = config.upload_dir / f"kb-{base.id}"
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     canonical = str(folder.resolve())
     if not any(source.path == canonical for source in base.sources):

@@ -36,7 +36,6 @@ from core.pg_services import embedded_vector_extension_ensure
 from core.pg_tools import libpq_environment, pg_tool_path, pg_tool_run
 from knowledge import sql
 from knowledge.backup import ARCHIVE_FORMAT, DUMP, FORMAT_VERSION, HASH_BLOCK, MANIFEST
-from knowledge.bases import UPLOADS_FOLDER
 from knowledge.db_schema import RAG_TABLES, db_init
 
 MANIFEST_MAX_BYTES = 16 << 20
@@ -84,7 +83,7 @@ def restore_read(*, path: Path, config: Config, embedder_change: bool = False,
         _embedder_check(manifest, config=config, embedder_change=embedder_change)
         settings = connection.settings_dict
         _database_empty_check(name=settings["NAME"])
-        uploads_root = ((config.project_root or Path.cwd()) / UPLOADS_FOLDER).resolve()
+        uploads_root = config.upload_dir.resolve()
         _uploads_empty_check(uploads_root)
         _vector_ensure(config=config, settings=settings)
         with db_errors_translated(), connection.cursor() as cursor:

@@ -108,6 +108,8 @@ def cli_env(**overrides: str) -> dict[str, str]:
     env["DATABASE_URL"] = config.test_database_url
     env["TEST_DATABASE_URL"] = config.test_database_url
     env.pop("DJANGO_SETTINGS_MODULE", None)
+    # A subprocess keeps its own project's upload folder (an xdist worker moves only its own).
+    env.pop("UPLOAD_DIR", None)
     env.update(overrides)
     return env
 

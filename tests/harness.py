@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from core.dburl import database_name
 
@@ -19,6 +19,24 @@ FORCED_ENV = {
 
 # Set by tests/run_with_cluster.py: the bootstrap superuser of the throw-away cluster.
 BOOTSTRAP_URL_VARIABLE = "LOCALRAG_TEST_BOOTSTRAP_URL"
+
+
+def worker_database(worker: str) -> str:
+    """The test database of pytest-xdist worker `worker` (gw0, gw1, ...); created by
+    tests/run_with_cluster.py, ends in `_test` like every test database."""
+    return f"local_rag_{worker}_test"
+
+
+def worker_url(url: str, worker: str) -> str:
+    """`url` with its database replaced by the worker's own."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{worker_database(worker)}"))
+
+
+# Advisory locks held in the current database: pg_locks lists the whole cluster's, and other
+# test workers' databases share the cluster.
+ADVISORY_LOCKS_HERE = ("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND database = "
+                       "(SELECT oid FROM pg_database WHERE datname = current_database())")
 
 
 class UnsafeTestDatabase(Exception):

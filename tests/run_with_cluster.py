@@ -7,6 +7,9 @@ connection, a bootstrap superuser, and an application role without superuser pow
 the test database, so the suite runs with exactly the rights the application has. Tests that
 need more (tests/conftest.py `superuser_db`) get the bootstrap credentials from
 LOCALRAG_TEST_BOOTSTRAP_URL (tests/harness.py `bootstrap_credentials`).
+
+With pytest-xdist (`-n N`), every worker gets a database of its own, `local_rag_gw<i>_test`
+(tests/settings.py points the worker at it), so the workers' truncations never meet.
 """
 
 from __future__ import annotations
@@ -31,11 +34,26 @@ from core.pg_auth import (  # noqa: E402
     cluster_access_ensure,
     password_generate,
 )
-from tests.harness import BOOTSTRAP_URL_VARIABLE  # noqa: E402
+from tests.harness import BOOTSTRAP_URL_VARIABLE, worker_database  # noqa: E402
 
 APP_USER = "local_rag"
 TEST_DB = "local_rag_test"
 PORT = 5432
+
+
+def xdist_workers(pytest_args: list[str]) -> int:
+    """How many xdist workers `-n N` / `--numprocesses N` asks for (0 without xdist)."""
+    for index, arg in enumerate(pytest_args):
+        value = None
+        if arg in ("-n", "--numprocesses") and index + 1 < len(pytest_args):
+            value = pytest_args[index + 1]
+        elif arg.startswith("--numprocesses="):
+            value = arg.split("=", 1)[1]
+        elif arg.startswith("-n") and arg[2:].isdigit():
+            value = arg[2:]
+        if value is not None:
+            return (os.cpu_count() or 1) if value in ("auto", "logical") else int(value)
+    return 0
 
 
 def main(pytest_args: list[str]) -> int:
@@ -49,9 +67,12 @@ def main(pytest_args: list[str]) -> int:
     try:
         cluster.init(superuser=bootstrap.user, password=bootstrap.password)
         cluster.start(port=PORT, socket_dir=socket_dir)
+        databases = {TEST_DB: APP_USER}
+        databases.update({worker_database(f"gw{index}"): APP_USER
+                          for index in range(xdist_workers(pytest_args))})
         cluster_access_ensure(host=str(socket_dir), port=PORT, bootstrap=bootstrap,
                               access=AppAccess(roles={APP_USER: app_password},
-                                               databases={TEST_DB: APP_USER}))
+                                               databases=databases))
         print(f"test cluster ready in {time.monotonic() - started:.1f}s (socket {socket_dir})",
               flush=True)
         env = dict(os.environ)

@@ -6,11 +6,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tests.harness import FORCED_ENV, SAMPLE_ENV_FILE
+from tests.harness import BOOTSTRAP_URL_VARIABLE, FORCED_ENV, SAMPLE_ENV_FILE, worker_url
 
 # The test harness is the one place besides core.config that sets the environment:
 # it must win over the developer's shell so no test downloads a model or calls a real LLM.
 os.environ.update(FORCED_ENV)
+# A pytest-xdist worker uses its own database (and its CLI subprocesses inherit it).
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _WORKER:
+    for _name in ("TEST_DATABASE_URL", BOOTSTRAP_URL_VARIABLE):
+        if os.environ.get(_name):
+            os.environ[_name] = worker_url(os.environ[_name], _WORKER)
+    # Its uploads too: the workers' knowledge bases have the same ids (kb-2 ...) in their own
+    # databases. CLI subprocesses (tests/conftest.py `cli_env`) keep their project's default.
+    os.environ["UPLOAD_DIR"] = f".local/uploads-{_WORKER}"
 os.environ["LOCALRAG_ENV_FILE"] = str(SAMPLE_ENV_FILE)
 
 from core.dburl import database_settings  # noqa: E402
@@ -20,4 +29,4 @@ DATABASES = {"default": database_settings(CONFIG.test_database_url)}  # noqa: F4
 DATABASES["default"]["TEST"] = {"NAME": DATABASES["default"]["NAME"]}
 ALLOWED_HOSTS = [*ALLOWED_HOSTS, "testserver"]  # noqa: F405 — Django's test client
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-STATIC_ROOT = Path("/tmp") / "local-rag-test-static"
+STATIC_ROOT = Path("/tmp") / f"local-rag-test-static{'-' + _WORKER if _WORKER else ''}"

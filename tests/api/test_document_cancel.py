@@ -16,6 +16,7 @@ from jobs.worker import Worker
 from knowledge.embeddings import FakeLexicalEmbedder
 from knowledge.ingest import vault_ingest
 from tests.api.test_documents import MARKER, project, upload  # noqa: F401  (fixture)
+from tests.harness import ADVISORY_LOCKS_HERE
 from tests.jobs.support import HeldJob
 from tests.knowledge.formats.files import pdf_bytes
 
@@ -88,7 +89,7 @@ def test_cancelling_a_running_upload_job_stops_it_and_settles_the_document(block
         assert cursor.fetchone() == ("the job was cancelled",)
     # No advisory lock is left behind for the folder.
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
+        cursor.execute(ADVISORY_LOCKS_HERE)
         assert cursor.fetchone() == (0,)
 
 
@@ -102,7 +103,7 @@ def test_a_stopping_worker_hands_a_running_upload_back_and_the_next_one_builds_i
     with connection.cursor() as cursor:
         cursor.execute("SELECT status FROM documents WHERE id = %s", [body["document_id"]])
         assert cursor.fetchone() == ("queued",)
-        cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
+        cursor.execute(ADVISORY_LOCKS_HERE)
         assert cursor.fetchone() == (0,)
     Worker(poll_seconds=0.01).run(until_idle=True)  # embedding is no longer held
     assert job_get(body["job_id"]).status == "succeeded"

@@ -173,3 +173,13 @@ def test_invalid_key_error_does_not_echo_the_key(project: Path):
     assert "sécret" not in err.value.message
 
 
+
+
+def test_upload_dir_is_the_projects_unless_absolute(project: Path, tmp_path_factory):
+    def upload_dir(**environ: str) -> Path:
+        return config_load(environ=environ, start_dir=project).upload_dir
+
+    assert upload_dir() == project / ".local" / "uploads"
+    assert upload_dir(UPLOAD_DIR="shared/up") == project / "shared" / "up"
+    share = tmp_path_factory.mktemp("share")
+    assert upload_dir(UPLOAD_DIR=str(share)) == share

@@ -24,7 +24,7 @@ from jobs.worker import Worker
 from knowledge.bases import kb_create
 from knowledge.documents import document_upload
 from tests.conftest import cli_env
-from tests.harness import ROOT
+from tests.harness import ADVISORY_LOCKS_HERE, ROOT
 
 
 def answers(url: str) -> bool:
@@ -158,7 +158,7 @@ def test_sigterm_mid_job_hands_the_job_back_and_serve_exits_within_its_grace(
     assert status == "failed" and error.startswith("WorkerStopping"), error
     assert db_one("SELECT status, (SELECT count(*) FROM chunks) FROM documents WHERE id = %s",
                   [upload.document_id]) == ("queued", 0)
-    assert db_one("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'") == (0,)
+    assert db_one(ADVISORY_LOCKS_HERE) == (0,)
 
     Worker(poll_seconds=0.01).run(until_idle=True)
     job = job_get(upload.job_id)

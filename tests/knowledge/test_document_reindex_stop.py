@@ -17,6 +17,7 @@ from jobs.worker import Worker
 from knowledge.bases import kb_create
 from knowledge.documents import document_reindex, document_upload
 from knowledge.embeddings import FakeLexicalEmbedder
+from tests.harness import ADVISORY_LOCKS_HERE
 from tests.jobs.support import HeldJob
 from tests.knowledge.formats.files import pdf_bytes
 
@@ -34,7 +35,7 @@ def document_state(document_id: int) -> tuple:
 
 def advisory_locks() -> int:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
+        cursor.execute(ADVISORY_LOCKS_HERE)
         return cursor.fetchone()[0]
 
 

@@ -19,7 +19,7 @@ import psycopg
 import pytest
 
 from core.config import get_config
-from core.dburl import database_settings
+from core.dburl import database_name, database_settings
 from tests.conftest import DEFAULT_KB, RAG_TABLES, cli_env
 from tests.harness import ROOT, bootstrap_credentials
 
@@ -222,7 +222,8 @@ def test_a_database_or_upload_folder_in_use_is_refused(archive, run_cli, project
                                                        empty_database):
     in_use = restore(run_cli, archive, url=get_config().test_database_url, cwd=project)
     assert in_use.returncode == 2
-    assert "error [restore_refused]: database local_rag_test is not empty" in in_use.stderr
+    name = database_name(get_config().test_database_url)
+    assert f"error [restore_refused]: database {name} is not empty" in in_use.stderr
 
     kept = project / ".local" / "uploads" / "kb-2" / "report.pdf"
     kept.parent.mkdir(parents=True)

@@ -101,3 +101,19 @@ def test_db_init_names_uploads_stored_before_source_names(client, clean_tables, 
     third = json.loads(upload(client, "REPORT.pdf", pdf_bytes([ORE + CAMP])).content)
     assert rows("SELECT source_name FROM documents WHERE id = %s", [third["document_id"]]) == [
         ("REPORT (4).pdf",)]
+
+
+def test_uploads_are_kept_under_an_absolute_upload_dir(client, clean_tables, config_override,
+                                                       tmp_path):
+    share = tmp_path / "share"
+    config_override(project_root=tmp_path / "project", upload_folder=share)
+    base = kb_create(slug="field", name="Field reports")
+    body = json.loads(upload(client, "report.pdf", pdf_bytes([ORE * 3])).content)
+    work()
+    stored = list(share.rglob("*.pdf"))
+    assert [path.parent.name for path in stored] == [f"kb-{base.id}"]
+    assert not (tmp_path / "project").exists()
+    assert rows("SELECT status, source_name FROM documents WHERE id = %s",
+                [body["document_id"]]) == [("active", "report.pdf")]
+    assert rows("SELECT path FROM knowledge_base_sources WHERE kind = 'uploads'") == [
+        (str(stored[0].parent),)]
