@@ -46,6 +46,21 @@ def _link_open(self, tokens, idx, options, env):
 _MD = _renderer()
 
 
+def _excerpt_renderer() -> MarkdownIt:
+    """The answer's renderer, with a note's headings as bold lines: a card is a small box inside
+    the page's own outline, not a document with headings of its own."""
+    md = _renderer()
+    md.enable("table")
+    md.add_render_rule("heading_open", lambda *args: '<p class="excerpt-heading"><strong>')
+    md.add_render_rule("heading_close", lambda *args: "</strong></p>\n")
+    return md
+
+
+_EXCERPT_MD = _excerpt_renderer()
+# Obsidian's [[Note]], [[Note#Heading]] and [[Note|shown text]]: read as the text they show.
+_WIKILINK = re.compile(r"\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
+
+
 def answer_html(text: str, *, citation_count: int, anchor: str = "source-",
                 unverified: Collection[int] = ()) -> SafeString:
     """An answer as HTML: its Markdown rendered safely and each `[n]` of an existing citation
@@ -67,7 +82,19 @@ def answer_html(text: str, *, citation_count: int, anchor: str = "source-",
     return mark_safe(_CITATION_MARK.sub(link, html))
 
 
-def excerpt(text: str, *, limit: int) -> str:
-    """`text` on one line (whitespace runs as one space), cut at `limit` characters with "…"."""
-    flat = " ".join((text or "").split())
-    return flat[:limit] + ("…" if len(flat) > limit else "")
+def excerpt_html(text: str, *, limit: int, markdown: bool) -> SafeString:
+    """The first `limit` characters of a chunk as HTML: a Markdown note's text rendered as safely
+    as an answer (headings as bold lines), any other format's as escaped plain text on one line.
+    The cut falls on a space where one is near, so no word or Markdown marker is split."""
+    text = (text or "").strip()
+    cut = len(text) > limit
+    if cut:
+        text = text[:limit]
+        space = max(text.rfind(" "), text.rfind("\n"))
+        if space >= limit * 0.8:
+            text = text[:space]
+        text = text.rstrip() + "…"
+    if not markdown:
+        return mark_safe(f"<p>{escape(' '.join(text.split()))}</p>")
+    text = _WIKILINK.sub(lambda match: match.group(2) or match.group(1), text)
+    return mark_safe(_EXCERPT_MD.render(text))

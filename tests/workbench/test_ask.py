@@ -62,6 +62,16 @@ def test_a_reader_gets_an_answer_with_source_cards(reader, sample_index):
     assert ">policies/Support Escalation Policy.md</a>" in first_card
 
 
+def test_source_cards_show_a_notes_markdown_rendered(reader, sample_index):
+    response = reader.post("/workbench/ask/",
+                           {"question": "P2 High 核心功能严重受损 绕过方案 P3 Normal P4 Low"})
+    html = response.content.decode()
+    excerpts = re.findall(r'<div class="excerpt">(.*?)</div>', html, flags=re.S)
+    assert excerpts, "no source cards"
+    assert not [text for text in excerpts if "**" in text or "\n#" in text]
+    assert any("<strong>P2（High）</strong>" in text for text in excerpts)
+
+
 def test_a_question_the_base_does_not_know_has_its_own_look(reader, sample_index):
     html = reader.post("/workbench/ask/", {"question": UNKNOWN}).content.decode()
     assert 'data-look="no-answer"' in html

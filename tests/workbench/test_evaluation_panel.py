@@ -275,28 +275,54 @@ def test_history_lists_runs_newest_first_with_their_metrics(reader, demo_set):
     assert ">0.500</td>" in html and ">0.250</td>" in html
 
 
-def test_the_chart_has_one_point_per_finished_run_of_the_set(reader, demo_set):
+def chart_of(html: str, metric: str) -> str:
+    return re.search(rf'<figure class="eval-chart">(?:(?!</figure>).)*data-chart="{metric}"'
+                     r'.*?</figure>', html, re.S).group(0)
+
+
+def test_each_metric_has_its_own_chart_with_one_point_per_finished_run(reader, demo_set):
     runs = [done_run(demo_set, summary={"hit_at_1": value, "mrr": value, "latency_p50_ms": 5.0,
                                         "latency_p95_ms": 9.0}, questions=[])
             for value in (0.25, 0.5, 1.0)]
     EvalRun.objects.create(question_set=demo_set, knowledge_base_id=demo_set.knowledge_base_id,
                            status=EvalRun.FAILED, error="boom", parameters={"top_k": 5})
     html = reader.get(PANEL, {"set": demo_set.pk}).content.decode()
-    quality = re.search(r'<svg[^>]*data-chart="quality".*?</svg>', html, re.S).group(0)
-    line = re.search(r'<g class="chart-line" data-metric="hit_at_1">(.*?)</g>', quality,
-                     re.S).group(1)
+    # A chart per metric the runs have, none for those they lack (refusal, nDCG...).
+    assert re.findall(r'data-chart="(\w+)"', html) == [
+        "hit_at_1", "mrr", "latency_p50_ms", "latency_p95_ms"]
+    hit = chart_of(html, "hit_at_1")
+    assert hit.count('class="chart-line"') == 1
     points = re.findall(r'<circle class="chart-point" data-run="(\d+)" cx="([\d.]+)" '
-                        r'cy="([\d.]+)"', line)
+                        r'cy="([\d.]+)"', hit)
     assert [int(run_id) for run_id, _, _ in points] == [run.pk for run in runs]  # oldest first
     heights = [float(cy) for _, _, cy in points]
     assert heights[0] > heights[1] > heights[2]  # higher value, higher on the chart
-    assert heights[2] == 14.0  # 1.0 is the top of the 0–1 axis
-    assert len(re.findall(r"<title>run #\d+ · [^<]* · Hit@1 [\d.]+</title>", line)) == 3
-    assert re.search(r'<polyline points="[\d.,]+ [\d.,]+ [\d.,]+"', line)
-    assert quality.count('class="chart-line"') == 7 and ">Refusal recall</text>" in quality
-    assert ">1</text>" in quality and ">0</text>" in quality
-    assert 'data-chart="latency"' in html and "10 ms</text>" in html
-    assert "<script" not in quality and "style=" not in html
+    assert heights[2] == 10.0  # 1.0 is the top of the 0–1 axis
+    assert len(re.findall(r"<title>run #\d+ · [^<]* · Hit@1 [\d.]+</title>", hit)) == 3
+    assert re.search(r'<polyline points="[\d.,]+ [\d.,]+ [\d.,]+"', hit)
+    # Its caption names the metric and the newest run's value.
+    assert re.search(rf'<strong>Hit@1</strong> <span class="eval-chart-latest">1.000</span> '
+                     rf'<span class="muted">run #{runs[-1].pk}</span>', hit)
+    assert ">1</text>" in hit and ">0</text>" in hit
+    assert "10 ms</text>" in chart_of(html, "latency_p95_ms")
+    charts = re.findall(r'<figure class="eval-chart">.*?</figure>', html, re.S)
+    assert charts and not [chart for chart in charts if "<script" in chart]
+    assert "style=" not in html
+
+
+def test_a_single_run_draws_every_metric_apart(reader, demo_set):
+    run = done_run(demo_set, summary={"hit_at_1": 1.0, "hit_at_5": 1.0, "mrr": 1.0,
+                                      "ndcg_at_10": 1.0, "no_answer_precision": 1.0,
+                                      "no_answer_recall": 1.0, "mode_accuracy": 1.0,
+                                      "latency_p50_ms": 4.0, "latency_p95_ms": 8.5}, questions=[])
+    html = reader.get(PANEL, {"set": demo_set.pk}).content.decode()
+    charts = re.findall(r'<figure class="eval-chart">.*?</figure>', html, re.S)
+    assert len(charts) == 9
+    for chart in charts:
+        # One line, one point at the run, and the value in words beside the chart.
+        assert chart.count('class="chart-line"') == 1
+        assert re.findall(r'class="chart-point" data-run="(\d+)"', chart) == [str(run.pk)]
+        assert re.search(r'class="eval-chart-latest">(1.000|4.0|8.5)</span>', chart)
 
 
 # ---- access -------------------------------------------------------------------------------------

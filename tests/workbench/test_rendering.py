@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.rendering import answer_html
+from workbench.rendering import answer_html, excerpt_html
 
 
 def render(text: str, citations: int = 0) -> str:
@@ -43,3 +43,47 @@ def test_raw_html_and_images_come_out_as_text():
 def test_citation_markers_link_only_to_existing_cards():
     assert render("Escalate [1], not [3].", citations=2) == (
         '<p>Escalate <a class="cite" href="#source-1">[1]</a>, not [3].</p>')
+
+
+# Source cards and Lab entries: the start of a chunk, rendered like an answer.
+
+def card(text: str, *, limit: int = 400, markdown: bool = True) -> str:
+    return str(excerpt_html(text, limit=limit, markdown=markdown)).strip()
+
+
+def test_a_notes_markdown_is_rendered_with_headings_as_bold_lines():
+    html = card("## P1 定义\n\n- **P2（High）**：核心功能严重受损\n- `rag ingest`")
+    assert "##" not in html and "**" not in html
+    assert '<p class="excerpt-heading"><strong>P1 定义</strong></p>' in html
+    assert "<li><strong>P2（High）</strong>：核心功能严重受损</li>" in html
+    assert "<code>rag ingest</code>" in html
+    assert "<h2" not in html
+
+
+def test_an_excerpt_is_as_safe_as_an_answer():
+    html = card("<script>alert(1)</script> [x](javascript:alert(1)) ![i](https://x/i.png) "
+                "<img src=x onerror=alert(1)>")
+    assert "<script" not in html and "<img" not in html and 'href="javascript' not in html
+    assert "&lt;script&gt;" in html
+    # An image is at most a link to where it is, never fetched by the page.
+    assert '<a href="https://x/i.png" rel="noopener noreferrer nofollow">i</a>' in html
+
+
+def test_wikilinks_read_as_the_text_they_show_and_tables_as_tables():
+    html = card("见 [[API Latency Runbook]] 和 [[Atlas CRM#Pricing|价格]]。\n\n"
+                "| 优先级 | 响应 |\n| --- | --- |\n| P1 | 15 分钟 |")
+    assert "[[" not in html
+    assert "见 API Latency Runbook 和 价格。" in html
+    assert "<td>15 分钟</td>" in html
+
+
+def test_a_long_excerpt_is_cut_at_a_space_and_says_so():
+    html = card("**Bold start** " + "word " * 100, limit=60)
+    assert html.endswith("…</p>")
+    assert "<strong>Bold start</strong>" in html
+    assert "wor…" not in html and "word…" in html
+
+
+def test_other_formats_stay_plain_escaped_text_on_one_line():
+    html = card("# Not a heading\n**kept as typed** <b>x</b>", markdown=False)
+    assert html == "<p># Not a heading **kept as typed** &lt;b&gt;x&lt;/b&gt;</p>"

@@ -13,13 +13,14 @@ from django.template.loader import render_to_string
 from answering.modes import MODE_NO_ANSWER
 from answering.services import AskEventStream, AskPlan
 from core.errors import LocalRagError
+from knowledge.formats import format_name
 from knowledge.models import Chunk
 from traces.recording import trace_fail
 from workbench.answer_texts import error_text, no_answer_localised, notice_cause
 from workbench.models import Feedback
 from workbench.pages.quotes import QUOTE_FIELDS, quoted_cards
 from workbench.pages.sources import document_title
-from workbench.rendering import answer_html, excerpt
+from workbench.rendering import answer_html, excerpt_html
 
 EXCERPT_CHARS = 320
 _CHUNK_FIELDS = ("id", "content", "content_hash", "document__title", "document__original_name",
@@ -82,8 +83,15 @@ def citation_cards(citations: Sequence[dict[str, Any]], chunk_ids: Sequence[int 
                  if row else citation["source"])
         cards.append({**citation, "number": number, "chunk_id": chunk_id if row else None,
                       "title": title,
-                      "excerpt": excerpt(row["content"] if row else "", limit=EXCERPT_CHARS)})
+                      "excerpt": _card_excerpt(row)})
     return cards
+
+
+def _card_excerpt(row: dict[str, Any] | None) -> str:
+    if row is None:
+        return ""
+    return excerpt_html(row["content"], limit=EXCERPT_CHARS,
+                        markdown=format_name(row["document__relative_path"]) == "markdown")
 
 
 def plan_cards(plan: AskPlan) -> list[dict[str, Any]]:

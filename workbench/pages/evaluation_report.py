@@ -1,10 +1,10 @@
-"""What the evaluation panel shows of runs: their metrics, two runs side by side, and a chart
+"""What the evaluation panel shows of runs: their metrics, two runs side by side, and charts
 of one set's runs as inline SVG computed here (no script, no chart library)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from django.utils.translation import gettext
@@ -34,8 +34,6 @@ METRICS = (
     Metric("latency_p50_ms", _("Latency p50 (ms)"), "ms", higher_is_better=False),
     Metric("latency_p95_ms", _("Latency p95 (ms)"), "ms", higher_is_better=False),
 )
-RATIO_METRICS = tuple(metric for metric in METRICS if metric.unit == "ratio")
-LATENCY_METRICS = tuple(metric for metric in METRICS if metric.unit == "ms")
 # Distinguishable on white and for the common colour-vision deficiencies (Okabe–Ito, darkened).
 COLORS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#8a6d00", "#56b4e9", "#000000")
 
@@ -47,11 +45,17 @@ def metric_text(metric: Metric, value: float | None) -> str:
 
 
 @dataclass(frozen=True)
+class MetricCell:
+    metric: Metric
+    text: str
+
+
+@dataclass(frozen=True)
 class RunRow:
     """One run in the history table: its metrics as shown, and its progress while unfinished."""
 
     run: EvalRun
-    cells: list[str]
+    cells: list[MetricCell]
     progress: RunProgress | None
 
     @property
@@ -61,8 +65,9 @@ class RunRow:
 
 def run_row(run: EvalRun) -> RunRow:
     """A history row of a run as `runs_visible`/`run_visible` settled it."""
-    return RunRow(run=run, cells=[metric_text(metric, run.summary.get(metric.key))
-                                  for metric in METRICS], progress=run.progress)
+    cells = [MetricCell(metric, metric_text(metric, run.summary.get(metric.key)))
+             for metric in METRICS]
+    return RunRow(run=run, cells=cells, progress=run.progress)
 
 
 @dataclass(frozen=True)
@@ -146,12 +151,13 @@ def _rank(rank: int | None) -> str:
     return gettext("none") if rank is None else str(rank)
 
 
-# --- the chart -------------------------------------------------------------------------------
+# --- the charts ------------------------------------------------------------------------------
+# One small chart per metric (small multiples): metrics near the same value never hide each
+# other, a single run is one labelled point, and the panels wrap onto narrow screens.
 
-WIDTH, LEFT, RIGHT, TOP, PLOT_HEIGHT = 760, 56, 16, 14, 220
-INSET = 16  # between the y axis (and the right edge) and the first (last) run's points
-LEGEND_COLUMNS, LEGEND_ROW = 4, 18
-X_LABELS = 12  # at most this many run labels under the x axis
+WIDTH, LEFT, RIGHT, TOP, PLOT_HEIGHT = 320, 48, 12, 10, 110
+INSET = 12  # between the y axis (and the right edge) and the first (last) run's points
+X_LABELS = 6  # at most this many run labels under the x axis
 
 
 @dataclass(frozen=True)
@@ -174,24 +180,12 @@ class ChartLine:
 
 
 @dataclass(frozen=True)
-class LegendItem:
-    x: float
-    y: float
-    color: str
-    label: str
-
-    @property
-    def line_end(self) -> float:
-        return self.x + 18
-
-    @property
-    def text_x(self) -> float:
-        return self.x + 24
-
-
-@dataclass(frozen=True)
 class Chart:
-    title: str
+    """One metric over a set's finished runs; `latest` is its newest run's value as shown."""
+
+    metric: Metric
+    latest: str
+    latest_run: int
     width: int
     height: int
     left: int
@@ -200,8 +194,7 @@ class Chart:
     bottom: int
     y_ticks: list[tuple[float, str]]
     x_ticks: list[tuple[float, str]]
-    lines: list[ChartLine]
-    legend: list[LegendItem] = field(default_factory=list)
+    line: ChartLine
 
     @property
     def y_label_x(self) -> int:
@@ -212,15 +205,23 @@ class Chart:
         return self.bottom + 16
 
 
-def chart_build(*, runs: list[EvalRun], metrics: tuple[Metric, ...], title: str) -> Chart | None:
-    """The chart of `metrics` over finished `runs` (oldest first): a polyline per metric, a
-    point per run with a value; ratios on a 0–1 axis, milliseconds from 0 to a round top."""
+def charts_build(*, runs: list[EvalRun], metrics: tuple[Metric, ...]) -> list[Chart]:
+    """A chart per metric of `metrics` that a finished run of `runs` (oldest first) has."""
     runs = [run for run in runs if run.status == EvalRun.DONE]
-    if not runs:
+    charts = [chart_build(runs=runs, metric=metric, color=COLORS[number % len(COLORS)])
+              for number, metric in enumerate(metrics)]
+    return [chart for chart in charts if chart is not None]
+
+
+def chart_build(*, runs: list[EvalRun], metric: Metric, color: str) -> Chart | None:
+    """`metric` over finished `runs` (oldest first): a point per run with a value joined by a
+    line; ratios on a 0–1 axis, milliseconds from 0 to a round top. None without a value."""
+    valued = [(index, run, value) for index, run in enumerate(runs)
+              if (value := run.summary.get(metric.key)) is not None]
+    if not valued:
         return None
-    ratio = all(metric.unit == "ratio" for metric in metrics)
-    values = [run.summary.get(metric.key) for run in runs for metric in metrics]
-    top_value = 1.0 if ratio else _round_up(max((v for v in values if v is not None), default=1))
+    ratio = metric.unit == "ratio"
+    top_value = 1.0 if ratio else _round_up(max(value for _, _, value in valued))
     right, bottom = WIDTH - RIGHT, TOP + PLOT_HEIGHT
     span = right - LEFT - 2 * INSET
 
@@ -230,29 +231,21 @@ def chart_build(*, runs: list[EvalRun], metrics: tuple[Metric, ...], title: str)
     def y_of(value: float) -> float:
         return bottom - min(value, top_value) / top_value * PLOT_HEIGHT
 
-    lines = []
-    for number, metric in enumerate(metrics):
-        points = [ChartPoint(x=x_of(index), y=y_of(value), run_id=run.pk,
-                             title=gettext("run #%(id)s") % {"id": run.pk}
-                             + f" · {run.created_at:%Y-%m-%d %H:%M} · "
-                               f"{metric.label} {metric_text(metric, value)}")
-                  for index, run in enumerate(runs)
-                  if (value := run.summary.get(metric.key)) is not None]
-        lines.append(ChartLine(metric=metric, color=COLORS[number % len(COLORS)], points=points))
+    points = [ChartPoint(x=x_of(index), y=y_of(value), run_id=run.pk,
+                         title=gettext("run #%(id)s") % {"id": run.pk}
+                         + f" · {run.created_at:%Y-%m-%d %H:%M} · "
+                           f"{metric.label} {metric_text(metric, value)}")
+              for index, run, value in valued]
     step = math.ceil(len(runs) / X_LABELS)
-    x_ticks = [(x_of(index), f"#{run.pk}") for index, run in enumerate(runs) if index % step == 0]
+    x_ticks = [(x_of(index), f"#{run.pk}") for index, run in enumerate(runs)
+               if index % step == 0 or index == len(runs) - 1]
     y_ticks = [(y_of(top_value * share), _tick(top_value * share, ratio=ratio))
-               for share in (0, 0.25, 0.5, 0.75, 1)]
-    legend_top = bottom + 40
-    column = (right - LEFT) / LEGEND_COLUMNS
-    legend = [LegendItem(x=LEFT + (number % LEGEND_COLUMNS) * column,
-                         y=legend_top + (number // LEGEND_COLUMNS) * LEGEND_ROW,
-                         color=line.color, label=str(line.metric.label))
-              for number, line in enumerate(lines)]
-    rows = math.ceil(len(lines) / LEGEND_COLUMNS)
-    return Chart(title=title, width=WIDTH, height=legend_top + rows * LEGEND_ROW, left=LEFT,
-                 right=right, top=TOP, bottom=bottom, y_ticks=y_ticks, x_ticks=x_ticks,
-                 lines=lines, legend=legend)
+               for share in (0, 0.5, 1)]
+    _, last_run, last_value = valued[-1]
+    return Chart(metric=metric, latest=metric_text(metric, last_value), latest_run=last_run.pk,
+                 width=WIDTH, height=bottom + 24, left=LEFT, right=right, top=TOP,
+                 bottom=bottom, y_ticks=y_ticks, x_ticks=x_ticks,
+                 line=ChartLine(metric=metric, color=color, points=points))
 
 
 def _round_up(value: float) -> float:

@@ -12,6 +12,7 @@ from typing import Any
 
 from django import forms
 from django.http import QueryDict
+from django.utils.safestring import SafeString
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
@@ -25,11 +26,12 @@ from core.config import (
     config_with,
 )
 from core.errors import InvalidRequest
+from knowledge.formats import format_name
 from retrieval.rerank import RERANKERS, reranker_status
 from retrieval.services import search
 from retrieval.types import SearchHit
 from workbench.forms import choice_field
-from workbench.rendering import excerpt
+from workbench.rendering import excerpt_html
 
 EXCERPT_CHARS = 200
 # The form's fields for the settings whose ranges and names the configuration decides.
@@ -74,7 +76,7 @@ class LabEntry:
     page_start: int | None
     page_end: int | None
     knowledge_base: str | None
-    excerpt: str
+    excerpt: SafeString
     extra: str = ""  # a second signal of the stage (the lexical match share)
 
 
@@ -189,7 +191,8 @@ def _entry(hit: SearchHit, *, rank: int, score: float | None, extra: str) -> Lab
     return LabEntry(rank=rank, score=score, chunk_id=hit.chunk_id, source=hit.source,
                     heading_path=list(hit.heading_path), page_start=hit.page_start,
                     page_end=hit.page_end, knowledge_base=hit.knowledge_base,
-                    excerpt=excerpt(hit.content, limit=EXCERPT_CHARS),
+                    excerpt=excerpt_html(hit.content, limit=EXCERPT_CHARS,
+                                         markdown=format_name(hit.relative_path) == "markdown"),
                     extra=extra)
 
 

@@ -25,10 +25,8 @@ from workbench.pages.evaluation import (
     runs_visible,
 )
 from workbench.pages.evaluation_report import (
-    LATENCY_METRICS,
     METRICS,
-    RATIO_METRICS,
-    chart_build,
+    charts_build,
     run_row,
     runs_compare,
 )
@@ -141,10 +139,7 @@ def _panel(request: PersonRequest, *, import_form: QuestionSetImportForm | None 
         # The history above is already this set's when the set was chosen.
         history = list(reversed(runs if chart_set is chosen else
                                 runs_visible(caller=caller, set_id=chart_set.pk)))
-        charts = [chart for chart in (
-            chart_build(runs=history, metrics=RATIO_METRICS, title=gettext("Quality")),
-            chart_build(runs=history, metrics=LATENCY_METRICS, title=gettext("Latency")))
-            if chart is not None]
+        charts = charts_build(runs=history, metrics=METRICS)
     configured = get_config().rag_retrieval
     return render(request, "workbench/evaluation.html", {
         "bases": bases, "sets": sets, "chosen": chosen, "chart_set": chart_set,
