@@ -22,7 +22,7 @@ PAYLOAD_NOTE = ("# Zanzibar gateway\n"
                 "[open me](javascript:window.__pwned='link') "
                 "and <a href=\"javascript:window.__pwned='a'\">this</a> too.\n"
                 "\n"
-                "More about the zanzibar gateway: it opens at nine.\n")
+                "More about the **zanzibar gateway**: it opens at `09:00`.\n")
 
 
 @pytest.fixture
@@ -128,6 +128,14 @@ def test_a_note_with_script_payloads_never_runs(browser, account, tmp_path: Path
     assert "javascript:" in answer.text
     # ... and nothing of it became markup or ran.
     _no_payload_ran(browser, "#answer")
+    # The source card shows the note's Markdown as the reader sees it, not its markers.
+    excerpt = answer.find_element(*css(".source-card .excerpt"))
+    assert "**" not in excerpt.text and "`" not in excerpt.text
+    # (its heading a bold line of the card, not a heading of the page)
+    assert [bold.text for bold in excerpt.find_elements(*css("strong"))] == [
+        "Zanzibar gateway", "zanzibar gateway"]
+    assert not excerpt.find_elements(*css("h1, h2, h3"))
+    assert excerpt.find_element(*css("code")).text == "09:00"
     browser.find_element(*css("#answer a.card-title")).click()
     wait(browser, EC.presence_of_element_located(css(".chunk.current")))
     assert "<script>" in browser.find_element(*css(".chunk.current")).text
