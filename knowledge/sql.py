@@ -92,14 +92,16 @@ DELETE FROM chunks
 WHERE document_id IN (SELECT id FROM documents WHERE vault_path = %s AND relative_path = ANY(%s))
 """
 
-# Chunks and their vectors in one statement. The chunks arrive as one JSON array (one
-# json.dumps in the client instead of adapting every field of every row), each naming its
-# document by the document's relative path; the vectors join the rows just inserted on (that
-# path, chunk_index), so the growing chunks table is never read. A chunk's own relative_path is
-# its document's source: an upload's source name (knowledge/upload_names.py), else its path.
-# lexical_terms arrives as a ready tsvector literal (knowledge/lexical.py): cast, never parsed by
-# a text-search configuration.
-INSERT_CHUNKS_WITH_EMBEDDINGS = """
+# A batch's chunks in one statement. They arrive as one JSON array (one json.dumps in the client
+# instead of adapting every field of every row), each naming its document by the document's
+# relative path; the statement returns each new chunk's id under that path and its index, which
+# is how the client pairs the chunks with their vectors for COPY_EMBEDDINGS (the same
+# transaction). A chunk's own relative_path is its document's source: an upload's source name
+# (knowledge/upload_names.py), else its path. lexical_terms arrives as a ready tsvector literal
+# (knowledge/lexical.py): cast, never parsed by a text-search configuration. (Inserting the
+# vectors in the same statement joined them to the new chunks on the planner's estimate of one
+# row a side: a nested loop of 250 × 250 pairs per batch, a quarter of the statement.)
+INSERT_CHUNKS = """
 WITH inserted AS (
   INSERT INTO chunks (document_id, chunk_index, content, file_path, relative_path, heading_path,
                       frontmatter, tags, wikilinks, metadata, content_hash, token_count,
@@ -119,12 +121,9 @@ WITH inserted AS (
   JOIN documents d ON d.vault_path = %s AND d.relative_path = c.relative_path
   RETURNING id, document_id, chunk_index
 )
-INSERT INTO embeddings (chunk_id, embedding_provider, embedding_model, embedding_dim, embedding)
-SELECT i.id, %s, %s, %s, v.embedding
+SELECT i.id, d.relative_path, i.chunk_index
 FROM inserted i
 JOIN documents d ON d.id = i.document_id
-JOIN unnest(%s::text[], %s::int[], %b::vector[]) AS v(relative_path, chunk_index, embedding)
-  ON v.relative_path = d.relative_path AND v.chunk_index = i.chunk_index
 """
 
 COPY_EMBEDDINGS = """

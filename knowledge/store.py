@@ -122,36 +122,47 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
         built.append((version, rows, vectors[position:position + len(rows)]))
         position += len(rows)
     conn = index_connection()
-    # One transaction sent as one pipeline: a handful of round trips per batch, not per row.
-    with transaction.atomic(), conn.pipeline(), psycopg.Cursor(conn) as cursor:
-        cursor.execute(sql.ASYNC_COMMIT)
-        # A document deleted through the API since this run read its state stays deleted: its
-        # row is locked here (the delete locks it too, so the two never interleave) and left out.
-        cursor.execute(sql.DOCUMENTS_LOCK,
-                       [vault_path, [version.relative_path for version in versions]])
-        deleting = {path for path, status in cursor.fetchall() if status == "deleting"}
-        kept = [entry for entry in built if entry[0].relative_path not in deleting]
-        if not kept:
-            return
-        versions = [version for version, _, _ in kept]
-        rows = [row for _, version_rows, _ in kept for row in version_rows]
-        vectors = [vector for _, _, version_vectors in kept for vector in version_vectors]
-        paths = [version.relative_path for version in versions]
-        cursor.execute(sql.UPSERT_DOCUMENTS, [
-            vault_path, knowledge_base_id, paths, [v.file_path for v in versions],
-            [v.content_hash for v in versions], [v.mtime_ns for v in versions],
-            [v.size_bytes for v in versions], [Jsonb(v.frontmatter) for v in versions],
-            [v.format for v in versions], [v.title for v in versions],
-            [v.page_count for v in versions], [v.ocr_page_count for v in versions],
-            [Jsonb(v.metadata) for v in versions],
-            [Jsonb(v.tags if v.document_tags is None else v.document_tags) for v in versions]])
-        cursor.execute(sql.DELETE_DOCUMENTS_CHUNKS, [vault_path, paths])
-        if rows:
-            cursor.execute(sql.INSERT_CHUNKS_WITH_EMBEDDINGS, [
-                Jsonb(rows), vault_path, embedder.provider, embedder.model, embedder.dim,
-                [row["relative_path"] for row in rows], [row["chunk_index"] for row in rows],
-                [vector if isinstance(vector, Vector) else Vector(list(vector))
-                 for vector in vectors]])
+    with transaction.atomic(), psycopg.Cursor(conn) as cursor:
+        # A handful of round trips per batch, not per row: the statements go as one pipeline,
+        # then the vectors as one COPY (which a pipeline cannot carry).
+        with conn.pipeline():
+            cursor.execute(sql.ASYNC_COMMIT)
+            # A document deleted through the API since this run read its state stays deleted:
+            # its row is locked here (the delete locks it too, so the two never interleave) and
+            # left out.
+            cursor.execute(sql.DOCUMENTS_LOCK,
+                           [vault_path, [version.relative_path for version in versions]])
+            deleting = {path for path, status in cursor.fetchall() if status == "deleting"}
+            kept = [entry for entry in built if entry[0].relative_path not in deleting]
+            if not kept:
+                return
+            versions = [version for version, _, _ in kept]
+            rows = [row for _, version_rows, _ in kept for row in version_rows]
+            paths = [version.relative_path for version in versions]
+            cursor.execute(sql.UPSERT_DOCUMENTS, [
+                vault_path, knowledge_base_id, paths, [v.file_path for v in versions],
+                [v.content_hash for v in versions], [v.mtime_ns for v in versions],
+                [v.size_bytes for v in versions], [Jsonb(v.frontmatter) for v in versions],
+                [v.format for v in versions], [v.title for v in versions],
+                [v.page_count for v in versions], [v.ocr_page_count for v in versions],
+                [Jsonb(v.metadata) for v in versions],
+                [Jsonb(v.tags if v.document_tags is None else v.document_tags)
+                 for v in versions]])
+            cursor.execute(sql.DELETE_DOCUMENTS_CHUNKS, [vault_path, paths])
+            inserted = []
+            if rows:
+                cursor.execute(sql.INSERT_CHUNKS, [Jsonb(rows), vault_path])
+                inserted = cursor.fetchall()
+        if inserted:
+            vector_of = {(version.relative_path, row["chunk_index"]): vector
+                         for version, version_rows, version_vectors in kept
+                         for row, vector in zip(version_rows, version_vectors, strict=True)}
+            with cursor.copy(sql.COPY_EMBEDDINGS) as copy:
+                copy.set_types(sql.COPY_EMBEDDINGS_TYPES)
+                for chunk_id, path, chunk_index in inserted:
+                    vector = vector_of[(path, chunk_index)]
+                    copy.write_row([chunk_id, embedder.provider, embedder.model, embedder.dim,
+                                    vector if isinstance(vector, Vector) else Vector(list(vector))])
         _versions_activate(cursor, vault_path=vault_path, versions=versions, embedder=embedder)
 
 
