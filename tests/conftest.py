@@ -42,6 +42,16 @@ def pytest_sessionstart(session) -> None:
         pytest.exit(f"unsafe test database: {exc}", returncode=3)
 
 
+# Knowledge-base ids of pytest-xdist worker gw<N> start at 1 + (N + 1) × this: apart from each
+# other's and from a development database's small ids, whose upload folders share .local/uploads.
+WORKER_ID_STRIDE = 1_000_000
+
+
+def knowledge_base_first_id() -> int:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return 1 + ((int(worker.removeprefix("gw")) + 1) * WORKER_ID_STRIDE if worker else 0)
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_blocker):
     """Use the database named by TEST_DATABASE_URL as it is: apply schema.sql and migrations,
@@ -55,6 +65,10 @@ def django_db_setup(django_db_blocker):
     with django_db_blocker.unblock():
         db_init()
         with connection.cursor() as cursor:
+            # Uploads go to <project>/.local/uploads/kb-<id>: the workers' bases get ids apart,
+            # so two workers' uploads never share a folder (RESTART IDENTITY restarts here).
+            cursor.execute(f"ALTER SEQUENCE knowledge_bases_id_seq START WITH "
+                           f"{knowledge_base_first_id()}")
             cursor.execute(f"TRUNCATE {RAG_TABLES} RESTART IDENTITY CASCADE")
             cursor.execute(DEFAULT_KB)
 
@@ -108,8 +122,6 @@ def cli_env(**overrides: str) -> dict[str, str]:
     env["DATABASE_URL"] = config.test_database_url
     env["TEST_DATABASE_URL"] = config.test_database_url
     env.pop("DJANGO_SETTINGS_MODULE", None)
-    # A subprocess keeps its own project's upload folder (an xdist worker moves only its own).
-    env.pop("UPLOAD_DIR", None)
     env.update(overrides)
     return env
 

@@ -17,9 +17,6 @@ if _WORKER:
     for _name in ("TEST_DATABASE_URL", BOOTSTRAP_URL_VARIABLE):
         if os.environ.get(_name):
             os.environ[_name] = worker_url(os.environ[_name], _WORKER)
-    # Its uploads too: the workers' knowledge bases have the same ids (kb-2 ...) in their own
-    # databases. CLI subprocesses (tests/conftest.py `cli_env`) keep their project's default.
-    os.environ["UPLOAD_DIR"] = f".local/uploads-{_WORKER}"
 os.environ["LOCALRAG_ENV_FILE"] = str(SAMPLE_ENV_FILE)
 
 from core.dburl import database_settings  # noqa: E402

@@ -85,7 +85,8 @@ def answer_html(text: str, *, citation_count: int, anchor: str = "source-",
 def excerpt_html(text: str, *, limit: int, markdown: bool) -> SafeString:
     """The first `limit` characters of a chunk as HTML: a Markdown note's text rendered as safely
     as an answer (headings as bold lines), any other format's as escaped plain text on one line.
-    The cut falls on a space where one is near, so no word or Markdown marker is split."""
+    The cut falls on a space where one is near (text without spaces, such as Chinese, is cut at
+    `limit`), so words and Markdown markers are rarely split."""
     text = (text or "").strip()
     cut = len(text) > limit
     if cut:

@@ -11,6 +11,7 @@ import httpx
 from django.contrib.auth import get_user_model
 
 from access.api_tokens import token_create
+from core.config import get_config
 from knowledge.bases import kb_create, kb_list
 from tests.commands.test_serve import serve  # noqa: F401 - the fixture
 from tests.knowledge.formats.files import pdf_bytes
@@ -31,7 +32,10 @@ def job_done(url: str, job_id: int, headers: dict) -> dict:
 def test_upload_search_delete_over_http(clean_tables, serve):  # noqa: F811
     # Committed in-process (the server is another process): `rag kb create` and `rag token
     # create` have tests of their own, and each CLI run here would cost a Django start-up.
-    kb_create(slug="tin", name="Tin project")
+    base = kb_create(slug="tin", name="Tin project")
+    # Files another test left in this base's folder (ids restart with every test) are not ours.
+    folder = (get_config().upload_dir / f"kb-{base.id}").resolve()
+    left_before = set(folder.iterdir()) if folder.is_dir() else set()
     get_user_model().objects.create_superuser("maint", "", "pw-unused-1x")
     headers = {"Authorization": f"Bearer {token_create(username='maint').secret}"}
     server = serve()
@@ -81,5 +85,7 @@ def test_upload_search_delete_over_http(clean_tables, serve):  # noqa: F811
                 if source.kind == "uploads":
                     uploads = Path(source.path)
         if uploads is not None and uploads.name.startswith("kb-"):
-            assert not [path for path in uploads.iterdir() if not path.name.startswith(".")]
+            assert uploads == folder
+            assert not [path for path in uploads.iterdir()
+                        if not path.name.startswith(".") and path not in left_before]
             shutil.rmtree(uploads, ignore_errors=True)
