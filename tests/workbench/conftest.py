@@ -41,14 +41,15 @@ def reader(person):
 
 
 @pytest.fixture
-def stub_llm(config_override):
+def stub_llm(config_override, tmp_path):
     """The stub OpenAI-compatible server (tests/answering/stub_openai.py) as the LLM, one
-    answer at a time."""
+    answer at a time. The project folder is the test's own: its one LLM slot file
+    (<project>/.local/llm-slots) is then never held by a test running beside it."""
     from tests.answering.stub_openai import StubOpenAI
 
     with StubOpenAI() as stub:
         config_override(llm_provider="openai-compatible", llm_base_url=stub.base_url,
                         llm_model="stub-model", llm_api_key="sk-stub", llm_max_concurrency=1,
-                        llm_queue_wait_seconds=0)
+                        llm_queue_wait_seconds=0, project_root=tmp_path)
         stub.behaviour = "sse"
         yield stub
