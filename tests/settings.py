@@ -6,17 +6,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tests.harness import BOOTSTRAP_URL_VARIABLE, FORCED_ENV, SAMPLE_ENV_FILE, worker_url
+from tests.harness import FORCED_ENV, SAMPLE_ENV_FILE, worker_url
 
 # The test harness is the one place besides core.config that sets the environment:
 # it must win over the developer's shell so no test downloads a model or calls a real LLM.
 os.environ.update(FORCED_ENV)
 # A pytest-xdist worker uses its own database (and its CLI subprocesses inherit it).
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
-if _WORKER:
-    for _name in ("TEST_DATABASE_URL", BOOTSTRAP_URL_VARIABLE):
-        if os.environ.get(_name):
-            os.environ[_name] = worker_url(os.environ[_name], _WORKER)
+if _WORKER and os.environ.get("TEST_DATABASE_URL"):
+    os.environ["TEST_DATABASE_URL"] = worker_url(os.environ["TEST_DATABASE_URL"], _WORKER)
 os.environ["LOCALRAG_ENV_FILE"] = str(SAMPLE_ENV_FILE)
 
 from core.dburl import database_settings  # noqa: E402

@@ -26,3 +26,13 @@ def team_create() -> None:
 @pytest.fixture
 def client() -> Client:
     return Client(raise_request_exception=False)
+
+
+@pytest.fixture
+def project(config_override, tmp_path):
+    """A project folder of its own for the upload areas, and a `field` knowledge base."""
+    from knowledge.bases import kb_create
+
+    config = config_override(project_root=tmp_path)
+    kb_create(slug="field", name="Field reports")
+    return config

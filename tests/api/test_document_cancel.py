@@ -15,7 +15,7 @@ from jobs.queue import job_cancel, job_get
 from jobs.worker import Worker
 from knowledge.embeddings import FakeLexicalEmbedder
 from knowledge.ingest import vault_ingest
-from tests.api.test_documents import MARKER, project, upload  # noqa: F401  (fixture)
+from tests.api.test_documents import MARKER, upload
 from tests.harness import ADVISORY_LOCKS_HERE
 from tests.jobs.support import HeldJob
 from tests.knowledge.formats.files import pdf_bytes
@@ -55,7 +55,7 @@ class BlockedUpload(HeldJob):
 
 
 @pytest.fixture
-def blocked_upload(client, clean_tables, project, monkeypatch):  # noqa: F811  (the fixture)
+def blocked_upload(client, clean_tables, project, monkeypatch):
     embedding, release = threading.Event(), threading.Event()
     original = FakeLexicalEmbedder.embed_documents
 

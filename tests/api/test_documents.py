@@ -14,19 +14,10 @@ from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 
 from access.api_tokens import token_create
 from jobs.worker import Worker
-from knowledge.bases import kb_create
 from tests.api.http import error_of
 from tests.knowledge.formats.files import docx_bytes, pdf_bytes
 
 MARKER = "Wolframite veins at Ridge 9 carry tungsten trioxide grades near 0.8 percent."
-
-
-@pytest.fixture
-def project(config_override, tmp_path):
-    """A project folder of its own for the upload areas, and a `field` knowledge base."""
-    config = config_override(project_root=tmp_path)
-    kb_create(slug="field", name="Field reports")
-    return config
 
 
 def upload(client: Client, name: str, data: bytes, *, slug: str = "field", **headers):

@@ -13,7 +13,6 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
-from knowledge.bases import kb_create
 from tests.api.test_documents import upload, work
 from tests.conversations.test_mcp import body_of, mcp_session
 from tests.knowledge.formats.files import docx_bytes, pdf_bytes
@@ -21,13 +20,6 @@ from tests.knowledge.formats.files import docx_bytes, pdf_bytes
 FIRST = "Ridge 9 drill cores carry wolframite veins with tungsten grades near 0.8 percent."
 SECOND = "Ridge 9 camp logistics: wolframite samples leave by helicopter every tuesday."
 QUERY = "Ridge 9 wolframite"
-
-
-@pytest.fixture
-def project(config_override, tmp_path):
-    config = config_override(project_root=tmp_path)
-    kb_create(slug="field", name="Field reports")
-    return config
 
 
 def post(client: Client, path: str, body: dict) -> tuple[dict, str]:
