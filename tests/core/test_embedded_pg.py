@@ -9,6 +9,7 @@ import signal
 import socket
 import stat
 import subprocess
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -228,6 +229,12 @@ def test_start_after_kill_9_waits_for_old_backends_then_recovers(scratch_project
         for pid in frozen:
             os.kill(pid, signal.SIGSTOP)
         os.kill(first.status.pid, signal.SIGKILL)
+        # SIGKILL is delivered at once but a postmaster takes a moment to go: until it has, its
+        # pid file names a live server and `pg_start` would rightly take it for running.
+        deadline = time.monotonic() + 30
+        while cluster.status().running and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not cluster.status().running
         monkeypatch.setattr(embedded_pg, "LEFTOVER_WAIT_S", 1)
         with pytest.raises(EmbeddedPostgresError, match="still work in") as refused:
             pg_start(config=config)
