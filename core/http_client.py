@@ -78,8 +78,9 @@ class OpenAICompatibleHTTP:
         self._display_url = endpoint_display(url, setting=self.service.url_setting)
 
     def __repr__(self) -> str:
+        key = "<set>" if self._api_key else "<unset>"
         return (f"{type(self).__name__}(url={self._display_url!r}, model={self.model!r}, "
-                f"timeout_seconds={self.timeout_seconds!r}, api_key=<set>)")
+                f"timeout_seconds={self.timeout_seconds!r}, api_key={key})")
 
     def with_retries(self, attempt: Callable[[Deadline], T], *, deadline: Deadline) -> T:
         """`attempt(deadline)`, tried again after each RetryableFailure while retries and the
@@ -162,8 +163,12 @@ class OpenAICompatibleHTTP:
                 f"{self.service.timeout_setting} ({self.timeout_seconds}s)")
 
     def _headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json",
-                "Accept-Encoding": "identity"}
+        headers = {"Content-Type": "application/json", "Accept-Encoding": "identity"}
+        # A server on the team's own network often takes no key: then no Authorization at all
+        # (`Bearer ` with nothing after it is not a valid header value).
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
 
     def _too_large(self) -> LocalRagError:
         limit = self.max_response_bytes

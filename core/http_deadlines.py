@@ -14,7 +14,9 @@ errors to httpx's, as httpx's own transport does.
 
 from __future__ import annotations
 
+import functools
 import math
+import ssl
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -157,11 +159,18 @@ class _ResponseStream(httpx.SyncByteStream):
             close()
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """httpx's own TLS settings (certifi, SSL_CERT_FILE/SSL_CERT_DIR), built once per process:
+    loading the certificate store takes ~50 ms, which every call paid before. A client
+    context is safe to share between threads."""
+    return httpx.create_ssl_context()
+
+
 class _DeadlineTransport(httpx.BaseTransport):
     def __init__(self, deadline: Deadline) -> None:
-        # httpx's own TLS settings (certifi, SSL_CERT_FILE/SSL_CERT_DIR); one connection, as
-        # each call builds its own transport.
-        self._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(),
+        # One connection, as each call builds its own transport.
+        self._pool = httpcore.ConnectionPool(ssl_context=_ssl_context(),
                                              max_connections=1,
                                              network_backend=_DeadlineBackend(deadline))
 

@@ -30,12 +30,11 @@ client without a working deadline fails a test instead of hanging the run.
 from __future__ import annotations
 
 import json
-import sys
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from typing import Any
+
+from tests.stub_http import JsonHandler, ServedStub
 
 DEFAULT_ANSWER = "Stub answer [1]."
 DEFAULT_DELTAS = ["Stub ", "streamed ", "answer [1]."]
@@ -54,7 +53,7 @@ class RecordedRequest:
 
 
 @dataclass
-class StubOpenAI:
+class StubOpenAI(ServedStub):
     """Runs the stub in a background thread; use as a context manager."""
 
     behaviour: str = "json"
@@ -70,29 +69,7 @@ class StubOpenAI:
     requests: list[RecordedRequest] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._release = threading.Event()
-        self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._server.block_on_close = False
-        # A short poll interval keeps shutdown (once per test) fast.
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,),
-                                        daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        # Wake any handler still hanging so the server can shut down promptly.
-        self._release.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self.serve(_handler_for(self))
 
     def hang(self) -> None:
         self._release.wait(self.hang_seconds)
@@ -107,20 +84,8 @@ class StubOpenAI:
         return self.script.pop(0) if self.script else self.behaviour
 
 
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client that gave up (timeout tests) leaves a broken pipe; anything else is a bug.
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
-def _handler_for(stub: StubOpenAI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Silence the default stderr access log."""
-
+def _handler_for(stub: StubOpenAI) -> type[JsonHandler]:
+    class Handler(JsonHandler):
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
@@ -172,15 +137,6 @@ def _handler_for(stub: StubOpenAI) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
             else:
                 raise ValueError(f"unknown stub behaviour {behaviour!r}")
-
-        def _send(self, status: int, body: bytes, extra: dict[str, str] | None = None) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            for name, value in (extra or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(body)
 
         def _drip(self, behaviour: str) -> None:
             body = json.dumps(_completion(stub.answer)).encode()

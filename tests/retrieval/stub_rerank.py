@@ -22,12 +22,11 @@ from __future__ import annotations
 import json
 import random
 import re
-import sys
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from typing import Any
+
+from tests.stub_http import JsonHandler, ServedStub
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -50,7 +49,7 @@ class RecordedRequest:
 
 
 @dataclass
-class StubRerank:
+class StubRerank(ServedStub):
     """Runs the stub in a background thread; use as a context manager."""
 
     behaviour: str = "ok"
@@ -62,28 +61,7 @@ class StubRerank:
     last_results: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._release = threading.Event()
-        self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._server.block_on_close = False
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,),
-                                        daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        # Wake any handler still hanging so the server can shut down promptly.
-        self._release.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self.serve(_handler_for(self))
 
     def hang(self) -> None:
         self._release.wait(self.hang_seconds)
@@ -103,20 +81,8 @@ class StubRerank:
                 for index in kept]
 
 
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client that gave up (timeout tests) leaves a broken pipe; anything else is a bug.
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
-def _handler_for(stub: StubRerank) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Silence the default stderr access log."""
-
+def _handler_for(stub: StubRerank) -> type[JsonHandler]:
+    class Handler(JsonHandler):
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
@@ -146,14 +112,5 @@ def _handler_for(stub: StubRerank) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
             else:
                 raise ValueError(f"unknown stub behaviour {behaviour!r}")
-
-        def _send(self, status: int, body: bytes, extra: dict[str, str] | None = None) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            for name, value in (extra or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(body)
 
     return Handler
