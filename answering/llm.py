@@ -10,7 +10,7 @@ import codecs
 import json
 import logging
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import closing
 from typing import Any, Protocol
 
@@ -31,6 +31,7 @@ from core.errors import LocalRagError
 from core.http_client import OpenAICompatibleHTTP, UpstreamService, upstream_malformed
 from core.http_deadlines import Deadline
 from core.http_retries import RetryableFailure, retry_wait
+from knowledge.outbound import outbound_check, outbound_record
 
 logger = logging.getLogger("localrag.llm")
 
@@ -79,6 +80,25 @@ def llm_config_check(*, config: Config) -> None:
         raise LLMConfigMissing(
             f"LLM_PROVIDER=openai-compatible needs {', '.join(missing)} to be set",
             details={"missing": missing})
+
+
+def llm_outbound_check(*, config: Config, what: str, knowledge_bases: Iterable[str] = (),
+                       knowledge_base_ids: Iterable[int] = ()) -> None:
+    """Refuse (OutboundRefused) to send `what`, text of these bases, to an LLM server outside
+    this machine when any of them is local-only (knowledge/outbound.py); the fake model is
+    this process."""
+    if config.llm_provider == "openai-compatible":
+        outbound_check(config=config, url=config.llm_base_url, what=what,
+                       knowledge_bases=knowledge_bases, knowledge_base_ids=knowledge_base_ids)
+
+
+def llm_outbound_record(*, config: Config, messages: Messages, knowledge_bases: Iterable[str] = (),
+                        chunk_ids: Iterable[int | None] = ()) -> None:
+    """Record in the current trace what an LLM server outside this machine is sent."""
+    if config.llm_provider == "openai-compatible":
+        outbound_record(config=config, url=config.llm_base_url, what="LLM",
+                        texts=[message["content"] for message in messages],
+                        knowledge_bases=knowledge_bases, chunk_ids=chunk_ids)
 
 
 def get_llm_client(*, config: Config) -> LLMClient:

@@ -19,7 +19,7 @@ from typing import Any
 from access.callers import Scope
 from answering.citations import CitationStreamFilter, citations_strip
 from answering.context import context_build, neighbour_places
-from answering.llm import LLMClient, get_llm_client
+from answering.llm import LLMClient, get_llm_client, llm_outbound_check, llm_outbound_record
 from answering.llm_usage import TokenUsage
 from answering.modes import (
     FALLBACK_NOTICE,
@@ -53,9 +53,11 @@ logger = logging.getLogger("localrag.answering")
 ON_LLM_ERROR_RAISE = "error"
 ON_LLM_ERROR_SOURCES = "sources"
 LLM_UNAVAILABLE = "llm_unavailable"
-# The failures of the language model (not of retrieval) that `sources` turns into a notice.
+# The failures of the language model (not of retrieval) that `sources` turns into a notice,
+# and the outbound policy's refusal to send the context to it.
 LLM_FAILURES = frozenset({"llm_config_missing", "llm_timeout", "llm_auth_failed",
-                          "llm_rate_limited", "llm_busy", "llm_upstream_error"})
+                          "llm_rate_limited", "llm_busy", "llm_upstream_error",
+                          "outbound_refused"})
 
 
 @dataclass
@@ -152,6 +154,8 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
                    embedding_model=f"{config.embedding_provider}/{config.embedding_model}",
                    disclaimer=config.rag_answer_disclaimer)
     trace = trace_current()
+    bases = sorted({citation.knowledge_base for citation in context.citations
+                    if citation.knowledge_base})
     if mode == MODE_RAG:
         plan.citations = [citation.as_dict() for citation in context.citations]
         plan.chunk_ids = [citation.chunk_id for citation in context.citations]
@@ -161,13 +165,18 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
         plan.messages = rag_messages(question=question, context_text=context.text,
                                      history=history)
         try:
-            plan.client = get_llm_client(config=config)
+            client = get_llm_client(config=config)  # missing settings are said first
+            _outbound_check(config=config, bases=bases, history=history, scope=scope)
+            plan.client = client
         except LocalRagError as exc:
             if not plan.sources_instead(exc):
                 raise
     elif mode == MODE_FALLBACK:
         plan.messages = fallback_messages(question=question, history=history)
-        plan.client = get_llm_client(config=config)
+        client = get_llm_client(config=config)
+        # A general-knowledge answer carries no base's text, but a conversation's history may.
+        _outbound_check(config=config, bases=[], history=history, scope=scope)
+        plan.client = client
     else:
         plan.fixed_answer = no_answer_text(
             weak_sources=[hit.source for hit in outcome.results],
@@ -187,12 +196,25 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
             # Every chunk of every block in block order, with the hashes replay compares.
             trace.citations = context_record(context=context)
         if plan.client is not None:
+            llm_outbound_record(config=config, messages=plan.messages,
+                                knowledge_bases=bases if mode == MODE_RAG else [],
+                                chunk_ids=plan.chunk_ids)
             trace.llm_model = plan.config_llm_model
             # Counted now; the provider's `usage`, when it sends one, replaces both numbers.
             trace.prompt_tokens = sum(tokens_count(message["content"])
                                       for message in plan.messages)
             trace.token_source = "counted"
     return plan
+
+
+def _outbound_check(*, config: Config, bases: Sequence[str], history: Sequence[dict[str, str]],
+                    scope: Scope) -> None:
+    """The outbound policy of what the model is sent: the context's bases, and for a
+    conversation's history (earlier answers quote any base it searched) the scope's."""
+    llm_outbound_check(config=config, what="the answer's context", knowledge_bases=bases)
+    if history:
+        llm_outbound_check(config=config, what="the conversation's earlier turns",
+                           knowledge_base_ids=scope.knowledge_base_ids)
 
 
 def _trace_answer(answer: str, *, started: float | None = None, first: float | None = None,

@@ -22,7 +22,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from answering.llm import FakeLLMClient, LLMClient, OpenAICompatibleClient, get_llm_client
+from answering.llm import (
+    FakeLLMClient,
+    LLMClient,
+    OpenAICompatibleClient,
+    get_llm_client,
+    llm_outbound_check,
+)
 from answering.slots import llm_slot
 from core.config import Config
 from core.db import connection_released
@@ -79,8 +85,11 @@ class Turn:
     answer: str
 
 
-def standalone_query(*, question: str, turns: Sequence[Turn], config: Config) -> Condensed:
-    """The query to search for `question` after `turns` (oldest first)."""
+def standalone_query(*, question: str, turns: Sequence[Turn], config: Config,
+                     knowledge_base_ids: Sequence[int] = ()) -> Condensed:
+    """The query to search for `question` after `turns` (oldest first), searched in the bases
+    `knowledge_base_ids`: the model condenses only where their outbound policy lets their
+    text (the earlier answers quote it) reach it; elsewhere the rule does."""
     if not turns or not is_follow_up(question):
         return Condensed(query=question, method=AS_ASKED)
     ruled = Condensed(query=rule_condense(question, previous=turns[-1].standalone_query,
@@ -89,6 +98,8 @@ def standalone_query(*, question: str, turns: Sequence[Turn], config: Config) ->
         return ruled
     try:
         client = _condense_client(config=config)
+        llm_outbound_check(config=config, what="the conversation",
+                           knowledge_base_ids=knowledge_base_ids)
         with connection_released(), llm_slot(config=config):
             reply = client.complete(messages=condense_messages(
                 question=question, turns=turns, budget=config.rag_condense_token_budget))

@@ -192,7 +192,8 @@ def follow_up_plan(*, question: str, turns: list[Turn], scope: Scope, top_k: int
                    filters: DocumentFilter | None = None) -> tuple[Condensed, AskPlan]:
     """A question after `turns` (oldest first): made standalone, searched, and planned with
     the recent turns in the prompt — for a stored conversation and a stateless chat alike."""
-    condensed = standalone_query(question=question, turns=turns, config=config)
+    condensed = standalone_query(question=question, turns=turns, config=config,
+                                 knowledge_base_ids=scope.knowledge_base_ids)
     history = history_messages(turns[-config.rag_conversation_history_turns:]
                                if config.rag_conversation_history_turns else [],
                                budget=config.rag_conversation_history_tokens)

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from dotenv import dotenv_values
 
@@ -108,6 +109,9 @@ class Config:
     postgres_password: str
     database_url: str
     test_database_url: str
+    database_replica_urls: tuple[str, ...]  # read replicas for searches (core/replicas.py)
+    rag_replica_max_lag_seconds: float
+    rag_replica_check_seconds: float
     vault_path: Path
     upload_folder: Path  # UPLOAD_DIR as given: relative to the project root, or absolute
     embedding_provider: str
@@ -116,6 +120,17 @@ class Config:
     embedding_device: str
     embedding_cache_dir: Path
     embedding_batch_size: int
+    # EMBEDDING_PROVIDER=openai-compatible: the servers, their contract and limits.
+    embedding_base_urls: tuple[str, ...]
+    embedding_api_key: str = field(repr=False)
+    embedding_dimensions: int  # the length of every vector the server returns
+    embedding_send_dimensions: bool
+    embedding_remote_batch_size: int
+    embedding_max_input_tokens: int
+    embedding_max_concurrency: int
+    embedding_timeout_seconds: float
+    embedding_max_retries: int
+    embedding_query_instruction: str
     llm_provider: str
     llm_base_url: str
     llm_model: str
@@ -135,6 +150,8 @@ class Config:
     rerank_base_url: str
     rerank_api_key: str = field(repr=False)
     rerank_timeout_seconds: float
+    # Hosts (lower case, no brackets) whose servers are this machine: text sent there stays.
+    rag_outbound_local_hosts: frozenset[str]
     rag_vector_index: str
     rag_hnsw_min_chunks: int
     rag_hnsw_target_recall: float
@@ -229,6 +246,9 @@ class Config:
                 value = "<set>" if value else "<unset>"
             elif name.endswith("DATABASE_URL"):
                 value = url_password_mask(value)
+            elif name == "DATABASE_REPLICA_URLS":
+                value = ",".join(url_password_mask(url.strip()) for url in value.split(",")
+                                 if url.strip())
             items.append((name, value, self.sources[name]))
         return items
 
@@ -289,6 +309,9 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
     provider = _choice(raw, "EMBEDDING_PROVIDER", tuple(providers))
     fixed_model = providers[provider].fixed_model
     if not raw["EMBEDDING_MODEL"]:
+        if provider == "openai-compatible":
+            raise ConfigError("EMBEDDING_MODEL must name the embedding server's model when "
+                              "EMBEDDING_PROVIDER=openai-compatible", variable="EMBEDDING_MODEL")
         if fixed_model is None:
             raise ConfigError(
                 "EMBEDDING_MODEL must name a local model directory or an installed model package "
@@ -308,6 +331,7 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
     if batch_size < 1:
         raise ConfigError("EMBEDDING_BATCH_SIZE must be a positive integer",
                           variable="EMBEDDING_BATCH_SIZE")
+    embedding_urls = _embedding_urls(raw, required=provider == "openai-compatible")
     llm_provider = _choice(raw, "LLM_PROVIDER", LLM_PROVIDERS)
     timeout = _positive_number(raw, "LLM_TIMEOUT_SECONDS")
     stream_max = _positive_number(raw, "LLM_STREAM_MAX_SECONDS")
@@ -366,8 +390,16 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         if not database_url_valid(raw[name]):
             raise ConfigError(f"{name} must be a postgresql://user:password@host:port/database "
                               "URL", variable=name)
+    replica_urls = tuple(url.strip() for url in raw["DATABASE_REPLICA_URLS"].split(",")
+                         if url.strip())
+    for url in replica_urls:
+        if not database_url_valid(url):
+            raise ConfigError("DATABASE_REPLICA_URLS must hold postgresql://user:password@host:"
+                              f"port/database URLs; one is {url_password_mask(url)!r}",
+                              variable="DATABASE_REPLICA_URLS")
     # The key travels in an HTTP header, which only carries printable ASCII.
-    for name in ("LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY", "RAG_MCP_TOKEN"):
+    for name in ("LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY", "RAG_MCP_TOKEN",
+                 "EMBEDDING_API_KEY"):
         if raw[name] and not (raw[name].isascii() and raw[name].isprintable()):
             raise ConfigError(f"{name} contains characters an HTTP header cannot carry "
                               "(non-ASCII or control characters); check how it was copied",
@@ -379,6 +411,9 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         postgres_password=raw["POSTGRES_PASSWORD"],
         database_url=raw["DATABASE_URL"],
         test_database_url=raw["TEST_DATABASE_URL"],
+        database_replica_urls=replica_urls,
+        rag_replica_max_lag_seconds=_positive_number(raw, "RAG_REPLICA_MAX_LAG_SECONDS"),
+        rag_replica_check_seconds=_positive_number(raw, "RAG_REPLICA_CHECK_SECONDS"),
         vault_path=base / Path(raw["VAULT_PATH"]).expanduser(),
         upload_folder=Path(raw["UPLOAD_DIR"]).expanduser(),
         embedding_provider=provider,
@@ -387,6 +422,17 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         embedding_device=device,
         embedding_cache_dir=base / Path(raw["EMBEDDING_CACHE_DIR"]).expanduser(),
         embedding_batch_size=batch_size,
+        embedding_base_urls=embedding_urls,
+        embedding_api_key=raw["EMBEDDING_API_KEY"],
+        embedding_dimensions=_bounded_integer(raw, "EMBEDDING_DIMENSIONS", 1, EMBEDDING_DIM),
+        embedding_send_dimensions=_boolean(raw, "EMBEDDING_SEND_DIMENSIONS"),
+        embedding_remote_batch_size=_bounded_integer(raw, "EMBEDDING_REMOTE_BATCH_SIZE", 1, 2048),
+        embedding_max_input_tokens=_bounded_integer(raw, "EMBEDDING_MAX_INPUT_TOKENS", 16,
+                                                    1_000_000),
+        embedding_max_concurrency=_bounded_integer(raw, "EMBEDDING_MAX_CONCURRENCY", 1, 64),
+        embedding_timeout_seconds=_positive_number(raw, "EMBEDDING_TIMEOUT_SECONDS"),
+        embedding_max_retries=_bounded_integer(raw, "EMBEDDING_MAX_RETRIES", 0, 10),
+        embedding_query_instruction=raw["EMBEDDING_QUERY_INSTRUCTION"].replace("\\n", "\n"),
         llm_provider=llm_provider,
         llm_base_url=raw["LLM_BASE_URL"],
         llm_model=raw["LLM_MODEL"],
@@ -406,6 +452,9 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         rerank_base_url=raw["RERANK_BASE_URL"],
         rerank_api_key=raw["RERANK_API_KEY"],
         rerank_timeout_seconds=rerank_timeout,
+        rag_outbound_local_hosts=frozenset(
+            host.strip().strip("[]").lower() for host in raw["RAG_OUTBOUND_LOCAL_HOSTS"].split(",")
+            if host.strip()),
         rag_vector_index=vector_index,
         rag_hnsw_min_chunks=hnsw_min_chunks,
         rag_hnsw_target_recall=hnsw_target_recall,
@@ -456,6 +505,42 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         raw=dict(raw),
         sources=dict(sources),
     )
+
+
+def _embedding_urls(raw: Mapping[str, str], *, required: bool) -> tuple[str, ...]:
+    """EMBEDDING_BASE_URL's servers: each an http(s) URL with a host, no two alike."""
+    name = "EMBEDDING_BASE_URL"
+    urls = tuple(dict.fromkeys(url.strip().rstrip("/") for url in raw[name].split(",")
+                               if url.strip()))
+    if required and not urls:
+        raise ConfigError(f"{name} must name the embedding server (e.g. http://gpu-1:8080/v1; "
+                          "several comma-separated) when EMBEDDING_PROVIDER=openai-compatible",
+                          variable=name)
+    for url in urls:
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises on a port that is not a number
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+            shown = endpoint_origin(url) or "a value"
+            raise ConfigError(f"{name} holds {shown}, which is not an http(s):// URL with a "
+                              "host", variable=name)
+    return urls
+
+
+def endpoint_origin(url: str) -> str | None:
+    """scheme://host[:port] of an endpoint, for messages and pages: never a user, password,
+    path or query string (any may carry a key). "" without a scheme or host; None when it
+    cannot be read as a URL at all."""
+    try:
+        parts = urlsplit(url)
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return None
+    if not parts.scheme or not parts.hostname:
+        return ""
+    return f"{parts.scheme}://{parts.hostname}{port}"
 
 
 def _choice(raw: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str:

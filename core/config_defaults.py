@@ -22,6 +22,9 @@ DEFAULTS: dict[str, str] = {
     "POSTGRES_PASSWORD": "local_rag",
     "DATABASE_URL": "postgresql://local_rag:local_rag@localhost:5432/local_rag",
     "TEST_DATABASE_URL": "postgresql://local_rag:local_rag@localhost:5432/local_rag_test",
+    "DATABASE_REPLICA_URLS": "",  # replicas that searches may read from (core/replicas.py)
+    "RAG_REPLICA_MAX_LAG_SECONDS": "5",
+    "RAG_REPLICA_CHECK_SECONDS": "2",
     "VAULT_PATH": "samples/acme-vault",
     "UPLOAD_DIR": ".local/uploads",
     "EMBEDDING_PROVIDER": "fake",
@@ -30,6 +33,17 @@ DEFAULTS: dict[str, str] = {
     "EMBEDDING_DEVICE": "cpu",
     "EMBEDDING_CACHE_DIR": ".cache/embeddings",
     "EMBEDDING_BATCH_SIZE": "16",
+    # EMBEDDING_PROVIDER=openai-compatible (knowledge/embeddings/remote.py).
+    "EMBEDDING_BASE_URL": "",  # one server or several, comma-separated
+    "EMBEDDING_API_KEY": "",
+    "EMBEDDING_DIMENSIONS": str(EMBEDDING_DIM),  # the length every returned vector must have
+    "EMBEDDING_SEND_DIMENSIONS": "true",  # send it as `dimensions` (Matryoshka models)
+    "EMBEDDING_REMOTE_BATCH_SIZE": "10",
+    "EMBEDDING_MAX_INPUT_TOKENS": "8192",
+    "EMBEDDING_MAX_CONCURRENCY": "4",  # requests in flight per server, per process
+    "EMBEDDING_TIMEOUT_SECONDS": "30",
+    "EMBEDDING_MAX_RETRIES": "3",
+    "EMBEDDING_QUERY_INSTRUCTION": "",  # put before each question, e.g. a model's query prompt
     "LLM_PROVIDER": "fake",
     "LLM_BASE_URL": "",
     "LLM_MODEL": "",
@@ -40,6 +54,8 @@ DEFAULTS: dict[str, str] = {
     "LLM_MAX_CONCURRENCY": "4",
     "LLM_QUEUE_WAIT_SECONDS": "2",
     "LLM_MAX_RESPONSE_BYTES": "2097152",
+    # Hosts whose servers count as this machine for the knowledge bases' outbound policy.
+    "RAG_OUTBOUND_LOCAL_HOSTS": "localhost,127.0.0.1,::1",
     "RAG_RETRIEVAL": "hybrid",
     "RAG_CANDIDATES": "50",
     "RAG_RERANK": "",  # unset: the embedding provider's default_rerank
@@ -91,6 +107,6 @@ DEFAULTS: dict[str, str] = {
 }
 # Shown as <set> or <unset>, never as their value.
 SECRET_KEYS = frozenset({"LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY", "RAG_MCP_TOKEN",
-                         "RAG_SECRET_KEY"})
+                         "RAG_SECRET_KEY", "EMBEDDING_API_KEY"})
 SECRET_KEY_MIN_CHARS = 32
 EMBEDDING_DEVICES = ("cpu", "cuda", "mps")

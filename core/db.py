@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import psycopg
-from django.db import DatabaseError, InterfaceError, connection
+from django.db import DatabaseError, InterfaceError, connection, connections
 from django.db.backends.signals import connection_created
 from pgvector.psycopg.vector import register_vector_info
 from psycopg.types import TypeInfo
@@ -18,6 +18,7 @@ from psycopg.types import TypeInfo
 from core.config import get_config
 from core.dburl import url_password_mask
 from core.errors import InvalidRequest, LocalRagError, first_line
+from core.replicas import read_alias
 
 SCHEMA_HINT = "run `rag db init`"
 # SQLSTATEs that mean the connection itself is gone: class 08 (connection exception) and the
@@ -110,14 +111,17 @@ def db_errors_translated() -> Iterator[None]:
 
 
 def raw_connection() -> psycopg.Connection:
-    """The psycopg connection under Django's default connection, with pgvector registered;
+    """The psycopg connection under Django's connection (the default one, or the replica a
+    search reads from), with pgvector registered;
     raises PgvectorUnavailable when the database has no `vector` type.
 
     Use `psycopg.Cursor(conn)` on it for bulk writes: Django's own cursor factory binds
     parameters client-side as text, which makes every 1024-float vector a long string."""
+    # Inside a search on a replica (core/replicas.py), that replica's connection.
+    wrapper = connections[read_alias()]
     with db_errors_translated():
-        connection.ensure_connection()
-    conn = connection.connection
+        wrapper.ensure_connection()
+    conn = wrapper.connection
     if not getattr(conn, "_localrag_vector_registered", False):
         with db_errors_translated():
             # Only the `vector` type: one catalogue query per new connection, not four.

@@ -225,12 +225,14 @@ class Cluster:
         self.data_dir = Path(data_dir).resolve()
         self.log_file = self.data_dir.parent / "postgres.log"
 
-    def _run(self, tool: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    def _run(self, tool: str, *args: str, check: bool = True,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
         command = [*_run_as_prefix(), str(binaries_dir() / tool), *args]
         # Output goes to files, never pipes: a server started by pg_ctl inherits the pipe and a
         # reader would wait for it forever.
         with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as out:
-            result = _system_run(command, stdin=stdin, stdout=out, stderr=subprocess.STDOUT)
+            result = _system_run(command, stdin=stdin, stdout=out, stderr=subprocess.STDOUT,
+                                 env={**os.environ, **env} if env else None)
             out.seek(0)
             output = out.read().decode("utf-8", "replace")
         completed = subprocess.CompletedProcess(command, result.returncode, output, "")
@@ -270,6 +272,22 @@ class Cluster:
         finally:
             pwfile.unlink(missing_ok=True)
         return True
+
+    def replicate_from(self, *, host: str, port: int, user: str, password: str) -> None:
+        """Make this (not yet existing) data directory a streaming standby of the server at
+        `host:port` (a TCP host or a socket folder): a base backup with its WAL streamed along,
+        and the standby settings written (`pg_basebackup -R`), connecting as `user`, a role
+        with REPLICATION (the bootstrap superuser). Start it with `start` like any cluster."""
+        if self.initialised:
+            raise EmbeddedPostgresError(f"{self.data_dir} holds a cluster already")
+        _ensure_os_user()
+        self.data_dir.parent.mkdir(parents=True, exist_ok=True)
+        hand_over(self.data_dir.parent)
+        self._reachable_check(self.data_dir.parent)
+        # The password through the environment only: never on a command line `ps` shows.
+        self._run("pg_basebackup", "-h", host, "-p", str(port), "-U", user, "-D",
+                  str(self.data_dir), "-R", "-X", "stream", "--checkpoint=fast", "-w",
+                  env={"PGPASSWORD": password})
 
     def _reachable_check(self, folder: Path) -> None:
         if is_root() and not reachable_by_run_user(folder):

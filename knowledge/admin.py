@@ -171,7 +171,7 @@ def _still_indexed(path: str, count: int) -> str:
 class KnowledgeBaseForm(forms.ModelForm):
     class Meta:
         model = KnowledgeBase
-        fields = ("slug", "name", "description")
+        fields = ("slug", "name", "description", "outbound")
 
     def clean_slug(self) -> str:
         # The same rule as `rag kb create` (and the table's CHECK), as a form error, not a 500.
@@ -246,7 +246,9 @@ class GrantInline(admin.TabularInline):
 @admin.register(KnowledgeBase)
 class KnowledgeBaseAdmin(admin.ModelAdmin[KnowledgeBase]):
     form = KnowledgeBaseForm
-    list_display = ("slug", "name", "documents", "chunks", "sources_count", "updated_at")
+    list_display = ("slug", "name", "outbound", "documents", "chunks", "sources_count",
+                    "updated_at")
+    list_filter = ("outbound",)
     search_fields = ("slug", "name", "description")
     inlines = (SourceInline, GrantInline)
 

@@ -49,7 +49,8 @@ def health(request):
     if not schema_state()["schema"]:
         return health_report(config=config, scope=None)  # raises the 503 with the checks
     caller = request_caller(request)
-    return health_report(config=config, scope=caller.scope() if caller is not None else None)
+    return health_report(config=config, scope=caller.scope() if caller is not None else None,
+                         admin=caller is not None and caller.admin)
 
 
 ERRORS = {code: ErrorBody for code in (400, 401, 403, 404, 409, 413, 415, 422, 503)}
@@ -79,7 +80,7 @@ def knowledge_bases_view(request):
              summary="Create an empty knowledge base (admins)")
 def knowledge_base_create_view(request, payload: KnowledgeBaseCreate):
     base = bases.kb_admin_create(caller=request.auth, slug=payload.slug, name=payload.name,
-                                 description=payload.description)
+                                 description=payload.description, outbound=payload.outbound)
     return Status(201, kb_entry(base, caller=request.auth))
 
 
@@ -87,7 +88,7 @@ def knowledge_base_create_view(request, payload: KnowledgeBaseCreate):
               summary="Rename a knowledge base or change its description (admins)")
 def knowledge_base_change_view(request, slug: str, payload: KnowledgeBaseChange):
     base = bases.kb_admin_update(caller=request.auth, slug=slug, name=payload.name,
-                                 description=payload.description)
+                                 description=payload.description, outbound=payload.outbound)
     return kb_entry(base, caller=request.auth)
 
 

@@ -9,13 +9,19 @@ from ninja import Schema
 from pydantic import AfterValidator, Field
 
 from core.api_schemas import StrictRequest, no_control_characters
+from knowledge.outbound import OUTBOUND_POLICIES
 from knowledge.selectors import DOCUMENT_FORMATS, DOCUMENT_STATUSES
+
+Outbound = Literal["local-only", "allowed"]
+assert set(Outbound.__args__) == set(OUTBOUND_POLICIES)  # type: ignore[attr-defined]
 
 
 class KnowledgeBaseOut(Schema):
     slug: str
     name: str
     description: str
+    # Whether its text may be sent to servers outside this machine (knowledge/outbound.py).
+    outbound: Outbound
     documents: int
     chunks: int
     # What this caller may do there: "maintainer" (upload, delete, reindex) or "reader".
@@ -115,12 +121,14 @@ class KnowledgeBaseCreate(StrictRequest):
     slug: str
     name: KnowledgeBaseName | None = None  # default: the slug
     description: KnowledgeBaseDescription = ""
+    outbound: Outbound = "local-only"
 
 
 class KnowledgeBaseChange(StrictRequest):
     # Only what is given changes; the slug never does (it names the base in every URL).
     name: KnowledgeBaseName | None = None
     description: KnowledgeBaseDescription | None = None
+    outbound: Outbound | None = None
 
 
 DocumentStatus = Literal["queued", "active", "failed", "deleting"]

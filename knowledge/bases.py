@@ -19,6 +19,7 @@ from core.config import Config
 from core.db import db_errors_translated
 from core.errors import Conflict, InvalidRequest, NotFound
 from knowledge import sql
+from knowledge.outbound import OUTBOUND_LOCAL_ONLY, outbound_policy_check
 from knowledge.vault import vault_resolve
 from knowledge.vault_index import vault_overlap_check
 
@@ -38,13 +39,14 @@ class KnowledgeBaseInfo:
     slug: str
     name: str
     description: str
+    outbound: str = OUTBOUND_LOCAL_ONLY  # whether its text may leave the machine (outbound.py)
     documents: int = 0
     chunks: int = 0
     sources: list[Source] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"slug": self.slug, "name": self.name, "description": self.description,
-                "documents": self.documents, "chunks": self.chunks,
+                "outbound": self.outbound, "documents": self.documents, "chunks": self.chunks,
                 "sources": [{"kind": source.kind, "path": source.path}
                             for source in self.sources]}
 
@@ -60,12 +62,15 @@ def slug_check(slug: str) -> str:
 
 
 def kb_create(*, slug: str, name: str | None = None, description: str = "",
-              sources: list[str] | tuple[str, ...] = ()) -> KnowledgeBaseInfo:
-    """A new knowledge base with its vault sources (each must be a folder no base has yet)."""
+              sources: list[str] | tuple[str, ...] = (),
+              outbound: str = OUTBOUND_LOCAL_ONLY) -> KnowledgeBaseInfo:
+    """A new knowledge base with its vault sources (each must be a folder no base has yet);
+    its text stays on this machine unless `outbound` is `allowed`."""
     slug_check(slug)
+    outbound_policy_check(outbound)
     paths = [str(vault_resolve(path)) for path in sources]
     with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(sql.KB_INSERT, [slug, name or slug, description])
+        cursor.execute(sql.KB_INSERT, [slug, name or slug, description, outbound])
         row = cursor.fetchone()
         if row is None:
             raise Conflict(f"knowledge base {slug!r} exists already", details={"slug": slug})
@@ -129,11 +134,14 @@ def kb_delete(*, slug: str) -> None:
                            "holds documents", details={"knowledge_base": slug})
 
 
-def kb_update(*, slug: str, name: str | None = None,
-              description: str | None = None) -> KnowledgeBaseInfo:
-    """Rename a base or change its description (what is None stays); its slug stays."""
+def kb_update(*, slug: str, name: str | None = None, description: str | None = None,
+              outbound: str | None = None) -> KnowledgeBaseInfo:
+    """Rename a base, change its description or its outbound policy (what is None stays);
+    its slug stays."""
+    if outbound is not None:
+        outbound_policy_check(outbound)
     with db_errors_translated(), connection.cursor() as cursor:
-        cursor.execute(sql.KB_UPDATE, [name, description, slug])
+        cursor.execute(sql.KB_UPDATE, [name, description, outbound, slug])
         if cursor.fetchone() is None:
             raise NotFound(f"knowledge base not found: {slug}", details={"knowledge_base": slug})
     return kb_get(slug)
@@ -144,18 +152,20 @@ def kb_update(*, slug: str, name: str | None = None,
 
 
 def kb_admin_create(*, caller: Caller, slug: str, name: str | None = None,
-                    description: str = "") -> KnowledgeBaseInfo:
+                    description: str = "",
+                    outbound: str = OUTBOUND_LOCAL_ONLY) -> KnowledgeBaseInfo:
     """A new, empty knowledge base (documents come by upload; folders are the operator's)."""
     caller.admin_check(what="create knowledge bases")
-    return kb_create(slug=slug, name=name, description=description)
+    return kb_create(slug=slug, name=name, description=description, outbound=outbound)
 
 
 def kb_admin_update(*, caller: Caller, slug: str, name: str | None = None,
-                    description: str | None = None) -> KnowledgeBaseInfo:
-    """Rename a base or change its description, as an admin."""
+                    description: str | None = None,
+                    outbound: str | None = None) -> KnowledgeBaseInfo:
+    """Rename a base, change its description or its outbound policy, as an admin."""
     kb_get_visible(caller, slug)
     caller.admin_check(what=f"change knowledge base {slug}")
-    return kb_update(slug=slug, name=name, description=description)
+    return kb_update(slug=slug, name=name, description=description, outbound=outbound)
 
 
 def kb_admin_delete(*, caller: Caller, slug: str) -> None:
@@ -194,9 +204,9 @@ def kb_list(*, slugs: list[str] | None = None,
         for base_id, kind, path in cursor.fetchall():
             sources.setdefault(base_id, []).append(Source(kind=kind, path=path))
     return [KnowledgeBaseInfo(id=base_id, slug=slug, name=name, description=description,
-                              documents=documents, chunks=chunks,
+                              outbound=outbound, documents=documents, chunks=chunks,
                               sources=sources.get(base_id, []))
-            for base_id, slug, name, description, documents, chunks in rows]
+            for base_id, slug, name, description, outbound, documents, chunks in rows]
 
 
 def source_base(*, path: str) -> int:

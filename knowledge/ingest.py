@@ -11,8 +11,10 @@ finds no note at all deletes nothing unless the operator says `prune`.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -26,9 +28,10 @@ from core.errors import LocalRagError, first_line
 from knowledge import store
 from knowledge.bases import kb_source_add, source_base
 from knowledge.db_schema import schema_ensure
-from knowledge.embeddings import ChunkText, EmbeddingProvider, get_embedder
+from knowledge.embeddings import ChunkText, EmbeddingProvider, embedding_remote_urls, get_embedder
 from knowledge.formats import ocr
 from knowledge.formats.base import ExtractOptions
+from knowledge.outbound import outbound_check
 from knowledge.preparing import PrepareFailed, chunk_texts, notes_prepare
 from knowledge.sidecar import sidecar_merge, sidecar_same
 from knowledge.vault import (
@@ -89,6 +92,8 @@ class IngestResult:
     timings: dict[str, float] = field(default_factory=dict)
     elapsed_seconds: float = 0.0
     error_summary: str | None = None
+    # Endpoint host -> {"texts", "bytes"} sent to embedding servers outside this machine.
+    outbound: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         names = ("documents_added", "documents_updated", "documents_deleted", "documents_skipped",
@@ -167,6 +172,11 @@ def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress |
         if knowledge_base is not None:
             kb_source_add(slug=knowledge_base, path=vault)
         knowledge_base_id = source_base(path=vault)
+        # Before a file is read: a base whose text stays here is never sent to a server that
+        # is not (knowledge/outbound.py).
+        for url in embedding_remote_urls(config=config):
+            outbound_check(config=config, url=url, what="embedding this folder's chunks",
+                           knowledge_base_ids=[knowledge_base_id])
         if not store.vault_lock(vault_path=vault, wait=wait_for_lock):
             raise IngestLocked(f"another ingest of {vault} is running; wait for it to finish "
                                "(or pass --wait)", details={"vault_path": vault})
@@ -200,6 +210,10 @@ def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
         raise
     finally:
         result.timings = {phase: round(seconds, 4) for phase, seconds in timer.totals.items()}
+        # What went to embedding servers outside this machine, per host (a remote embedder
+        # counts it; a local one sends nothing).
+        result.outbound = {host: dict(counts)
+                           for host, counts in getattr(embedder, "sent", {}).items()}
         result.elapsed_seconds = round(time.perf_counter() - started, 4)
         store.run_finish(run_id=result.run_id, status=result.status, counts=result.counts(),
                          error_summary=result.error_summary,
@@ -209,7 +223,8 @@ def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
                                    "files_rejected": result.files_rejected,
                                    "ocr_pages": result.ocr_pages,
                                    "chunks_lexical_filled": result.chunks_lexical_filled,
-                                   "elapsed_seconds": result.elapsed_seconds})
+                                   "elapsed_seconds": result.elapsed_seconds,
+                                   "outbound": result.outbound})
     return result
 
 
@@ -312,7 +327,22 @@ def _write(*, notes: Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | by
            vault: str, embedder: EmbeddingProvider, result: IngestResult, timer: _Timer,
            reading: _Reading, prepare_workers: int | None, knowledge_base_id: int,
            source_names: dict[str, str]) -> None:
-    """Prepare the changed notes in the workers and write them in batches."""
+    """Prepare the changed notes in the workers and write them in batches. An embedder that
+    works in this process (a model, or servers over HTTP) embeds one batch while the one before
+    is written, so neither the model nor the database waits for the other."""
+    with (ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-embed")
+          if not embedder.runs_in_workers else contextlib.nullcontext()) as embedding:
+        batches = _Batches(vault=vault, embedder=embedder, result=result, timer=timer,
+                           knowledge_base_id=knowledge_base_id, check=reading.check,
+                           embedding=embedding)
+        _prepare(notes=notes, batches=batches, embedder=embedder, result=result, timer=timer,
+                 reading=reading, prepare_workers=prepare_workers, source_names=source_names)
+
+
+def _prepare(*, notes: Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | bytes, str]],
+             batches: _Batches, embedder: EmbeddingProvider, result: IngestResult,
+             timer: _Timer, reading: _Reading, prepare_workers: int | None,
+             source_names: dict[str, str]) -> None:
     pending: list[_Pending] = []
     pending_chunks = 0
     mark = time.perf_counter()
@@ -348,29 +378,67 @@ def _write(*, notes: Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | by
             pending_chunks += len(prepared.chunks)
             result.ocr_pages += prepared.ocr_page_count
         if pending_chunks >= EMBED_BATCH_CHUNKS:
-            _flush(pending, vault=vault, embedder=embedder, result=result, timer=timer,
-                   knowledge_base_id=knowledge_base_id, check=reading.check)
+            batches.add(pending)
             pending, pending_chunks = [], 0
         mark = time.perf_counter()
-    _flush(pending, vault=vault, embedder=embedder, result=result, timer=timer,
-           knowledge_base_id=knowledge_base_id, check=reading.check)
+    batches.add(pending)
+    batches.finish()
 
 
-def _flush(pending: list[_Pending], *, vault: str, embedder: EmbeddingProvider,
-           result: IngestResult, timer: _Timer, knowledge_base_id: int,
-           check: Callable[[], None]) -> None:
-    """Embed what is not embedded yet in one batch, then write the notes in one transaction."""
-    if not pending:
-        return
-    check()
-    mark = time.perf_counter()
-    texts = [text for version, ready, _ in pending if ready is None
-             for text in chunk_texts(chunks=version.chunks, relative_path=version.source,
-                                     tags=version.tags)]
-    fresh = iter(embedder.embed_documents(texts) if texts else [])
-    per_note = [ready if ready is not None else [next(fresh) for _ in version.chunks]
-                for version, ready, _ in pending]
-    timer.add("embed", mark)
+class _Batches:
+    """Batches of prepared notes on their way to the index: each is embedded (what its worker
+    did not embed already) and then written in one transaction. With `embedding` (a one-thread
+    executor) a batch's embedding starts as it arrives and it is written once the next one has
+    arrived, or at the end; without, both happen at once."""
+
+    def __init__(self, *, vault: str, embedder: EmbeddingProvider, result: IngestResult,
+                 timer: _Timer, knowledge_base_id: int, check: Callable[[], None],
+                 embedding: ThreadPoolExecutor | None) -> None:
+        self.vault, self.embedder, self.result, self.timer = vault, embedder, result, timer
+        self.knowledge_base_id, self.check, self.embedding = knowledge_base_id, check, embedding
+        self.waiting: tuple[list[_Pending], Future[list[list[float]]]] | None = None
+
+    def add(self, pending: list[_Pending]) -> None:
+        if not pending:
+            return
+        self.check()
+        texts = [text for version, ready, _ in pending if ready is None
+                 for text in chunk_texts(chunks=version.chunks, relative_path=version.source,
+                                         tags=version.tags)]
+        if self.embedding is None:
+            mark = time.perf_counter()
+            fresh = self.embedder.embed_documents(texts) if texts else []
+            self.timer.add("embed", mark)
+            self._write(pending, fresh)
+            return
+        future = self.embedding.submit(self.embedder.embed_documents, texts)
+        self.finish()
+        self.waiting = (pending, future)
+
+    def finish(self) -> None:
+        """Write the batch whose embedding is under way, once it is done."""
+        if self.waiting is None:
+            return
+        pending, future = self.waiting
+        self.waiting = None
+        mark = time.perf_counter()
+        fresh = future.result()  # the embedding's error, if any, ends the run here
+        self.timer.add("embed", mark)  # the time the writer waited for it
+        self._write(pending, fresh)
+
+    def _write(self, pending: list[_Pending], fresh: Sequence[Sequence[float]]) -> None:
+        vectors = iter(fresh)
+        per_note = [ready if ready is not None else [next(vectors) for _ in version.chunks]
+                    for version, ready, _ in pending]
+        _flush_write(pending, per_note, vault=self.vault, embedder=self.embedder,
+                     result=self.result, timer=self.timer,
+                     knowledge_base_id=self.knowledge_base_id, check=self.check)
+
+
+def _flush_write(pending: list[_Pending], per_note: list, *, vault: str,
+                 embedder: EmbeddingProvider, result: IngestResult, timer: _Timer,
+                 knowledge_base_id: int, check: Callable[[], None]) -> None:
+    """Write embedded notes in one transaction (one by one when the batch is refused)."""
     check()  # embedding is the slow part: nothing is written for a run stopped meanwhile
     mark = time.perf_counter()
     try:

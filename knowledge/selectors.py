@@ -16,11 +16,12 @@ from access.callers import Caller, Scope
 from core.config import Config
 from core.db import db_errors_translated
 from core.errors import InvalidRequest, LocalRagError, NotFound
+from core.replicas import replica_states
 from jobs.workers import workers_alive
 from knowledge import sql
 from knowledge.bases import KnowledgeBaseInfo, kb_get_visible, kb_list
 from knowledge.db_schema import index_connection, schema_error, schema_state
-from knowledge.embeddings import embedder_status, embedding_native_dim
+from knowledge.embeddings import embedder_status, embedding_endpoints, embedding_native_dim
 from knowledge.formats import FORMATS
 from knowledge.vector_path import vector_path_plan
 
@@ -78,11 +79,11 @@ def corpus_fingerprint() -> str:
         return (cursor.fetchone()[0] or "empty")[:12]
 
 
-def health_report(*, config: Config, scope: Scope | None) -> dict:
+def health_report(*, config: Config, scope: Scope | None, admin: bool = False) -> dict:
     """The /health body; raises the 503 domain errors (with the checks as details) when the
     database, the schema or pgvector is not there. The counts are those of `scope` (what the
     caller may see); without a scope (no credentials while access control is on) the body
-    holds the checks and no count."""
+    holds the checks and no count. Only an `admin` learns where the embedding servers are."""
     state = schema_state()
     checks = {
         "app": "ok",
@@ -115,6 +116,13 @@ def health_report(*, config: Config, scope: Scope | None) -> dict:
     if scope is not None:
         details.update(documents=counts.documents, chunks=counts.chunks,
                        embeddings_current_config=counts.embeddings_current_config)
+    if admin:
+        # Where text goes to be embedded (scheme://host:port; [] for a model run here): as on
+        # the status page, for those who run the service; readers and probes learn no network.
+        details["embedding_endpoints"] = embedding_endpoints(config=config)
+        if config.database_replica_urls:
+            # Each read replica as checked now: its URL (password masked), usable, lag.
+            details["replicas"] = replica_states(config)
     return {"status": "ok" if healthy else "degraded", "checks": checks, "details": details}
 
 

@@ -227,14 +227,15 @@ FROM documents
 
 # Knowledge bases and sources (knowledge/bases.py).
 KB_INSERT = """
-INSERT INTO knowledge_bases (slug, name, description) VALUES (%s, %s, %s)
+INSERT INTO knowledge_bases (slug, name, description, outbound) VALUES (%s, %s, %s, %s)
 ON CONFLICT (slug) DO NOTHING
 RETURNING id
 """
 
 KB_UPDATE = """
 UPDATE knowledge_bases
-SET name = coalesce(%s, name), description = coalesce(%s, description), updated_at = now()
+SET name = coalesce(%s, name), description = coalesce(%s, description),
+    outbound = coalesce(%s, outbound), updated_at = now()
 WHERE slug = %s
 RETURNING id
 """
@@ -321,7 +322,7 @@ WHERE vault_path = %s AND knowledge_base_id IS DISTINCT FROM %s
 """
 
 KB_LIST = """
-SELECT b.id, b.slug, b.name, b.description,
+SELECT b.id, b.slug, b.name, b.description, b.outbound,
        (SELECT count(*) FROM documents d WHERE d.knowledge_base_id = b.id AND d.status = 'active'),
        (SELECT count(*) FROM chunks c WHERE c.knowledge_base_id = b.id)
 FROM knowledge_bases b

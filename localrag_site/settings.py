@@ -10,6 +10,8 @@ from django.core.management.utils import get_random_secret_key
 
 from core.config import get_config
 from core.dburl import database_settings
+from core.replicas import ALIAS_PREFIX as REPLICA_ALIAS_PREFIX
+from core.replicas import replica_database_settings
 
 # Lets the admins be declared as `admin.ModelAdmin[Model]` (the generic types django-stubs gives
 # them) at runtime too: it only adds `__class_getitem__` to those Django classes.
@@ -56,6 +58,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "localrag_site.http_errors.MethodNotAllowedMiddleware",
     "localrag_site.tracing.TraceMiddleware",
+    "localrag_site.read_primary.ReadPrimaryMiddleware",
     "localrag_site.http_errors.JsonBodyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -123,7 +126,12 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": database_settings(CONFIG.database_url)}
+DATABASES = {"default": database_settings(CONFIG.database_url),
+             # Read replicas for searches only (core/replicas.py); the router keeps every write,
+             # and every read outside a search, on the primary.
+             **{f"{REPLICA_ALIAS_PREFIX}{number}": replica_database_settings(url)
+                for number, url in enumerate(CONFIG.database_replica_urls, start=1)}}
+DATABASE_ROUTERS = ["core.replicas.ReplicaRouter"]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

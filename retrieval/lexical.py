@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 import psycopg
-from django.db import connection as django_connection
-from django.db import transaction
+from django.db import connections, transaction
 
 from core.db import db_errors_translated
 from core.errors import InvalidRequest
+from core.replicas import read_alias
 from knowledge.db_schema import index_connection
 from knowledge.lexical import DL_CELL_LOWER, TF_CELL_UPPER, cell_lexeme, text_analyze
 from retrieval import sql
@@ -372,12 +372,13 @@ def _snapshot() -> Iterator[psycopg.Cursor]:
     only, rolled back), so the statistics and cells read by the first statement are those the
     later ones score; inside a caller's transaction, that transaction."""
     conn = index_connection()
-    nested = django_connection.in_atomic_block
-    with transaction.atomic(), psycopg.Cursor(conn) as cursor:
+    alias = read_alias()  # the primary, or the replica this search reads from
+    nested = connections[alias].in_atomic_block
+    with transaction.atomic(using=alias), psycopg.Cursor(conn) as cursor:
         if not nested:
             cursor.execute(sql.LEXICAL_SNAPSHOT)
         yield cursor
-        transaction.set_rollback(True)
+        transaction.set_rollback(True, using=alias)
 
 
 def _query_parse(query: str) -> _LexicalQuery:

@@ -329,7 +329,7 @@ def _reranked(*, query: str, ordered: list[Candidate],
                         heading_path=item.hit.heading_path, relative_path=item.hit.relative_path,
                         fused_rank=item.fused_rank or position, cosine=item.cosine,
                         bm25=item.bm25, term_coverage=item.matched_share,
-                        fused_score=item.fused_score)
+                        fused_score=item.fused_score, knowledge_base=item.hit.knowledge_base)
         for position, item in enumerate(ordered, start=1)])
     reranked = []
     for position, ranked in enumerate(outcome.ranked, start=1):

@@ -11,8 +11,9 @@ import psycopg
 
 from access.callers import Scope
 from core.config import EMBEDDING_DIM, MAX_TEXT_CHARS, TOP_K_RANGE, Config
-from core.db import db_errors_translated
+from core.db import DatabaseUnavailable, db_errors_translated
 from core.errors import InvalidRequest
+from core.replicas import replica_failed, replica_reads
 from knowledge.db_schema import index_connection
 from knowledge.embeddings import EmbeddingDimMismatch, EmbeddingProvider, get_embedder
 from retrieval import sql
@@ -56,6 +57,26 @@ def search(*, query: str, top_k: int | None, config: Config, scope: Scope,
             f"the query embedding has {len(vector)} dimensions but the index stores "
             f"{EMBEDDING_DIM}; check EMBEDDING_PROVIDER / EMBEDDING_MODEL",
             details={"expected": EMBEDDING_DIM, "actual": len(vector)})
+    with replica_reads(config) as replica:
+        try:
+            return _retrieve(query=query, vector=vector, limit=limit, mode=mode, config=config,
+                             embedder=embedder, scope=scope, filters=filters, clock=clock,
+                             explain=explain, database=replica or "primary")
+        except DatabaseUnavailable:
+            if replica is None:
+                raise
+            # The replica went away in the middle of the search: skipped from now on, and this
+            # search done again on the primary.
+            replica_failed(replica)
+    return _retrieve(query=query, vector=vector, limit=limit, mode=mode, config=config,
+                     embedder=embedder, scope=scope, filters=filters, clock=clock,
+                     explain=explain, database="primary")
+
+
+def _retrieve(*, query: str, vector: list[float], limit: int, mode: str, config: Config,
+              embedder: EmbeddingProvider, scope: Scope, filters: DocumentFilter | None,
+              clock: Any, explain: bool, database: str) -> SearchOutcome:
+    """The statements of one search, on the database `replica_reads` chose."""
     ids = scope.knowledge_base_ids
     admitted = None
     if filters is not None:
@@ -70,7 +91,7 @@ def search(*, query: str, top_k: int | None, config: Config, scope: Scope,
                                      "documents": len(admitted.document_ids),
                                      "chunks": admitted.chunks}
     _trace_note(mode=mode, limit=limit, ids=ids, run=run, config=config, embedder=embedder,
-                filters=filters)
+                filters=filters, database=database)
     if not run.results:
         _readiness_check(embedder=embedder, knowledge_base_ids=ids)
     return SearchOutcome(confidence=run.confidence, results=[item.hit for item in run.results],
@@ -89,7 +110,8 @@ def search_body(outcome: SearchOutcome) -> dict[str, Any]:
 
 
 def _trace_note(*, mode: str, limit: int, ids: Sequence[int], run: Any, config: Config,
-                embedder: EmbeddingProvider, filters: DocumentFilter | None) -> None:
+                embedder: EmbeddingProvider, filters: DocumentFilter | None,
+                database: str) -> None:
     """What this retrieval adds to the current trace: scope, parameters, stage times."""
     trace = trace_current()
     if trace is None:
@@ -101,6 +123,8 @@ def _trace_note(*, mode: str, limit: int, ids: Sequence[int], run: Any, config: 
                             rerank=config.rag_rerank if reranking else "none",
                             vector_index=config.rag_vector_index,
                             threshold=config.threshold)
+    if config.database_replica_urls:
+        trace.parameters["database"] = database  # the replica's alias, or "primary"
     if filters is not None:
         trace.parameters["filters"] = filters.described
     for stage, milliseconds in run.timings_ms.items():

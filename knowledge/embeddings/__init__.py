@@ -7,11 +7,14 @@ from knowledge.embeddings.providers import (
                                             PROVIDERS,
                                             ProviderSpec,
                                             embedder_status,
+                                            embedding_endpoints,
                                             embedding_native_dim,
+                                            embedding_remote_urls,
                                             get_embedder,
                                             provider_spec,
 )
 
 __all__ = ["PROVIDERS", "FAKE_MODEL", "ChunkText", "EmbeddingDimMismatch", "EmbeddingProvider",
-           "FakeLexicalEmbedder", "ProviderSpec", "embedder_status", "embedding_native_dim",
+           "FakeLexicalEmbedder", "ProviderSpec", "embedder_status", "embedding_endpoints",
+           "embedding_native_dim", "embedding_remote_urls",
            "fake_bucket", "fake_tokens", "get_embedder", "provider_spec"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.config import EMBEDDING_DIM, Config, ConfigError
+from core.config import EMBEDDING_DIM, Config, ConfigError, endpoint_origin
 from knowledge.embeddings.base import EmbeddingProvider
 from knowledge.embeddings.fake import FAKE_MODEL, FakeLexicalEmbedder
 from knowledge.embeddings.local import (
@@ -19,6 +19,7 @@ from knowledge.embeddings.local import (
     model_folder_dimension,
     model_folder_locate,
 )
+from knowledge.embeddings.remote import remote_embedder, remote_embedder_status
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ class ProviderSpec:
         """The model's own vector size before zero-padding to 1024 (None: model not found)."""
         if self.fixed_model is not None:
             return EMBEDDING_DIM
+        if self.name == "openai-compatible":
+            return config.embedding_dimensions
         folder = model_folder_locate(config=config)
         return model_folder_dimension(folder) if folder is not None else None
 
@@ -70,6 +73,10 @@ PROVIDERS: dict[str, ProviderSpec] = {spec.name: spec for spec in (
     ProviderSpec(name="sentence-transformers", fixed_model=None, default_threshold=0.35,
                  fusion_vector_weight=0.7, loads_model=True, build=local_embedder,
                  check=local_model_status),
+    # A server's model, not measured here: sentence-transformers' threshold and weight.
+    ProviderSpec(name="openai-compatible", fixed_model=None, default_threshold=0.35,
+                 fusion_vector_weight=0.7, loads_model=False, build=remote_embedder,
+                 check=remote_embedder_status),
 )}
 
 
@@ -97,3 +104,15 @@ def embedding_native_dim(*, config: Config) -> int | None:
     """The configured model's own vector size before zero-padding to 1024, read from its files
     (None when the custom model cannot be found); fake and local-qwen3 make 1024."""
     return provider_spec(config=config).native_dim(config=config)
+
+
+def embedding_remote_urls(*, config: Config) -> tuple[str, ...]:
+    """The servers that embed for this configuration; () when the model runs here."""
+    return config.embedding_base_urls if config.embedding_provider == "openai-compatible" else ()
+
+
+def embedding_endpoints(*, config: Config) -> list[str]:
+    """scheme://host[:port] of each server that embeds for this configuration ([] when the
+    model runs here): for /health and the status page, never a path, user or key."""
+    return [endpoint_origin(url) or "(not a valid URL)"
+            for url in embedding_remote_urls(config=config)]

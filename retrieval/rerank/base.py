@@ -29,6 +29,7 @@ class RerankCandidate:
     bm25: float | None = None  # None when the lexical channel did not find it
     term_coverage: float | None = None  # share of the query's terms matched, 0..1
     fused_score: float | None = None  # the fusion's score behind fused_rank; None: not fused
+    knowledge_base: str | None = None  # its base's slug: the outbound policy's subject
 
 
 @dataclass(frozen=True, slots=True)

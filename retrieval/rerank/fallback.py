@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.config import Config
+from knowledge.outbound import OutboundRefused, outbound_check, outbound_record
 from retrieval.rerank.base import RerankCandidate, RerankedCandidate, unscored
 from retrieval.rerank.cross_encoder import RerankModelUnavailable, RerankRuntimeMissing
 from retrieval.rerank.limits import RerankRequestInvalid
-from retrieval.rerank.providers import rerank, rerank_config_check
+from retrieval.rerank.providers import rerank, rerank_config_check, reranker_spec
 from retrieval.rerank.remote import (
     RerankAuthFailed,
     RerankRateLimited,
@@ -85,14 +86,27 @@ def rerank_safely(*, query: str, candidates: Sequence[RerankCandidate],
     with the failure recorded; missing settings raise RerankConfigMissing."""
     rerank_config_check(config=config)
     started = time.perf_counter()
+    remote = "RERANK_BASE_URL" in reranker_spec(config=config).settings
     try:
+        if remote:
+            # A local-only base's candidates never reach a rerank server outside this
+            # machine: the request keeps its fused order, with the refusal in the explain.
+            outbound_check(config=config, url=config.rerank_base_url, what="the rerank",
+                           knowledge_bases=[candidate.knowledge_base for candidate in candidates
+                                            if candidate.knowledge_base])
         ranked = rerank(query=query, candidates=candidates, config=config)
-    except RERANK_FAILURES as exc:
+    except (*RERANK_FAILURES, OutboundRefused) as exc:
         logger.warning("rerank with %s failed, keeping the fused order: %s: %s",
                        config.rag_rerank, exc.code, exc.message)
         return RerankOutcome(provider=config.rag_rerank, ranked=unscored(candidates),
                              seconds=time.perf_counter() - started,
                              failure=RerankFailure(code=exc.code, message=exc.message,
                                                    details=dict(exc.details)))
+    if remote:
+        outbound_record(config=config, url=config.rerank_base_url, what="rerank",
+                        texts=[query, *(candidate.content for candidate in candidates)],
+                        knowledge_bases=[candidate.knowledge_base for candidate in candidates
+                                         if candidate.knowledge_base],
+                        chunk_ids=[candidate.chunk_id for candidate in candidates])
     return RerankOutcome(provider=config.rag_rerank, ranked=ranked,
                          seconds=time.perf_counter() - started)

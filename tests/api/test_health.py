@@ -48,3 +48,40 @@ def test_health_says_which_vector_path_searches_take_and_why(client, sample_inde
     config_override(rag_vector_index="auto", rag_hnsw_min_chunks=0, rag_hnsw_target_recall=0.75)
     search = json.loads(client.get("/health").content)["details"]["vector_search"]
     assert (search["path"], search["ef_search"], search["recall_at_10"]) == ("hnsw", 1000, 0.8)
+
+
+def test_health_names_the_embedding_servers_by_origin_only(client, db, config_override):
+    from core.config import config_use, config_with, get_config
+
+    config_override()
+    config_use(config_with(get_config(), EMBEDDING_PROVIDER="openai-compatible",
+                           EMBEDDING_MODEL="bge-m3", EMBEDDING_API_KEY="sk-embed-secret-123",
+                           EMBEDDING_BASE_URL="http://gpu-1:8080/v1?key=q,https://u:p@gpu-2/v1"))
+    response = client.get("/health")
+    body = json.loads(response.content)
+    assert body["checks"]["embedding_config"] == "ok"
+    assert body["details"]["embedding_provider"] == "openai-compatible"
+    assert body["details"]["embedding_endpoints"] == ["http://gpu-1:8080", "https://gpu-2"]
+    assert "sk-embed-secret-123" not in response.content.decode()
+    assert "key=q" not in response.content.decode() and "u:p" not in response.content.decode()
+
+
+def test_a_reader_learns_no_embedding_server_and_an_admin_does(client, db, config_override):
+    from access.api_tokens import token_create
+    from core.config import config_use, config_with, get_config
+    from tests.api.conftest import team_create
+
+    config_override(rag_api_token="env-health-token-5c1d")
+    config_use(config_with(get_config(), EMBEDDING_PROVIDER="openai-compatible",
+                           EMBEDDING_MODEL="bge-m3", EMBEDDING_BASE_URL="http://gpu-1:8080/v1"))
+    team_create()
+
+    def details(secret: str) -> dict:
+        response = client.get("/health", HTTP_AUTHORIZATION=f"Bearer {secret}")
+        return json.loads(response.content)["details"]
+
+    reader = details(token_create(username="ana").secret)
+    assert reader["documents"] == 0 and "embedding_endpoints" not in reader
+    assert details(token_create(username="root").secret)["embedding_endpoints"] == [
+        "http://gpu-1:8080"]
+    assert "embedding_endpoints" not in json.loads(client.get("/health").content)["details"]

@@ -54,7 +54,7 @@ def test_an_admin_creates_an_empty_base_that_it_maintains(client, bearer, admin)
     assert response.status_code == 201, response.content
     assert json.loads(response.content) == {
         "slug": "survey-2024", "name": "Survey 2024", "description": "Field survey notes",
-        "documents": 0, "chunks": 0, "role": "maintainer"}
+        "outbound": "local-only", "documents": 0, "chunks": 0, "role": "maintainer"}
     listed = json.loads(client.get("/knowledge-bases", **bearer(admin)).content)
     assert "survey-2024" in {base["slug"] for base in listed}
 

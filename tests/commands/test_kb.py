@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from django.core.management.base import CommandError
 
 from knowledge.bases import kb_get
 from tests.commands.support import rag_ok, rag_refused
@@ -26,8 +27,9 @@ def test_create_with_sources_prints_the_base_as_json(tmp_path: Path):
     out, _ = kb("create", "handbook", "--name", "Staff handbook", "--description", "HR",
                 "--source", str(tmp_path / "hr"), "--source", f"{tmp_path}/hr/../hr", "--json")
     assert json.loads(out) == {
-        "slug": "handbook", "name": "Staff handbook", "description": "HR", "documents": 0,
-        "chunks": 0, "sources": [{"kind": "vault", "path": str((tmp_path / "hr").resolve())}]}
+        "slug": "handbook", "name": "Staff handbook", "description": "HR",
+        "outbound": "local-only", "documents": 0, "chunks": 0,
+        "sources": [{"kind": "vault", "path": str((tmp_path / "hr").resolve())}]}
 
 
 @pytest.mark.django_db
@@ -41,6 +43,19 @@ def test_create_then_add_source_then_list_in_plain_text(tmp_path: Path):
     assert "default  Default  0 documents, 0 chunks" in listed
     assert f"eng  eng  0 documents, 0 chunks\n  vault: {(tmp_path / 'eng').resolve()}\n" in listed
     assert listed.index("default") < listed.index("eng  eng")
+    assert listed.count("  outbound: local-only\n") == 2
+
+
+@pytest.mark.django_db
+def test_the_outbound_policy_is_set_at_creation_and_changed_by_update():
+    out, _ = kb("create", "open", "--outbound", "allowed")
+    assert out == "created knowledge base open (open)\n  outbound: allowed\n"
+    assert kb_get("open").outbound == "allowed"
+    out, _ = kb("update", "open", "--outbound", "local-only", "--name", "Open data")
+    assert out == "open (Open data): outbound local-only\n"
+    assert (kb_get("open").outbound, kb_get("open").name) == ("local-only", "Open data")
+    with pytest.raises(CommandError, match="invalid choice: 'anywhere'"):
+        kb("update", "open", "--outbound", "anywhere")
 
 
 @pytest.mark.django_db

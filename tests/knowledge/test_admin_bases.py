@@ -71,7 +71,7 @@ def test_a_base_is_created_with_a_canonical_source_and_a_grant(admin_client, tmp
     (tmp_path / "legal").mkdir()
     alice = get_user_model().objects.create_user(username="alice")
     response = admin_client.post(f"{ADMIN}/knowledgebase/add/", {
-        "slug": "legal", "name": "Legal", "description": "",
+        "slug": "legal", "name": "Legal", "description": "", "outbound": "allowed",
         **inline_management("sources", 1), "sources-0-kind": "vault",
         "sources-0-path": f"{tmp_path}/legal/../legal",
         **inline_management("grants", 1), "grants-0-user": str(alice.pk),
@@ -80,6 +80,9 @@ def test_a_base_is_created_with_a_canonical_source_and_a_grant(admin_client, tmp
     legal = kb_get("legal")
     assert [source.path for source in legal.sources] == [str((tmp_path / "legal").resolve())]
     assert Grant.objects.get(user=alice).role == "maintainer"
+    assert legal.outbound == "allowed"  # the policy is set where the base is made
+    listing = admin_client.get(f"{ADMIN}/knowledgebase/?outbound__exact=allowed").content.decode()
+    assert ">legal<" in listing and ">default<" not in listing
 
 
 def test_a_bad_slug_is_a_form_error(admin_client):
@@ -170,7 +173,8 @@ def test_a_source_with_documents_cannot_be_deleted_nor_re_pointed(admin_client, 
     source = handbook.sources.get()
     url = f"{ADMIN}/knowledgebase/{handbook.pk}/change/"
     inline = {"slug": "handbook", "name": "Staff handbook", "description": "",
-              **inline_management("sources", 1), "sources-INITIAL_FORMS": "1",
+              "outbound": "local-only", **inline_management("sources", 1),
+              "sources-INITIAL_FORMS": "1",
               "sources-0-id": str(source.pk), "sources-0-knowledge_base": str(handbook.pk),
               "sources-0-kind": "vault", "sources-0-path": source.path,
               **inline_management("grants", 0)}

@@ -134,3 +134,21 @@ def test_auto_scans_exactly_and_says_why_when_the_recall_misses_the_target(
 
 def reason(html: str) -> str:
     return re.search(r'<p id="vector-reason">(.*?)</p>', html, re.DOTALL).group(1)
+
+
+def test_the_embedding_servers_are_shown_to_staff_by_origin(reader, person, sample_index,
+                                                           config_override):
+    from core.config import config_use, config_with, get_config
+
+    config_override()
+    config_use(config_with(get_config(), EMBEDDING_PROVIDER="openai-compatible",
+                           EMBEDDING_MODEL="bge-m3", EMBEDDING_API_KEY="sk-embed-status-77",
+                           EMBEDDING_BASE_URL=f"https://u:{URL_PASSWORD}@gpu-1:8443/v1,"
+                                              "http://gpu-2:8080/v1"))
+    assert "gpu-1" not in reader.get("/workbench/status/").content.decode()
+    html = person("ops", grants={"default": "reader"}, staff=True).get(
+        "/workbench/status/").content.decode()
+    assert "sk-embed-status-77" not in html and URL_PASSWORD not in html
+    embedding = re.search(r"<td>embedding</td>.*?</tr>", html, re.DOTALL).group(0)
+    assert "bge-m3" in embedding and "https://gpu-1:8443, http://gpu-2:8080" in embedding
+    assert "<td>set</td>" in embedding

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.utils.translation import gettext
 
 from access.callers import Caller
 from answering.llm import LLMConfigMissing, llm_config_check
-from core.config import Config
+from core.config import Config, endpoint_origin
 from core.db import db_errors_translated, raw_connection
 from core.errors import LocalRagError
+from knowledge.embeddings import embedding_endpoints
 from knowledge.selectors import health_report, kb_list_visible
 from knowledge.vector_index import VectorIndex, vector_index_status
 from knowledge.vector_path import VectorPath, vector_path_plan
@@ -65,9 +65,12 @@ def system_status(*, caller: Caller, config: Config) -> SystemStatus:
     details = report["details"]
     counts = {name: details[name] for name in ("documents", "chunks",
                                                 "embeddings_current_config")}
+    endpoints = embedding_endpoints(config=config)
     embedding = Provider(role="embedding", name=config.embedding_provider,
                          model=config.embedding_model,
-                         status=report["checks"]["embedding_config"])
+                         status=report["checks"]["embedding_config"],
+                         endpoint=", ".join(endpoints),
+                         key_set=bool(config.embedding_api_key) if endpoints else None)
     return SystemStatus(status=report["status"], checks=report["checks"], counts=counts,
                         bases=kb_list_visible(caller=caller), providers=[embedding, *providers],
                         vector=_vector_search(config), details=details)
@@ -96,14 +99,8 @@ def _providers(config: Config) -> list[Provider]:
 
 def _origin(url: str) -> str:
     """scheme://host[:port] of an endpoint: no user, password, path or query string."""
-    try:
-        parts = urlsplit(url)
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return gettext("(not a valid URL)")
-    if not parts.scheme or not parts.hostname:
-        return ""
-    return f"{parts.scheme}://{parts.hostname}{port}"
+    origin = endpoint_origin(url)
+    return gettext("(not a valid URL)") if origin is None else origin
 
 
 def _vector_search(config: Config) -> VectorSearch:
