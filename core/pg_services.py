@@ -227,3 +227,60 @@ def pg_stop(*, config: Config) -> bool:
 def pg_status(*, config: Config) -> ClusterStatus:
     """Whether the embedded server runs, with its pid and port."""
     return cluster_for(config=config).status()
+
+
+# A local streaming replica of the embedded server (`rag pg replica`): its data beside the
+# primary's, `<state folder>/replica/data`.
+REPLICA_FOLDER = "replica"
+
+
+@dataclass(frozen=True)
+class ReplicaResult:
+    status: ClusterStatus
+    created: bool  # made now with pg_basebackup (else it existed and was started)
+    url: str  # DATABASE_URL with the replica's port: what DATABASE_REPLICA_URLS holds
+    env_file_updated: Path | None  # `.env`, when DATABASE_REPLICA_URLS was written there
+
+
+def replica_for(*, config: Config) -> Cluster:
+    return Cluster(cluster_for(config=config).data_dir.parent / REPLICA_FOLDER / "data")
+
+
+def pg_replica_start(*, config: Config) -> ReplicaResult:
+    """Make (once, with pg_basebackup from the running embedded server) and start a streaming
+    replica on the next free port, and name it in DATABASE_REPLICA_URLS. For trying replicas
+    on one machine; a replica on another machine is made the same way with its own binaries
+    (docs/operations.md)."""
+    primary = cluster_for(config=config)
+    current = primary.status()
+    if not current.running or current.port is None:
+        raise EmbeddedPostgresError("the embedded PostgreSQL is not running; `rag pg start` "
+                                    "first, then make its replica")
+    replica = replica_for(config=config)
+    created = False
+    if not replica.initialised:
+        bootstrap = bootstrap_load(folder=primary.data_dir.parent)
+        if bootstrap is None:
+            raise EmbeddedPostgresError(
+                f"{primary.data_dir.parent / BOOTSTRAP_FILE} is missing: the replica is copied "
+                "as the bootstrap superuser")
+        replica.replicate_from(host="127.0.0.1", port=current.port, user=bootstrap.user,
+                               password=bootstrap.password)
+        created = True
+    status = replica.status()
+    if not status.running:
+        status = replica.start(port=free_port(current.port + 1))
+    assert status.port is not None  # a running server's pid file names its port
+    url = url_with_port(config.database_url, status.port)
+    written = None
+    if url not in config.database_replica_urls and config.sources.get(
+            "DATABASE_REPLICA_URLS") != "env":
+        updated = env_file_update(config=config, values={
+            "DATABASE_REPLICA_URLS": ",".join([*config.database_replica_urls, url])})
+        written = updated[0] if updated is not None else None
+    return ReplicaResult(status=status, created=created, url=url, env_file_updated=written)
+
+
+def pg_replica_stop(*, config: Config) -> bool:
+    """Stop the local replica; False when it was not running. Its data stays."""
+    return replica_for(config=config).stop()

@@ -9,6 +9,7 @@ import shutil
 import signal
 import stat
 import tempfile
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -162,3 +163,36 @@ def test_clone_in_a_folder_only_root_may_enter(run_cli):
         run_cli("pg", "stop", env=env, cwd=project)
         shutil.rmtree(folder, ignore_errors=True)
         shutil.rmtree(private, ignore_errors=True)
+
+
+def test_replica_create_streams_from_the_primary_and_names_itself(scratch_project: Path, run_cli,
+                                                                   pg_env):
+    assert run_cli("pg", "start", env=pg_env, cwd=scratch_project).returncode == 0
+    try:
+        made = run_cli("pg", "replica", "create", env=pg_env, cwd=scratch_project)
+        assert made.returncode == 0, made.stderr
+        assert "streaming replica created and started on 127.0.0.1:" in made.stdout
+        values = dotenv_values(scratch_project / ".env")
+        [url] = values["DATABASE_REPLICA_URLS"].split(",")
+        assert urlsplit(url).port != urlsplit(values["DATABASE_URL"]).port
+        with connect(values["DATABASE_URL"]) as primary:
+            primary.execute("CREATE TABLE streamed (note text)")
+            primary.execute("INSERT INTO streamed VALUES ('written on the primary')")
+        deadline = time.monotonic() + 20
+        rows = None
+        while rows is None and time.monotonic() < deadline:
+            with connect(url) as replica:
+                assert replica.execute("SELECT pg_is_in_recovery()").fetchone() == (True,)
+                try:
+                    rows = replica.execute("SELECT note FROM streamed").fetchall()
+                except psycopg.errors.UndefinedTable:
+                    time.sleep(0.1)
+        assert rows == [("written on the primary",)]
+        with connect(url) as replica, pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            replica.execute("INSERT INTO streamed VALUES ('refused')")
+        again = run_cli("pg", "replica", "create", env=pg_env, cwd=scratch_project)
+        assert again.returncode == 0 and "created" not in again.stdout
+        assert dotenv_values(scratch_project / ".env")["DATABASE_REPLICA_URLS"] == url
+    finally:
+        stopped = run_cli("pg", "replica", "stop", env=pg_env, cwd=scratch_project)
+    assert stopped.returncode == 0 and stopped.stdout == "replica stopped\n"

@@ -1,11 +1,20 @@
-"""`rag pg start | stop | status` — the embedded PostgreSQL + pgvector server."""
+"""`rag pg start | stop | status` — the embedded PostgreSQL + pgvector server — and
+`rag pg replica create | stop`, a local streaming replica of it for DATABASE_REPLICA_URLS."""
 
 from __future__ import annotations
+
+from django.core.management.base import CommandError
 
 from core.commands import RagCommand
 from core.config import get_config
 from core.errors import EXIT_NOT_READY
-from core.pg_services import pg_start, pg_status, pg_stop
+from core.pg_services import (
+    pg_replica_start,
+    pg_replica_stop,
+    pg_start,
+    pg_status,
+    pg_stop,
+)
 
 
 class Command(RagCommand):
@@ -13,11 +22,16 @@ class Command(RagCommand):
             "as root in a folder the postgres user cannot enter, under /var/lib/local-rag/).")
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("action", choices=["start", "stop", "status"])
+        parser.add_argument("action", choices=["start", "stop", "status", "replica"])
+        parser.add_argument("replica_action", nargs="?", choices=["create", "start", "stop"],
+                            help="with `replica`: make (once) and start a local streaming "
+                                 "replica, or stop it")
 
-    def handle(self, *args, action: str, **options) -> None:
+    def handle(self, *args, action: str, replica_action: str | None = None, **options) -> None:
         config = get_config()
-        if action == "start":
+        if action == "replica":
+            self._replica(config, replica_action)
+        elif action == "start":
             result = pg_start(config=config)
             state = "already running" if result.already_running else "started"
             self.stdout.write(f"PostgreSQL {state} on 127.0.0.1:{result.status.port} "
@@ -52,3 +66,21 @@ class Command(RagCommand):
             else:
                 self.stdout.write(f"not running (data {status.data_dir})")
                 raise SystemExit(EXIT_NOT_READY)
+
+    def _replica(self, config, replica_action: str | None) -> None:
+        if replica_action is None:
+            raise CommandError("`rag pg replica` needs create (or start) or stop")
+        if replica_action == "stop":
+            stopped = pg_replica_stop(config=config)
+            self.stdout.write("replica stopped" if stopped else "the replica was not running")
+            return
+        result = pg_replica_start(config=config)
+        state = "created and started" if result.created else "started"
+        self.stdout.write(f"streaming replica {state} on 127.0.0.1:{result.status.port} "
+                          f"(data: {result.status.data_dir})")
+        if result.env_file_updated:
+            self.stdout.write(f"DATABASE_REPLICA_URLS written to {result.env_file_updated}; "
+                              "restart `rag serve` to search on it")
+        else:
+            self.stdout.write("searches use it once DATABASE_REPLICA_URLS names it (the "
+                              "application's URL with this port)")
