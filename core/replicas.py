@@ -8,9 +8,10 @@ the primary (`default`), and so does a search when no replica qualifies. The rou
 the ORM's reads inside such a block to the same replica and every write to the primary;
 core.db.raw_connection (the index's statements) follows the same choice.
 
-A replica's state is checked at most every RAG_REPLICA_CHECK_SECONDS per process: a replica that
-is down or lagging is skipped until a later check finds it well, and one that fails in the
-middle of a search is marked down at once (the search then runs again on the primary).
+A replica's state is checked at most every RAG_REPLICA_CHECK_SECONDS per process (one found
+unusable, every UNUSABLE_RECHECK_S at most): a replica that is down or lagging is skipped until
+a later check finds it well, and one that fails in the middle of a search is marked down at
+once (the search then runs again on the primary).
 
 Replicas lag: a document written a moment ago may not be on one yet. A caller that must read
 its own write at once asks for the primary (the API's `X-Read-Primary: 1` header; see
@@ -38,6 +39,9 @@ logger = logging.getLogger("localrag.replicas")
 ALIAS_PREFIX = "replica-"
 # Seconds a replica's connection may take: a replica that is down is skipped, not waited for.
 CONNECT_TIMEOUT_S = 2
+# A replica found unusable is checked again after at least this long, so one that is down costs
+# a connection attempt (up to CONNECT_TIMEOUT_S) that seldom, not every few seconds.
+UNUSABLE_RECHECK_S = 10.0
 
 # How far behind the primary a standby is: 0 while it has replayed all it received (an idle
 # primary sends nothing new, so an old last-replay time is no lag), else the age of the last
@@ -154,8 +158,11 @@ def replica_states(config: Config) -> list[dict[str, Any]]:
 def _usable(alias: str, *, config: Config) -> bool:
     with _states_lock:
         state = _states.get(alias)
-    if state is not None and time.monotonic() - state[0] < config.rag_replica_check_seconds:
-        return state[1]
+    if state is not None:
+        wait = config.rag_replica_check_seconds if state[1] else max(
+            config.rag_replica_check_seconds, UNUSABLE_RECHECK_S)
+        if time.monotonic() - state[0] < wait:
+            return state[1]
     return _check(alias, config=config)[0]
 
 

@@ -123,11 +123,16 @@ def test_searches_read_the_replica_and_fall_back_to_the_primary(replica, on_repl
     replicas = client.get("/health").json()["details"]["replicas"]
     assert [replica["usable"] for replica in replicas] == [True]
 
-    standby.stop()  # the replica goes away between two searches
-    outcome, database = traced_search(config)
+    # The replica goes away while it is still known as usable (its last check is recent): the
+    # search fails there, the replica is dropped, and the search is done on the primary.
+    trusting = config_with(config, RAG_REPLICA_CHECK_SECONDS="600")
+    assert traced_search(trusting)[1] == "replica-1"
+    standby.stop()
+    outcome, database = traced_search(trusting)
     assert database == "primary"
     assert [hit.chunk_id for hit in outcome.results] == [
         hit.chunk_id for hit in on_primary.results]
+    assert traced_search(trusting)[1] == "primary"  # dropped: not tried again for a while
     assert replica_states(config)[0]["usable"] is False
     assert client.get("/health").json()["details"]["replicas"][0]["usable"] is False
 
