@@ -31,8 +31,6 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import numpy
-
 from core.config import EMBEDDING_DIM, Config
 from core.errors import LocalRagError
 from core.http_client import OpenAICompatibleHTTP, UpstreamService, upstream_malformed
@@ -138,7 +136,10 @@ class EmbeddingServer(OpenAICompatibleHTTP):
             raise self._malformed(
                 f"the vector of input {index} has {size} dimensions, not the "
                 f"{self.dimensions} of EMBEDDING_DIMENSIONS", reason="vector_invalid")
-        # numpy: a batch is thousands of numbers, checked and scaled per answer.
+        # numpy: a batch is thousands of numbers, checked and scaled per answer. Imported here:
+        # every `rag` command loads the provider table, and most never embed remotely.
+        import numpy
+
         try:
             values = numpy.asarray(vector, dtype=numpy.float64)
         except (TypeError, ValueError):
