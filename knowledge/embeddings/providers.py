@@ -19,7 +19,6 @@ from knowledge.embeddings.local import (
     model_folder_dimension,
     model_folder_locate,
 )
-from knowledge.embeddings.remote import remote_embedder, remote_embedder_status
 
 
 @dataclass(frozen=True)
@@ -63,6 +62,19 @@ def _always_ready(*, config: Config) -> str:
     return "ok"
 
 
+# The server client imports httpx, which most commands never need: loaded on first use.
+def _remote_build(*, config: Config) -> EmbeddingProvider:
+    from knowledge.embeddings.remote import remote_embedder
+
+    return remote_embedder(config=config)
+
+
+def _remote_check(*, config: Config) -> str:
+    from knowledge.embeddings.remote import remote_embedder_status
+
+    return remote_embedder_status(config=config)
+
+
 PROVIDERS: dict[str, ProviderSpec] = {spec.name: spec for spec in (
     ProviderSpec(name="fake", fixed_model=FAKE_MODEL, default_threshold=0.20,
                  fusion_vector_weight=0.25, loads_model=False,
@@ -75,8 +87,8 @@ PROVIDERS: dict[str, ProviderSpec] = {spec.name: spec for spec in (
                  check=local_model_status),
     # A server's model, not measured here: sentence-transformers' threshold and weight.
     ProviderSpec(name="openai-compatible", fixed_model=None, default_threshold=0.35,
-                 fusion_vector_weight=0.7, loads_model=False, build=remote_embedder,
-                 check=remote_embedder_status),
+                 fusion_vector_weight=0.7, loads_model=False, build=_remote_build,
+                 check=_remote_check),
 )}
 
 

@@ -51,3 +51,22 @@ def test_startup_fake_paths_and_local_status_checks_import_no_model_runtime(clea
     assert report["hits"] == 3
     assert report["states"][0] in ("model_not_cached", "runtime_missing")
     assert report["heavy"] == []
+
+
+def test_a_command_starts_without_the_http_client():
+    # httpx (with httpcore and trio) costs ~0.3 s per process: only what calls a server loads it,
+    # while every `rag` command loads the provider table, the openai-compatible row included.
+    script = ("import django, sys; django.setup()\n"
+              "from knowledge.embeddings import PROVIDERS, embedder_status\n"
+              "from core.config import config_with, get_config\n"
+              "remote = config_with(get_config(), EMBEDDING_PROVIDER='openai-compatible',\n"
+              "    EMBEDDING_MODEL='m', EMBEDDING_BASE_URL='http://127.0.0.1:9/v1')\n"
+              "assert 'openai-compatible' in PROVIDERS\n"
+              "print(sorted(name for name in ('httpx', 'httpcore') if name in sys.modules))\n"
+              "embedder_status(config=remote)\n"
+              "print('httpx' in sys.modules)\n")
+    env = cli_env(DJANGO_SETTINGS_MODULE="localrag_site.settings")
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-2:] == ["[]", "True"]
