@@ -152,3 +152,19 @@ def test_the_embedding_servers_are_shown_to_staff_by_origin(reader, person, samp
     embedding = re.search(r"<td>embedding</td>.*?</tr>", html, re.DOTALL).group(0)
     assert "bge-m3" in embedding and "https://gpu-1:8443, http://gpu-2:8080" in embedding
     assert "<td>set</td>" in embedding
+
+
+def test_replicas_are_shown_to_staff_with_their_state(reader, person, sample_index,
+                                                      config_override):
+    from core.config import config_use, config_with, get_config
+
+    config_override()
+    # Nothing listens there: the replica is checked, found down and said to be skipped.
+    config_use(config_with(get_config(), DATABASE_REPLICA_URLS=(
+        f"postgresql://app:{URL_PASSWORD}@127.0.0.1:9/local_rag")))
+    assert "Read replicas" not in reader.get("/workbench/status/").content.decode()
+    html = person("ops", grants={"default": "reader"}, staff=True).get(
+        "/workbench/status/").content.decode()
+    assert URL_PASSWORD not in html
+    replicas = re.search(r"<h2>Read replicas</h2>.*?</table>", html, re.DOTALL).group(0)
+    assert "127.0.0.1:9/local_rag" in replicas and "skipped" in replicas

@@ -16,6 +16,7 @@ from answering.llm import LLMConfigMissing, llm_config_check
 from core.config import Config, endpoint_origin
 from core.db import db_errors_translated, raw_connection
 from core.errors import LocalRagError
+from core.replicas import replica_states
 from knowledge.embeddings import embedding_endpoints
 from knowledge.selectors import health_report, kb_list_visible
 from knowledge.vector_index import VectorIndex, vector_index_status
@@ -52,6 +53,8 @@ class SystemStatus:
     providers: list[Provider] = field(default_factory=list)
     vector: VectorSearch | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    # Each read replica as checked now (core/replicas.py): URL (password masked), usable, lag.
+    replicas: list[dict[str, Any]] = field(default_factory=list)
 
 
 def system_status(*, caller: Caller, config: Config) -> SystemStatus:
@@ -73,7 +76,8 @@ def system_status(*, caller: Caller, config: Config) -> SystemStatus:
                          key_set=bool(config.embedding_api_key) if endpoints else None)
     return SystemStatus(status=report["status"], checks=report["checks"], counts=counts,
                         bases=kb_list_visible(caller=caller), providers=[embedding, *providers],
-                        vector=_vector_search(config), details=details)
+                        vector=_vector_search(config), details=details,
+                        replicas=replica_states(config) if config.database_replica_urls else [])
 
 
 def _providers(config: Config) -> list[Provider]:
