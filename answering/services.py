@@ -209,12 +209,13 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
 
 def _outbound_check(*, config: Config, bases: Sequence[str], history: Sequence[dict[str, str]],
                     scope: Scope) -> None:
-    """The outbound policy of what the model is sent: the context's bases, and for a
-    conversation's history (earlier answers quote any base it searched) the scope's."""
-    llm_outbound_check(config=config, what="the answer's context", knowledge_bases=bases)
-    if history:
-        llm_outbound_check(config=config, what="the conversation's earlier turns",
-                           knowledge_base_ids=scope.knowledge_base_ids)
+    """The outbound policy of what the model is sent, in one check: the context's bases, and
+    for a conversation's history (earlier answers quote any base it searched) the scope's."""
+    what = " and ".join(part for part, sent in (("the answer's context", bases),
+                                                ("the conversation's earlier turns", history))
+                        if sent)
+    llm_outbound_check(config=config, what=what or "the answer's context", knowledge_bases=bases,
+                       knowledge_base_ids=scope.knowledge_base_ids if history else ())
 
 
 def _trace_answer(answer: str, *, started: float | None = None, first: float | None = None,

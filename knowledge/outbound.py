@@ -26,6 +26,7 @@ from django.db import connection
 from core.config import Config
 from core.db import db_errors_translated
 from core.errors import InvalidRequest, LocalRagError
+from knowledge import sql
 from traces.recording import trace_current
 
 logger = logging.getLogger("localrag.outbound")
@@ -33,12 +34,6 @@ logger = logging.getLogger("localrag.outbound")
 OUTBOUND_LOCAL_ONLY = "local-only"
 OUTBOUND_ALLOWED = "allowed"
 OUTBOUND_POLICIES = (OUTBOUND_LOCAL_ONLY, OUTBOUND_ALLOWED)
-
-_LOCAL_ONLY_BASES = """
-SELECT slug FROM knowledge_bases
-WHERE (id = ANY(%s::int8[]) OR slug = ANY(%s::text[])) AND outbound = 'local-only'
-ORDER BY slug
-"""
 
 
 class OutboundRefused(LocalRagError):
@@ -79,7 +74,7 @@ def outbound_check(*, config: Config, url: str, what: str, knowledge_base_ids: I
     if not ids and not slugs:
         return
     with db_errors_translated(), connection.cursor() as cursor:
-        cursor.execute(_LOCAL_ONLY_BASES, [ids, slugs])
+        cursor.execute(sql.KB_LOCAL_ONLY, [ids, slugs])
         blocked = [slug for (slug,) in cursor.fetchall()]
     if blocked:
         # The server's host goes to the log only: error bodies reach API clients, who have no

@@ -232,6 +232,13 @@ ON CONFLICT (slug) DO NOTHING
 RETURNING id
 """
 
+# The local-only bases among these (by id or slug), for the outbound policy (outbound.py).
+KB_LOCAL_ONLY = """
+SELECT slug FROM knowledge_bases
+WHERE (id = ANY(%s::int8[]) OR slug = ANY(%s::text[])) AND outbound = 'local-only'
+ORDER BY slug
+"""
+
 KB_UPDATE = """
 UPDATE knowledge_bases
 SET name = coalesce(%s, name), description = coalesce(%s, description),

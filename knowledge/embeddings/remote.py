@@ -141,14 +141,15 @@ class EmbeddingServer(OpenAICompatibleHTTP):
         import numpy
 
         try:
-            values = numpy.asarray(vector, dtype=numpy.float64)
-        except (TypeError, ValueError):
+            values = numpy.asarray(vector)
+        except ValueError:  # ragged: a list inside the list
             values = None
-        if values is None or values.ndim != 1 or any(
-                type(value) not in (int, float) for value in (vector[0], vector[-1])) \
+        # Only numbers (kind i/u/f; strings, booleans, objects and nesting are not a vector).
+        if values is None or values.ndim != 1 or values.dtype.kind not in "iuf" \
                 or not numpy.isfinite(values).all():
             raise self._malformed(f"the vector of input {index} holds a value that is not a "
                                   "finite number", reason="vector_invalid")
+        values = values.astype(numpy.float64)
         norm = float(numpy.sqrt(numpy.dot(values, values)))
         if norm == 0:
             raise self._malformed(f"the vector of input {index} is all zeros",

@@ -12,7 +12,8 @@ shuffled (`shuffle`, on by default): only `index` says which input a vector belo
 
 Set `behaviour` (or `script`, a list used first, one per request):
 - "ok";
-- "nan": the second vector (or the only one) holds NaN; "short": one value too few;
+- "nan": the second vector (or the only one) holds NaN; "text": a number sent as a string;
+  "short": one value too few;
   "zero": all zeros; "repeated_index": the first item twice, the last left out;
 - "status:<code>": that status with `Retry-After: <retry_after>` when set.
 Every request sleeps `delay_seconds` first (a server's fixed time per batch), one request at a
@@ -92,6 +93,8 @@ class StubEmbeddings(ServedStub):
             data[min(1, len(data) - 1)]["embedding"][3] = float("nan")
         elif behaviour == "short":
             data[-1]["embedding"] = data[-1]["embedding"][:-1]
+        elif behaviour == "text":
+            data[0]["embedding"][2] = "0.5"
         elif behaviour == "zero":
             data[0]["embedding"] = [0.0] * size
         elif behaviour == "repeated_index":

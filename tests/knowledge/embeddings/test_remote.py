@@ -81,6 +81,7 @@ def test_dimensions_are_left_out_for_a_server_that_refuses_them():
 
 @pytest.mark.parametrize(("behaviour", "message"), [
     ("nan", "not a finite number"),
+    ("text", "not a finite number"),
     ("short", "has 1023 dimensions, not the 1024"),
     ("zero", "all zeros"),
     ("repeated_index", "twice"),
