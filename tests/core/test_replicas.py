@@ -147,10 +147,12 @@ def test_searches_read_the_replica_and_fall_back_to_the_primary(replica, on_repl
 @pytest.mark.django_db(transaction=True, databases="__all__")
 def test_writes_go_to_the_primary_even_inside_a_search(replica, on_replica):
     config = on_replica
-    vault_ingest(vault_path=SAMPLE_VAULT, config=config)
+    result = vault_ingest(vault_path=SAMPLE_VAULT, config=config)
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM ingest_runs")
         assert cursor.fetchone() == (1,)
+    # Within the lag bound the replica may not hold the ingest yet (documented): wait for it.
+    caught_up(config, chunks=result.chunks_written)
     # The trace of a search on the replica is written, and to the primary.
     _, database = traced_search(config)
     with connection.cursor() as cursor:
