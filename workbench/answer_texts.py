@@ -11,25 +11,64 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from answering.modes import FALLBACK_DISABLED_MESSAGE, NO_ANSWER_MESSAGE
+from core.errors import LocalRagError
 
-# What each error code means, in words a reader of the page understands; the API's own
-# message follows as the detail.
+# What each error code of core/errors.py's ERROR_TABLE means, in words a reader of the page
+# understands (a test keeps every code here and translated); the server's own message, which
+# names the particular file, field or setting, follows as the detail.
 ERROR_TEXTS = {
     "invalid_request": _("The request is not valid."),
-    "not_found": _("It was not found, or you may not read it."),
-    "forbidden": _("You may not do this."),
-    "unauthorized": _("You are signed out; sign in again."),
-    "conflict": _("It conflicts with something that already exists."),
+    "invalid_config": _("A setting of this server is not valid."),
     "payload_too_large": _("The request is too large."),
     "unsupported_media_type": _("This kind of file or request is not supported."),
+    "unauthorized": _("You are signed out; sign in again."),
+    "not_found": _("It was not found, or you may not read it."),
+    "bad_request": _("The request could not be read."),
+    "forbidden": _("You may not do this."),
+    "conflict": _("It conflicts with something that already exists."),
+    "outbound_refused": _("This knowledge base's text may not leave this machine, and the "
+                          "service this needs is elsewhere."),
+    "too_many_requests": _("Too many requests; wait a moment and try again."),
+    "method_not_allowed": _("This action is not available here."),
+    "vault_not_found": _("The vault's folder was not found."),
+    "archive_invalid": _("The archive is not valid."),
+    "restore_refused": _("The restore was refused."),
+    "vault_empty": _("The vault holds no notes."),
+    "vault_overlap": _("This folder overlaps a source that is already registered."),
+    "database_unavailable": _("The database is not reachable."),
+    "database_timeout": _("The database took too long to answer."),
+    "database_error": _("The database reported an error."),
+    "schema_not_initialized": _("The database is not set up yet (rag db init)."),
+    "pgvector_unavailable": _("The database lacks the vector extension (pgvector)."),
     "retrieval_not_ready": _("Search is not ready yet: the index or the embedding model is "
                              "missing."),
+    "service_not_ready": _("The service is not ready yet."),
+    "ingest_locked": _("Another ingest of this knowledge base is running; try again when it "
+                       "has finished."),
+    "embedding_dim_mismatch": _("The embedding model does not match the index."),
+    "embedding_model_unavailable": _("The embedding model is not available."),
+    "embedding_runtime_missing": _("The embedding model's runtime is not installed."),
+    "embedding_timeout": _("The embedding server took too long to answer."),
+    "embedding_auth_failed": _("The embedding server refused this server's API key."),
+    "embedding_rate_limited": _("The embedding server is limiting this server; try again "
+                                "later."),
+    "embedding_upstream_error": _("The embedding server answered with an error."),
+    "embedded_postgres_error": _("The embedded PostgreSQL failed."),
+    "llm_config_missing": _("No language model is configured on this server."),
     "llm_timeout": _("The language model took too long to answer."),
-    "llm_busy": _("The language model is busy; try again in a moment."),
+    "rerank_config_missing": _("The reranker is not configured."),
+    "rerank_model_unavailable": _("The reranker's model is not available."),
+    "rerank_runtime_missing": _("The reranker's runtime is not installed."),
+    "rerank_request_invalid": _("The rerank request is not valid."),
+    "rerank_timeout": _("The rerank service took too long to answer."),
+    "rerank_auth_failed": _("The rerank service refused this server's API key."),
+    "rerank_rate_limited": _("The rerank service is limiting this server; try again later."),
+    "rerank_upstream_error": _("The rerank service answered with an error."),
+    "database_not_utf8": _("The database does not use UTF-8."),
+    "llm_auth_failed": _("The language model's service refused this server's API key."),
     "llm_rate_limited": _("The language model's service is limiting this server; try again "
                           "later."),
-    "llm_auth_failed": _("The language model's service refused this server's API key."),
-    "llm_config_missing": _("No language model is configured on this server."),
+    "llm_busy": _("The language model is busy; try again in a moment."),
     "llm_upstream_error": _("The language model's service answered with an error."),
     "internal_error": _("Something went wrong on the server."),
 }
@@ -43,6 +82,15 @@ def error_text(error: dict[str, Any]) -> str:
     without words of its own."""
     text = ERROR_TEXTS.get(error.get("code", ""))
     return str(text) if text is not None else str(error.get("message", ""))
+
+
+def error_shown(error: LocalRagError) -> str:
+    """A domain error as a page shows it: what its code means in the interface language, then
+    the server's own message (which names the file, field or setting at fault)."""
+    meaning = error_text({"code": error.code, "message": error.message})
+    if not error.message or error.message == meaning:
+        return meaning
+    return gettext("%(meaning)s (%(detail)s)") % {"meaning": meaning, "detail": error.message}
 
 
 def notice_cause(notice: dict[str, Any]) -> str:

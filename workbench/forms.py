@@ -14,42 +14,58 @@ from django.utils.translation import gettext_lazy as _
 from conversations.models import TITLE_MAX_CHARS
 from core.config import MAX_TEXT_CHARS, RETRIEVAL_MODES, TOP_K_RANGE
 from core.errors import InvalidRequest
-from retrieval.filters import FORMATS, DocumentFilter, filters_parse
+from retrieval.filters import FORMATS, filters_parse
 
 MAX_QUESTIONS_BYTES = 1024 * 1024  # a YAML file of questions, far above any real set
 
 
-class AskForm(forms.Form):
+class FilterFields(forms.Form):
+    """The metadata filter fields (retrieval/filters.py) as a person writes them, shared by
+    the Ask page, the retrieval lab and a new conversation: `clean` leaves the checked
+    filters in `filters` and the request-shaped ones (what a conversation keeps) in
+    `filters_raw`, both None when no field is set."""
+
+    folder = forms.CharField(label=_("Folder"), required=False, max_length=500, strip=True)
+    format = forms.ChoiceField(label=_("Format"), required=False,
+                               choices=[("", _("Any format"))] + [(name, name) for name in FORMATS])
+    tags = forms.CharField(label=_("Tags (all of)"), required=False, max_length=500, strip=True)
+    conditions = forms.CharField(label=_("Fields"), required=False, max_length=5000, strip=True,
+                                 widget=forms.Textarea(attrs={"rows": 2}))
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
+        data["filters"] = data["filters_raw"] = None
+        try:
+            raw = filters_raw_from_form(folder=data.get("folder", ""),
+                                        format=data.get("format", ""),
+                                        tags=data.get("tags", ""),
+                                        conditions=data.get("conditions", ""))
+            data["filters"] = filters_parse(raw)
+        except InvalidRequest as exc:
+            self.add_error("conditions", gettext("The filters are not valid: %(detail)s")
+                           % {"detail": exc.message})
+        else:
+            data["filters_raw"] = raw if data["filters"] is not None else None
+        return data
+
+    def filters_set(self) -> bool:
+        """Whether any filter field has a value (the page opens the filters then)."""
+        return any(self[name].value() for name in ("folder", "format", "tags", "conditions"))
+
+
+class AskForm(FilterFields):
     question = forms.CharField(max_length=MAX_TEXT_CHARS, strip=True,
                                widget=forms.Textarea(attrs={"rows": 3}))
     knowledge_base = forms.ChoiceField(required=False)
     top_k = forms.IntegerField(required=False, min_value=TOP_K_RANGE[0],
                                max_value=TOP_K_RANGE[1])
     fallback = forms.BooleanField(required=False)
-    # Metadata filters (retrieval/filters.py), as a person writes them.
-    folder = forms.CharField(required=False, max_length=500, strip=True)
-    format = forms.ChoiceField(required=False, choices=[("", _("Any format"))] + [
-        (name, name) for name in FORMATS])
-    tags = forms.CharField(required=False, max_length=500, strip=True)
-    conditions = forms.CharField(required=False, max_length=5000, strip=True,
-                                 widget=forms.Textarea(attrs={"rows": 2}))
 
     def __init__(self, *args, bases: list[dict], **kwargs) -> None:
         super().__init__(*args, **kwargs)
         choice_field(self, "knowledge_base").choices = [("", _("All my knowledge bases"))] + [
             (base["slug"], base["name"]) for base in bases]
-
-    def clean(self) -> dict[str, Any]:
-        super().clean()
-        data = self.cleaned_data
-        try:
-            data["filters"] = filters_from_form(folder=data.get("folder", ""),
-                                                format=data.get("format", ""),
-                                                tags=data.get("tags", ""),
-                                                conditions=data.get("conditions", ""))
-        except InvalidRequest as exc:
-            self.add_error("conditions", exc.message)
-        return data
 
 
 # `year >= 2019`, `region = Yunnan`, `mineral in copper, gold`: one condition per line.
@@ -57,9 +73,10 @@ _FIELD_LINE = re.compile(r"^\s*([^=<>!]+?)\s*(>=|<=|=|>|<|\bin\b)\s*(.+?)\s*$")
 _OPERATORS = {">=": "gte", "<=": "lte", ">": "gt", "<": "lt"}
 
 
-def filters_from_form(*, folder: str, format: str, tags: str,
-                      conditions: str) -> DocumentFilter | None:
-    """The Ask page's filter fields as checked filters; InvalidRequest naming a bad line."""
+def filters_raw_from_form(*, folder: str, format: str, tags: str,
+                          conditions: str) -> dict[str, Any]:
+    """The filter fields as a request's `filters` object (docs/api.md "Filters"), for
+    `filters_parse` to check; InvalidRequest naming a line that is not a condition."""
     raw: dict[str, Any] = {}
     if folder:
         raw["folder"] = folder
@@ -87,7 +104,7 @@ def filters_from_form(*, folder: str, format: str, tags: str,
             condition[_OPERATORS[operator]] = _typed(value)
     if fields:
         raw["frontmatter"] = fields
-    return filters_parse(raw)
+    return raw
 
 
 def _typed(text: str) -> str | int | float:
@@ -104,7 +121,7 @@ def _typed(text: str) -> str | int | float:
     return number if math.isfinite(number) else text
 
 
-class ConversationStartForm(forms.Form):
+class ConversationStartForm(FilterFields):
     knowledge_base = forms.ChoiceField(required=False)
 
     def __init__(self, *args, bases: list[dict], **kwargs) -> None:

@@ -1,6 +1,7 @@
 """Tables and charts readable at 1280 and 390 px: the evaluation history fits the desktop
 without scrolling sideways and becomes one card per run on a phone, each metric has a chart of
-its own, and a knowledge base's document table keeps Status and Actions on a phone's screen."""
+its own, a knowledge base's document table keeps Status and Actions on a phone's screen, and the
+filter fields of the lab and a new conversation open within the window."""
 
 from __future__ import annotations
 
@@ -103,3 +104,18 @@ def test_a_bases_document_table_keeps_status_and_actions_on_screen(sized, accoun
         assert reindex.is_displayed() and reindex.text == "Reindex"
         for cell in (status, actions, reindex):
             assert not sized.execute_script(PAST_THE_RIGHT, cell)
+
+
+@pytest.mark.parametrize("path", ["/workbench/lab/", "/workbench/conversations/"])
+def test_the_filter_fields_of_the_lab_and_a_new_conversation_open_on_screen(sized, account,
+                                                                           path):
+    account("rita", grants={"default": "reader"})
+    sign_in(sized, "rita")
+    sized.get(f"{sized.base_url}{path}")
+    filters = sized.find_element(*css("details.filters"))
+    filters.find_element(*css("summary")).click()
+    fields = [filters.find_element(*css(f'[name="{name}"]'))
+              for name in ("folder", "format", "tags", "conditions")]
+    assert sized.execute_script(PAGE_FITS)
+    for field in fields:
+        assert field.is_displayed() and not sized.execute_script(PAST_THE_RIGHT, field)

@@ -60,6 +60,38 @@ def test_a_new_conversation_keeps_its_knowledge_base(reader, db):
     assert Conversation.objects.filter(knowledge_bases__isnull=True).count() == 1
 
 
+def test_a_new_conversation_keeps_its_filters_and_asks_within_them(reader, sample_index):
+    response = reader.post("/workbench/conversations/new",
+                           {"knowledge_base": "", "folder": "runbooks", "tags": "",
+                            "conditions": "status in active, draft"})
+    assert response.status_code == 302
+    conversation = Conversation.objects.get()
+    assert conversation.filters == {"folder": "runbooks",
+                                    "frontmatter": {"status": {"in": ["active", "draft"]}}}
+    thread = f"/workbench/conversations/{conversation.pk}/"
+    assert "filtered by folder: runbooks · status ∈ active, draft" in reader.get(
+        thread).content.decode()
+    conversation.filters = {"folder": "runbooks"}
+    conversation.save(update_fields=["filters"])
+    answered = reader.post(thread, {"question": "What do we check first when the API is slow?"})
+    html = answered.content.decode()
+    # Cards of an answer, or the "See also" line of a refusal: every note named is a runbook.
+    sources = set(re.findall(r"(?:policies|runbooks|products|sales|support)/[^<\n,]+?\.md", html))
+    assert answered.status_code == 200 and sources
+    assert all(source.startswith("runbooks/") for source in sources), sources
+    trace = Trace.objects.get(id=answered["X-Request-ID"])
+    assert trace.parameters["filters"]
+
+
+def test_a_conversations_bad_filter_line_is_named_and_nothing_is_started(reader, db):
+    response = reader.post("/workbench/conversations/new",
+                           {"knowledge_base": "", "conditions": "year >= 2019\nregion Yunnan"})
+    html = response.content.decode()
+    assert response.status_code == 422 and not Conversation.objects.exists()
+    assert "The filters are not valid: line 2 is not" in html
+    assert '<details class="filters" open>' in html
+
+
 def test_a_base_outside_the_grants_cannot_start_a_conversation(reader, db):
     from knowledge.bases import kb_create
 

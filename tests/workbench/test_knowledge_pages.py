@@ -168,7 +168,7 @@ def test_an_oversized_file_is_413_with_the_limit(maintainer, project,
 def test_a_post_without_a_file_says_so(maintainer, project):
     response = maintainer.post("/workbench/knowledge/field/upload/", {})
     assert response.status_code == 422
-    assert "choose a file to upload" in response.content.decode()
+    assert "Choose a file to upload." in response.content.decode()
 
 
 def test_an_uploaded_document_is_reindexed_then_deleted(maintainer, project):
@@ -243,3 +243,16 @@ def test_an_answers_source_card_names_an_upload_by_the_name_it_was_uploaded_unde
     title = re.search(r'id="source-1">.*?class="card-title"[^>]*>([^<]*)<', html, re.DOTALL)
     assert title is not None and title.group(1) == "Ridge 9 survey"
     assert stored.relative_path.removesuffix(".pdf") not in html
+
+
+def test_an_upload_refused_in_the_chinese_interface_says_why_in_chinese(maintainer, project,
+                                                                       config_override):
+    config_override(project_root=project.project_root, rag_document_max_mb=0.001)
+    response = maintainer.post("/workbench/knowledge/field/upload/",
+                               {"file": SimpleUploadedFile("big.txt", b"x" * 5000)},
+                               HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9")
+    html = response.content.decode()
+    assert response.status_code == 413
+    # What the code means in the page's language, then the server's own words naming the file.
+    assert "请求过大。（big.txt: larger than the 1,048-byte limit" in html
+    assert "The request is too large." not in html

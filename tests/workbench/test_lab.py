@@ -192,3 +192,26 @@ def test_a_search_that_fails_shows_its_error_code(person, sample_index):
     assert response.status_code == 503
     assert "The search failed" in html and "<code>retrieval_not_ready</code>" in html
     assert "data-stage=" not in html
+
+
+def test_the_lab_searches_within_the_filters_and_refuses_a_bad_line(reader, sample_index):
+    from knowledge.models import Chunk
+
+    response = run(reader, folder="runbooks", format="markdown")
+    assert response.status_code == 200
+    entries = [chunk_id for stage in stages_of(response).values()
+               for chunk_id, _rank, _score in stage["entries"]]
+    paths = set(Chunk.objects.filter(id__in=entries).values_list("relative_path", flat=True))
+    assert entries and paths and all(path.startswith("runbooks/") for path in paths)
+    # The effective parameters say what the filter admitted.
+    assert 'data-parameter="filters"' in response.content.decode()
+    unfiltered = run(reader)
+    everywhere = {chunk_id for stage in stages_of(unfiltered).values()
+                  for chunk_id, _rank, _score in stage["entries"]}
+    assert not everywhere <= set(entries), "the question reaches past runbooks/ unfiltered"
+
+    refused = run(reader, conditions="year >= 2019\nregion Yunnan")
+    html = refused.content.decode()
+    assert refused.status_code == 422 and "Nothing was run" in html
+    assert "The filters are not valid: line 2 is not" in html
+    assert not stages_of(refused)

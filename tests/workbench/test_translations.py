@@ -89,3 +89,19 @@ def test_a_compiled_catalogue_reads_back_with_contexts_and_plurals():
     assert compiled.gettext("Sign in") == "登录"
     assert compiled.pgettext("status", "failed") == "失败"
     assert compiled.ngettext("%(pages)s page", "%(pages)s pages", 3) == "%(pages)s 页"
+
+
+def test_every_error_code_has_words_of_its_own_in_both_languages():
+    from django.utils import translation
+
+    from core.errors import ERROR_TABLE
+    from workbench.answer_texts import ERROR_TEXTS
+
+    assert set(ERROR_TEXTS) == set(ERROR_TABLE)
+    with translation.override("zh-hans"):
+        chinese = {code: str(text) for code, text in ERROR_TEXTS.items()}
+    english = {code: str(text) for code, text in ERROR_TEXTS.items()}
+    for code in ERROR_TABLE:
+        assert chinese[code] != english[code], code
+        assert re.search(r"[\u4e00-\u9fff]", chinese[code]), code
+    assert len(set(chinese.values())) == len(chinese), "two codes must not read the same"

@@ -134,3 +134,32 @@ def scope_label(conversation: Conversation, bases: list[dict]) -> str:
         return gettext("All my knowledge bases")
     names = {base["slug"]: base["name"] for base in bases}
     return ", ".join(names.get(slug, slug) for slug in conversation.knowledge_bases)
+
+
+_OPERATOR_SIGNS = {"eq": "=", "gte": "≥", "gt": ">", "lte": "≤", "lt": "<", "in": "∈"}
+
+
+def filters_label(filters: dict[str, Any] | None) -> str:
+    """A conversation's metadata filters (a request's `filters`, as stored) in one line:
+    `folder: Projects · tags: alpha · year ≥ 2019` ("" without filters)."""
+    if not filters:
+        return ""
+    parts: list[str] = []
+    for key, value in filters.items():
+        if key == "frontmatter" and isinstance(value, dict):
+            for name, condition in value.items():
+                if isinstance(condition, dict):
+                    parts.extend(f"{name} {_OPERATOR_SIGNS.get(op, op)} {_shown(operand)}"
+                                 for op, operand in condition.items())
+                else:
+                    parts.append(f"{name} = {_shown(condition)}")
+        elif isinstance(value, dict):  # a date range: {"gte": "2024-01-01"}
+            parts.extend(f"{key} {_OPERATOR_SIGNS.get(op, op)} {_shown(operand)}"
+                         for op, operand in value.items())
+        else:
+            parts.append(f"{key}: {_shown(value)}")
+    return " · ".join(parts)
+
+
+def _shown(value: Any) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)

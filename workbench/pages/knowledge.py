@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.files.uploadedfile import UploadedFile
 from django.core.paginator import Page, Paginator
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from access.callers import Caller
 from core.config import Config
@@ -28,6 +28,7 @@ from knowledge.documents import (
 )
 from knowledge.models import Document
 from knowledge.selectors import kb_entry
+from workbench.answer_texts import error_shown
 from workbench.pages.sources import document_shown, document_title
 
 DOCUMENTS_PER_PAGE = 50
@@ -104,7 +105,7 @@ def kb_upload(*, caller: Caller, slug: str, file: UploadedFile | None,
     # Refused before anything about the file is looked at: a reader learns nothing more.
     caller.maintain_check(base.id, what=f"knowledge base {slug}")
     if file is None:
-        raise InvalidRequest("choose a file to upload", details={"field": "file"})
+        raise InvalidRequest(gettext("Choose a file to upload."), details={"field": "file"})
     name = file.name
     assert name is not None  # a request's uploaded files have a name
     upload: Upload = document_upload(caller=caller, slug=slug, filename=name,
@@ -126,7 +127,7 @@ def document_change(*, caller: Caller, document_id: int, action: str) -> tuple[s
         job_id = change(caller=caller, document_id=document_id)
     except Conflict as exc:
         return document["knowledge_base"], Outcome(action="error", status=exc.http_status,
-                                                   document=document, error=exc.message)
+                                                   document=document, error=error_shown(exc))
     return document["knowledge_base"], Outcome(action=action, status=202, document=document,
                                                job=job_view(caller=caller, job_id=job_id))
 

@@ -27,10 +27,11 @@ from core.config import (
 )
 from core.errors import InvalidRequest
 from knowledge.formats import format_name
+from retrieval.filters import DocumentFilter
 from retrieval.rerank import RERANKERS, reranker_status
 from retrieval.services import search
 from retrieval.types import SearchHit
-from workbench.forms import choice_field
+from workbench.forms import FilterFields, choice_field
 from workbench.rendering import excerpt_html
 
 EXCERPT_CHARS = 200
@@ -38,8 +39,9 @@ EXCERPT_CHARS = 200
 _FIELD_OF_VARIABLE = {"RAG_CANDIDATES": "candidates", "RAG_RERANK": "rerank"}
 
 
-class LabForm(forms.Form):
-    """One lab run's parameters (types and the API's own bounds; `lab_run` checks the rest)."""
+class LabForm(FilterFields):
+    """One lab run's parameters (types and the API's own bounds; `lab_run` checks the rest),
+    metadata filters included."""
 
     query = forms.CharField(label=_("Query"), max_length=MAX_TEXT_CHARS, strip=True,
                             widget=forms.Textarea(attrs={"rows": 2}))
@@ -123,25 +125,28 @@ def lab_config(*, config: Config, candidates: int, rerank: str) -> Config:
         checked = config_with(config, RAG_CANDIDATES=str(candidates), RAG_RERANK=rerank)
     except ConfigError as exc:
         name = _FIELD_OF_VARIABLE.get(exc.variable, exc.variable)
-        raise InvalidRequest(f"{name} is not valid: {exc.message}",
+        raise InvalidRequest(gettext("%(field)s is not valid: %(detail)s")
+                             % {"field": name, "detail": exc.message},
                              details={"field": name}) from None
     # The name is valid by now: only whether it can run here is left to check.
     status = reranker_status(config=dataclasses.replace(config, rag_rerank=rerank))
     if status != "ok":
-        raise InvalidRequest(f"the rerank provider {rerank} cannot run with this "
-                             f"configuration ({status})", details={"field": "rerank"})
+        raise InvalidRequest(gettext("The rerank provider %(name)s cannot run with this "
+                                     "configuration (%(status)s).")
+                             % {"name": rerank, "status": status}, details={"field": "rerank"})
     return dataclasses.replace(config, rag_candidates=checked.rag_candidates,
                                rag_rerank=checked.rag_rerank)
 
 
 def lab_run(*, query: str, mode: str, top_k: int, candidates: int, rerank: str,
-            knowledge_base: str, caller: Caller, config: Config) -> LabRun:
+            knowledge_base: str, caller: Caller, config: Config,
+            filters: DocumentFilter | None = None) -> LabRun:
     """Search as the caller with these parameters (under the request's trace, which records
     them) and lay out its explain output stage by stage; nothing runs when one is invalid."""
     run_config = lab_config(config=config, candidates=candidates, rerank=rerank)
     scope = caller.scope(slugs=[knowledge_base] if knowledge_base else None)
     outcome = search(query=query, top_k=top_k, config=run_config, scope=scope, mode=mode,
-                     explain=True)
+                     explain=True, filters=filters)
     explain = outcome.explain or {}
     # explain.results[i] explains results[i] (docs/api.md): the hits carry the display fields
     # of the very chunks this scoped search returned, so no second query is needed.

@@ -22,6 +22,7 @@ from knowledge.selectors import health_report, kb_list_visible
 from knowledge.vector_index import VectorIndex, vector_index_status
 from knowledge.vector_path import VectorPath, vector_path_plan
 from retrieval.rerank.providers import reranker_spec, reranker_status
+from workbench.answer_texts import error_shown
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def system_status(*, caller: Caller, config: Config) -> SystemStatus:
         report = health_report(config=config, scope=caller.scope())
     except LocalRagError as exc:  # no database, schema or pgvector: the checks say which
         return SystemStatus(status="unavailable", checks=exc.details.get("checks", {}),
-                            error=exc.message, providers=providers)
+                            error=error_shown(exc), providers=providers)
     details = report["details"]
     counts = {name: details[name] for name in ("documents", "chunks",
                                                 "embeddings_current_config")}

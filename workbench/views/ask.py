@@ -16,6 +16,7 @@ from answering.sse import SSE_CONTENT_TYPE, SSEFrames, sse_frame, sse_response
 from core.config import get_config
 from core.errors import LocalRagError, http_status_of
 from knowledge.selectors import kb_list_visible
+from workbench.answer_texts import error_shown
 from workbench.auth import PersonRequest, person_view
 from workbench.forms import AskForm
 from workbench.models import Feedback
@@ -78,7 +79,7 @@ def feedback(request: PersonRequest) -> HttpResponse:
                                  error_type=request.POST.get("error_type", ""),
                                  comment=request.POST.get("comment", ""))
     except LocalRagError as exc:
-        return render(request, "workbench/_feedback_done.html", {"error": exc.message},
+        return render(request, "workbench/_feedback_done.html", {"error": error_shown(exc)},
                       status=exc.http_status)
     return render(request, "workbench/_feedback_done.html", {"feedback": record,
                                                               "choices": Feedback.ERROR_TYPES})

@@ -30,6 +30,7 @@ from conversations.services import (
 from core.config import get_config
 from core.errors import LocalRagError
 from knowledge.selectors import kb_list_visible
+from workbench.answer_texts import error_shown
 from workbench.auth import PersonRequest, person_view
 from workbench.forms import ConversationAskForm, ConversationRenameForm, ConversationStartForm
 from workbench.pages.ask import AnswerView, answer_failed, answer_fragment
@@ -37,6 +38,7 @@ from workbench.pages.conversations import (
     LIST_PAGE_SIZE,
     ThreadTurn,
     aside_context,
+    filters_label,
     scope_label,
     thread_turns,
     turn_events,
@@ -61,7 +63,8 @@ def conversation_new(request: PersonRequest) -> HttpResponse:
         return _list_page(request, start_form=form, status=422)
     slug = form.cleaned_data["knowledge_base"]
     conversation = conversation_create(caller=request.caller,
-                                       knowledge_bases=[slug] if slug else None)
+                                       knowledge_bases=[slug] if slug else None,
+                                       filters=form.cleaned_data["filters_raw"])
     return redirect("workbench:conversation", conversation.pk)
 
 
@@ -154,7 +157,7 @@ def message_feedback(request: PersonRequest, message_id: int) -> HttpResponse:
             error_type=request.POST.get("error_type", ""),
             comment=request.POST.get("comment", ""))
     except LocalRagError as exc:
-        return render(request, "workbench/_feedback_done.html", {"error": exc.message},
+        return render(request, "workbench/_feedback_done.html", {"error": error_shown(exc)},
                       status=exc.http_status)
     if not request.htmx:
         return redirect(reverse("workbench:conversation", args=[message.conversation_id])
@@ -192,6 +195,7 @@ def _thread_page(request: PersonRequest, conversation: Conversation, *,
         "conversation": conversation,
         "turns": thread_turns(caller=request.caller, conversation=conversation),
         "scope": scope_label(conversation, bases), "form": form,
+        "filters": filters_label(conversation.filters),
         "rename_form": rename_form or ConversationRenameForm(
             initial={"title": conversation.title}),
         "refused": refused, "failure_html": failure_html,

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from core.config import get_config
 from core.errors import LocalRagError
 from knowledge.selectors import kb_list_visible
+from workbench.answer_texts import error_shown
 from workbench.auth import PersonRequest, person_view
 from workbench.forms import QuestionSetImportForm, RunLaunchForm
 from workbench.pages.evaluation import (
@@ -50,7 +51,8 @@ def set_import(request: PersonRequest) -> HttpResponse:
                 caller=request.caller, slug=data["knowledge_base"], name=data["name"],
                 text=data["yaml_text"], source_name=data["source_name"])
         except LocalRagError as exc:
-            for message in exc.details.get("errors") or [exc.message]:
+            # A question set's own mistakes, one per line and position, else the error.
+            for message in exc.details.get("errors") or [error_shown(exc)]:
                 form.add_error(None, message)
         else:
             return redirect(f"{reverse('workbench:evaluation')}?set={question_set.pk}")
@@ -68,7 +70,7 @@ def run_start(request: PersonRequest) -> HttpResponse:
             run = run_launch(caller=request.caller, set_id=data["question_set"],
                              top_k=data["top_k"], retrieval=data["retrieval"] or None)
         except LocalRagError as exc:
-            form.add_error(None, exc.message)
+            form.add_error(None, error_shown(exc))
         else:
             return redirect("workbench:eval-run", run_id=run.pk)
     return _panel(request, launch_form=form, status=422)

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from core.config import get_config
 from core.errors import Forbidden, LocalRagError, NotFound
 from knowledge.selectors import kb_list_visible
+from workbench.answer_texts import error_shown
 from workbench.auth import PersonRequest, person_view
 from workbench.pages import knowledge as knowledge_pages
 from workbench.pages.knowledge import Outcome
@@ -40,7 +41,7 @@ def knowledge_upload(request: PersonRequest, slug: str) -> HttpResponse:
     except (NotFound, Forbidden):
         raise
     except LocalRagError as exc:  # too large, not what its extension says, ...
-        outcome = Outcome(action="error", status=exc.http_status, error=exc.message)
+        outcome = Outcome(action="error", status=exc.http_status, error=error_shown(exc))
     return _base_page(request, slug, outcome=outcome)
 
 

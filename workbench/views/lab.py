@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from core.config import get_config
 from core.errors import LocalRagError
 from knowledge.selectors import kb_list_visible
+from workbench.answer_texts import error_shown
 from workbench.auth import PersonRequest, person_view
 from workbench.pages.lab import LabForm, lab_run
 
@@ -35,12 +36,18 @@ def lab_run_view(request: PersonRequest) -> HttpResponse:
         status = 422
     else:
         try:
-            run = lab_run(caller=request.caller, config=config, **form.cleaned_data)
+            data = form.cleaned_data
+            run = lab_run(caller=request.caller, config=config, query=data["query"],
+                          mode=data["mode"], top_k=data["top_k"], candidates=data["candidates"],
+                          rerank=data["rerank"], knowledge_base=data["knowledge_base"],
+                          filters=data["filters"])
         except LocalRagError as exc:
             error, status = exc, exc.http_status
     template = "workbench/_lab_results.html" if request.htmx else "workbench/lab.html"
     return render(request, template, {"form": form, "bases": bases, "run": run,
-                                      "error": error, "ran": True}, status=status)
+                                      "error": error, "ran": True,
+                                      "error_text": error_shown(error) if error else ""},
+                  status=status)
 
 
 urlpatterns = [
