@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -114,6 +115,15 @@ class Config:
     rag_replica_check_seconds: float
     vault_path: Path
     upload_folder: Path  # UPLOAD_DIR as given: relative to the project root, or absolute
+    # UPLOAD_STORE=s3: the bucket that holds every upload (knowledge/upload_store.py).
+    upload_store: str
+    upload_s3_bucket: str
+    upload_s3_prefix: str
+    upload_s3_endpoint_url: str
+    upload_s3_region: str
+    upload_s3_access_key_id: str
+    upload_s3_secret_access_key: str = field(repr=False)
+    upload_s3_timeout_seconds: float
     embedding_provider: str
     embedding_model: str
     embedding_dim: int
@@ -397,6 +407,7 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
             raise ConfigError("DATABASE_REPLICA_URLS must hold postgresql://user:password@host:"
                               f"port/database URLs; one is {url_password_mask(url)!r}",
                               variable="DATABASE_REPLICA_URLS")
+    upload_store = _upload_store(raw)
     # The key travels in an HTTP header, which only carries printable ASCII.
     for name in ("LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY", "RAG_MCP_TOKEN",
                  "EMBEDDING_API_KEY"):
@@ -416,6 +427,14 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         rag_replica_check_seconds=_positive_number(raw, "RAG_REPLICA_CHECK_SECONDS"),
         vault_path=base / Path(raw["VAULT_PATH"]).expanduser(),
         upload_folder=Path(raw["UPLOAD_DIR"]).expanduser(),
+        upload_store=upload_store,
+        upload_s3_bucket=raw["UPLOAD_S3_BUCKET"].strip(),
+        upload_s3_prefix=raw["UPLOAD_S3_PREFIX"].strip().lstrip("/"),
+        upload_s3_endpoint_url=raw["UPLOAD_S3_ENDPOINT_URL"].strip().rstrip("/"),
+        upload_s3_region=raw["UPLOAD_S3_REGION"].strip(),
+        upload_s3_access_key_id=raw["UPLOAD_S3_ACCESS_KEY_ID"].strip(),
+        upload_s3_secret_access_key=raw["UPLOAD_S3_SECRET_ACCESS_KEY"],
+        upload_s3_timeout_seconds=_positive_number(raw, "UPLOAD_S3_TIMEOUT_SECONDS"),
         embedding_provider=provider,
         embedding_model=raw["EMBEDDING_MODEL"],
         embedding_dim=dim,
@@ -505,6 +524,35 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         raw=dict(raw),
         sources=dict(sources),
     )
+
+
+UPLOAD_STORES = ("folder", "s3")
+# S3's own rule for bucket names (3-63 lowercase letters, digits, dots and hyphens).
+_BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+
+
+def _upload_store(raw: Mapping[str, str]) -> str:
+    """UPLOAD_STORE, with what `s3` needs: a valid bucket name, an http(s) endpoint when one
+    is named, and an access key only with its secret."""
+    store = _choice(raw, "UPLOAD_STORE", UPLOAD_STORES)
+    if store != "s3":
+        return store
+    bucket = raw["UPLOAD_S3_BUCKET"].strip()
+    if not _BUCKET_NAME.fullmatch(bucket):
+        raise ConfigError("UPLOAD_S3_BUCKET must name the bucket (3-63 lowercase letters, "
+                          "digits, dots and hyphens) when UPLOAD_STORE=s3",
+                          variable="UPLOAD_S3_BUCKET")
+    endpoint = raw["UPLOAD_S3_ENDPOINT_URL"].strip()
+    if endpoint:
+        parts = urlsplit(endpoint)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError("UPLOAD_S3_ENDPOINT_URL must be an http(s):// URL with a host "
+                              "(e.g. http://minio:9000)", variable="UPLOAD_S3_ENDPOINT_URL")
+    if bool(raw["UPLOAD_S3_ACCESS_KEY_ID"].strip()) != bool(raw["UPLOAD_S3_SECRET_ACCESS_KEY"]):
+        raise ConfigError("UPLOAD_S3_ACCESS_KEY_ID and UPLOAD_S3_SECRET_ACCESS_KEY are set "
+                          "together, or neither (boto3's own credentials then)",
+                          variable="UPLOAD_S3_ACCESS_KEY_ID")
+    return store
 
 
 def _embedding_urls(raw: Mapping[str, str], *, required: bool) -> tuple[str, ...]:

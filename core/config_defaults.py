@@ -27,6 +27,16 @@ DEFAULTS: dict[str, str] = {
     "RAG_REPLICA_CHECK_SECONDS": "2",
     "VAULT_PATH": "samples/acme-vault",
     "UPLOAD_DIR": ".local/uploads",
+    # UPLOAD_STORE=s3: uploads are kept in a bucket, UPLOAD_DIR is each machine's cache of it
+    # (knowledge/upload_store.py).
+    "UPLOAD_STORE": "folder",
+    "UPLOAD_S3_BUCKET": "",
+    "UPLOAD_S3_PREFIX": "local-rag/",
+    "UPLOAD_S3_ENDPOINT_URL": "",  # MinIO, Ceph, ...; empty: AWS S3 of UPLOAD_S3_REGION
+    "UPLOAD_S3_REGION": "us-east-1",
+    "UPLOAD_S3_ACCESS_KEY_ID": "",  # empty: boto3's own chain (AWS_* variables, instance role)
+    "UPLOAD_S3_SECRET_ACCESS_KEY": "",
+    "UPLOAD_S3_TIMEOUT_SECONDS": "30",
     "EMBEDDING_PROVIDER": "fake",
     "EMBEDDING_MODEL": "",  # resolved to the provider's fixed model when unset everywhere
     "EMBEDDING_DIM": str(EMBEDDING_DIM),
@@ -107,6 +117,7 @@ DEFAULTS: dict[str, str] = {
 }
 # Shown as <set> or <unset>, never as their value.
 SECRET_KEYS = frozenset({"LLM_API_KEY", "RAG_API_TOKEN", "RERANK_API_KEY", "RAG_MCP_TOKEN",
-                         "RAG_SECRET_KEY", "EMBEDDING_API_KEY"})
+                         "RAG_SECRET_KEY", "EMBEDDING_API_KEY",
+                         "UPLOAD_S3_SECRET_ACCESS_KEY"})
 SECRET_KEY_MIN_CHARS = 32
 EMBEDDING_DEVICES = ("cpu", "cuda", "mps")

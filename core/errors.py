@@ -26,6 +26,7 @@ ERROR_TABLE: dict[str, tuple[int, int]] = {
     "forbidden": (403, EXIT_BAD_INPUT),
     "conflict": (409, EXIT_BAD_INPUT),
     "outbound_refused": (403, EXIT_BAD_INPUT),
+    "upload_store_error": (503, EXIT_NOT_READY),
     "too_many_requests": (429, EXIT_BAD_INPUT),
     "method_not_allowed": (405, EXIT_BAD_INPUT),
     "vault_not_found": (422, EXIT_BAD_INPUT),

@@ -38,6 +38,7 @@ from core.errors import InvalidRequest
 from core.pg_tools import libpq_environment, pg_tool_run
 from knowledge import sql
 from knowledge.db_schema import NEWEST_CHUNK_COLUMN, RAG_TABLES, schema_ensure
+from knowledge.upload_store import upload_ensure
 
 ARCHIVE_FORMAT = "local-rag-backup"
 FORMAT_VERSION = 1
@@ -81,7 +82,7 @@ def backup_write(*, path: Path, config: Config, progress: Progress | None = None
             with os.fdopen(descriptor, "wb") as raw, tarfile.open(fileobj=raw, mode="w",
                                                                   format=tarfile.PAX_FORMAT) as tar:
                 dump_entry = _member_add(tar, source=dump, name=DUMP)
-                uploads = _uploads_add(tar, facts["uploads"], say=say)
+                uploads = _uploads_add(tar, facts["uploads"], say=say, config=config)
                 manifest = _manifest(config=config, facts=facts, dump=dump_entry,
                                      uploads=uploads)
                 _bytes_add(tar, name=MANIFEST, data=json.dumps(manifest, ensure_ascii=False,
@@ -174,7 +175,7 @@ def _upload_files(conn: psycopg.Connection) -> list[dict[str, Any]]:
 
 
 def _uploads_add(tar: tarfile.TarFile, areas: list[dict[str, Any]], *,
-                 say: Progress) -> dict[str, Any]:
+                 say: Progress, config: Config) -> dict[str, Any]:
     total = sum(len(area["files"]) for area in areas)
     if total:
         say(f"adding {total} uploaded files")
@@ -187,6 +188,8 @@ def _uploads_add(tar: tarfile.TarFile, areas: list[dict[str, Any]], *,
             name = f"{UPLOADS_PREFIX}/{area['dir']}/{relative_path}"
             source = root / relative_path
             try:
+                if status != STATUS_DELETING:  # with UPLOAD_STORE=s3 this cache may lack it
+                    upload_ensure(source, config=config)
                 files.append(_member_add(tar, source=source, name=name))
             except FileNotFoundError:
                 missing.append({"member": name, "status": status,

@@ -36,8 +36,19 @@ from knowledge.formats import NOTE_SUFFIX, format_name, suffix_of
 from knowledge.formats.base import FormatRejected
 from knowledge.formats.plain_text import text_decode
 from knowledge.ingest import vault_ingest
+from knowledge.outbound import outbound_check
 from knowledge.upload_names import source_name_clean, source_name_unique
-from knowledge.vault import DEFAULT_MAX_FILE_BYTES
+from knowledge.upload_store import (
+    LOST_REASONS,
+    UploadStoreError,
+    bucket_endpoint,
+    store_is_bucket,
+    upload_ensure,
+    upload_limit,
+    upload_put,
+    upload_remove,
+    upload_remove_quietly,
+)
 
 JOB_INGEST = "document_ingest"
 JOB_DELETE = "document_delete"
@@ -50,13 +61,6 @@ class Upload:
     document_id: int
     job_id: int | None
     created: bool  # False: the same content was in this base already
-
-
-def upload_limit(name: str, *, config: Config) -> int:
-    """The largest upload of this kind of file, in bytes (as for files in a vault)."""
-    if suffix_of(name) == NOTE_SUFFIX:
-        return DEFAULT_MAX_FILE_BYTES
-    return config.rag_document_max_bytes
 
 
 def document_upload(*, caller: Caller, slug: str, filename: str | None,
@@ -89,6 +93,14 @@ def document_upload(*, caller: Caller, slug: str, filename: str | None,
         content_check(partial, suffix=suffix, name=name)
         content_hash = digest.hexdigest()
         final = folder / f"{uuid.uuid4().hex}{suffix}"
+        if store_is_bucket(config):
+            # A bucket is outside this machine unless its host is listed as local: a
+            # local-only base's files are not put there (knowledge/outbound.py).
+            outbound_check(config=config, url=bucket_endpoint(config),
+                           what="keeping this upload in the upload bucket",
+                           knowledge_base_ids=[base.id])
+        # In the bucket before the row commits: a put that fails stores nothing at all.
+        upload_put(partial, stored_at=final, config=config)
         try:
             with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
                 # One upload of this content per base at a time: the check and the insert
@@ -101,20 +113,27 @@ def document_upload(*, caller: Caller, slug: str, filename: str | None,
                     if status == "failed":  # the same file again: try it once more
                         cursor.execute(sql.DOCUMENT_STATUS_SET, ["queued", document_id])
                         job_id = _enqueue(JOB_INGEST, document_id, base.id)
-                    return Upload(document_id=document_id, job_id=job_id, created=False)
-                cursor.execute(sql.UPLOAD_NAMES_LOCK, [str(base.id)])
-                source_name = source_name_unique(cursor, knowledge_base_id=base.id, name=name)
-                cursor.execute(sql.DOCUMENT_UPLOAD_INSERT, [
-                    str(folder), base.id, final.name, str(final), content_hash, size,
-                    format_name(name), Path(filename or "").name, source_name])
-                document_id = cursor.fetchone()[0]
-                job_id = _enqueue(JOB_INGEST, document_id, base.id)
-                # Last: until the row and its job are in, the file is not in the upload area
-                # (where an ingest would index it as a document of its own).
-                os.replace(partial, final)
+                    duplicate = Upload(document_id=document_id, job_id=job_id, created=False)
+                else:
+                    duplicate = None
+                    cursor.execute(sql.UPLOAD_NAMES_LOCK, [str(base.id)])
+                    source_name = source_name_unique(cursor, knowledge_base_id=base.id,
+                                                     name=name)
+                    cursor.execute(sql.DOCUMENT_UPLOAD_INSERT, [
+                        str(folder), base.id, final.name, str(final), content_hash, size,
+                        format_name(name), Path(filename or "").name, source_name])
+                    document_id = cursor.fetchone()[0]
+                    job_id = _enqueue(JOB_INGEST, document_id, base.id)
+                    # Last: until the row and its job are in, the file is not in the upload
+                    # area (where an ingest would index it as a document of its own).
+                    os.replace(partial, final)
         except BaseException:
             final.unlink(missing_ok=True)  # the transaction did not commit: no file either
+            upload_remove_quietly(final, config=config)
             raise
+        if duplicate is not None:  # the file that is already there stays the one kept
+            upload_remove_quietly(final, config=config)
+            return duplicate
         return Upload(document_id=document_id, job_id=job_id, created=True)
     finally:
         partial.unlink(missing_ok=True)
@@ -263,9 +282,24 @@ def document_ingest_job(context: JobContext) -> dict[str, Any]:
     row = _document_row(document_id)
     if row is None:
         return {"skipped": "the document no longer exists"}
-    vault_path, relative_path, status = row
+    vault_path, relative_path, status, uploaded = row
     if status == "deleting":
         return {"skipped": "the document is being deleted"}
+    config = get_config()
+    if uploaded and (status == "queued" or context.type == JOB_REINDEX):
+        # A worker elsewhere may not hold the file yet: an ingest that did not find it would
+        # take the document out of the index. Refused when the bucket has lost it.
+        file = Path(vault_path) / relative_path
+        try:
+            if upload_ensure(file, config=config):
+                context.progress("fetch", 0.05)
+        except UploadStoreError as exc:
+            lost = exc.details.get("reason") in LOST_REASONS
+            if lost or context.attempt >= context.max_attempts:
+                _document_settle(document_id, reason=exc.message)
+            if lost:
+                raise JobPermanentError(exc.message) from exc
+            raise  # the bucket did not answer as it should: a later attempt may
     if status == "queued" or context.type == JOB_REINDEX:
         if context.type == JOB_REINDEX:
             with connection.cursor() as cursor:
@@ -277,7 +311,7 @@ def document_ingest_job(context: JobContext) -> dict[str, Any]:
             # This document's file only: the rest of its folder is not read again.
             # A cancelled job (or one whose lease another worker took) stops at the ingest's
             # next safe point, before anything of it is written: LeaseLost is raised there.
-            result = vault_ingest(vault_path=vault_path, config=get_config(),
+            result = vault_ingest(vault_path=vault_path, config=config,
                                   wait_for_lock=True, prepare_workers=0,
                                   only=[relative_path], checkpoint=context.checkpoint)
         except LeaseLost:
@@ -319,7 +353,7 @@ def document_delete_job(context: JobContext) -> dict[str, Any]:
         row = cursor.fetchone()
     if row is None:
         return {"document_id": document_id, "removed": False}
-    Path(row[0]).unlink(missing_ok=True)
+    upload_remove(Path(row[0]), config=get_config())  # the bucket's object too, with one
     with connection.cursor() as cursor:
         cursor.execute(sql.DOCUMENT_DELETING_DELETE, [document_id])
     return {"document_id": document_id, "removed": True}

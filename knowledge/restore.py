@@ -37,6 +37,7 @@ from core.pg_tools import libpq_environment, pg_tool_path, pg_tool_run
 from knowledge import sql
 from knowledge.backup import ARCHIVE_FORMAT, DUMP, FORMAT_VERSION, HASH_BLOCK, MANIFEST
 from knowledge.db_schema import RAG_TABLES, db_init
+from knowledge.upload_store import store_is_bucket, upload_put
 
 MANIFEST_MAX_BYTES = 16 << 20
 # Members read at most: an upload area of a million files is far beyond one installation's.
@@ -97,6 +98,11 @@ def restore_read(*, path: Path, config: Config, embedder_change: bool = False,
             _member_extract(tar, members, manifest["database"], target=dump)
             files, areas = _uploads_extract(tar, members, manifest, staging=staging,
                                             uploads_root=uploads_root)
+            if store_is_bucket(config) and files:
+                # Before the database: a bucket that refuses them leaves everything as it was.
+                say(f"putting {files} uploaded files in bucket {config.upload_s3_bucket}")
+                for file in sorted(path for path in staging.rglob("*") if path.is_file()):
+                    upload_put(file, stored_at=file, config=config)
             say(f"restoring the database into {settings['NAME']}")
             _database_load(dump=dump, work=Path(work), settings=settings, manifest=manifest,
                            areas=areas)

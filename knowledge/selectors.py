@@ -23,6 +23,7 @@ from knowledge.bases import KnowledgeBaseInfo, kb_get_visible, kb_list
 from knowledge.db_schema import index_connection, schema_error, schema_state
 from knowledge.embeddings import embedder_status, embedding_endpoints, embedding_native_dim
 from knowledge.formats import FORMATS
+from knowledge.upload_store import upload_store_shown
 from knowledge.vector_path import vector_path_plan
 
 
@@ -120,6 +121,7 @@ def health_report(*, config: Config, scope: Scope | None, admin: bool = False) -
         # Where text goes to be embedded (scheme://host:port; [] for a model run here): as on
         # the status page, for those who run the service; readers and probes learn no network.
         details["embedding_endpoints"] = embedding_endpoints(config=config)
+        details["upload_store"] = upload_store_shown(config)
         if config.database_replica_urls:
             # Each read replica as checked now: its URL (password masked), usable, lag.
             details["replicas"] = replica_states(config)

@@ -480,7 +480,13 @@ DOCUMENT_REINDEX_MARK = """
 UPDATE documents SET status = 'queued', updated_at = now() WHERE id = %s AND status <> 'deleting'
 """
 
-DOCUMENT_JOB_ROW = "SELECT vault_path, relative_path, status FROM documents WHERE id = %s"
+# The job's document: where its file is, its status, and whether it is an upload.
+DOCUMENT_JOB_ROW = """
+SELECT d.vault_path, d.relative_path, d.status,
+       EXISTS (SELECT 1 FROM knowledge_base_sources s
+               WHERE s.path = d.vault_path AND s.kind = 'uploads')
+FROM documents d WHERE d.id = %s
+"""
 
 DOCUMENT_CHUNK_COUNT = "SELECT count(*) FROM chunks WHERE document_id = %s"
 

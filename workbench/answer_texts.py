@@ -28,6 +28,7 @@ ERROR_TEXTS = {
     "conflict": _("It conflicts with something that already exists."),
     "outbound_refused": _("This knowledge base's text may not leave this machine, and the "
                           "service this needs is elsewhere."),
+    "upload_store_error": _("The upload bucket did not take or give back the file."),
     "too_many_requests": _("Too many requests; wait a moment and try again."),
     "method_not_allowed": _("This action is not available here."),
     "vault_not_found": _("The vault's folder was not found."),

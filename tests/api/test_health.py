@@ -85,3 +85,28 @@ def test_a_reader_learns_no_embedding_server_and_an_admin_does(client, db, confi
     assert details(token_create(username="root").secret)["embedding_endpoints"] == [
         "http://gpu-1:8080"]
     assert "embedding_endpoints" not in json.loads(client.get("/health").content)["details"]
+
+
+def test_an_admin_learns_where_uploads_are_kept_and_a_reader_does_not(client, db,
+                                                                       config_override):
+    from access.api_tokens import token_create
+    from core.config import config_use, config_with, get_config
+    from tests.api.conftest import team_create
+
+    config_override(rag_api_token="env-health-token-5c1d")
+    team_create()
+
+    def details(secret: str) -> dict:
+        response = client.get("/health", HTTP_AUTHORIZATION=f"Bearer {secret}")
+        assert "s3-secret-health-9" not in response.content.decode()
+        return json.loads(response.content)["details"]
+
+    root, ana = token_create(username="root").secret, token_create(username="ana").secret
+    assert details(root)["upload_store"] == {"store": "folder"}
+    config_use(config_with(get_config(), UPLOAD_STORE="s3", UPLOAD_S3_BUCKET="team-uploads",
+                           UPLOAD_S3_REGION="eu-central-1", UPLOAD_S3_ACCESS_KEY_ID="AKIAH",
+                           UPLOAD_S3_SECRET_ACCESS_KEY="s3-secret-health-9"))
+    assert details(root)["upload_store"] == {
+        "store": "s3", "bucket": "team-uploads",
+        "endpoint": "https://s3.eu-central-1.amazonaws.com"}
+    assert "upload_store" not in details(ana)

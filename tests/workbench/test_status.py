@@ -168,3 +168,20 @@ def test_replicas_are_shown_to_staff_with_their_state(reader, person, sample_ind
     assert URL_PASSWORD not in html
     replicas = re.search(r"<h2>Read replicas</h2>.*?</table>", html, re.DOTALL).group(0)
     assert "127.0.0.1:9/local_rag" in replicas and "skipped" in replicas
+
+
+def test_the_upload_bucket_is_shown_to_staff_without_its_secret(reader, person, sample_index,
+                                                                config_override):
+    from core.config import config_use, config_with, get_config
+
+    config_override()
+    config_use(config_with(get_config(), UPLOAD_STORE="s3", UPLOAD_S3_BUCKET="team-uploads",
+                           UPLOAD_S3_ENDPOINT_URL="http://minio-1:9000/",
+                           UPLOAD_S3_ACCESS_KEY_ID="AKIASTATUS",
+                           UPLOAD_S3_SECRET_ACCESS_KEY="s3-secret-status-41"))
+    assert "team-uploads" not in reader.get("/workbench/status/").content.decode()
+    html = person("ops", grants={"default": "reader"}, staff=True).get(
+        "/workbench/status/").content.decode()
+    assert ("Uploads are kept in bucket <code>team-uploads</code> at http://minio-1:9000"
+            in html)
+    assert "s3-secret-status-41" not in html and "AKIASTATUS" not in html

@@ -19,6 +19,7 @@ from core.errors import LocalRagError
 from core.replicas import replica_states
 from knowledge.embeddings import embedding_endpoints
 from knowledge.selectors import health_report, kb_list_visible
+from knowledge.upload_store import upload_store_shown
 from knowledge.vector_index import VectorIndex, vector_index_status
 from knowledge.vector_path import VectorPath, vector_path_plan
 from retrieval.rerank.providers import reranker_spec, reranker_status
@@ -56,6 +57,8 @@ class SystemStatus:
     details: dict[str, Any] = field(default_factory=dict)
     # Each read replica as checked now (core/replicas.py): URL (password masked), usable, lag.
     replicas: list[dict[str, Any]] = field(default_factory=list)
+    # Where uploads are kept (knowledge/upload_store.py), for staff.
+    upload_store: dict[str, str] = field(default_factory=dict)
 
 
 def system_status(*, caller: Caller, config: Config) -> SystemStatus:
@@ -78,7 +81,8 @@ def system_status(*, caller: Caller, config: Config) -> SystemStatus:
     return SystemStatus(status=report["status"], checks=report["checks"], counts=counts,
                         bases=kb_list_visible(caller=caller), providers=[embedding, *providers],
                         vector=_vector_search(config), details=details,
-                        replicas=replica_states(config) if config.database_replica_urls else [])
+                        replicas=replica_states(config) if config.database_replica_urls else [],
+                        upload_store=upload_store_shown(config))
 
 
 def _providers(config: Config) -> list[Provider]:
