@@ -97,9 +97,13 @@ def account(clean_tables):
 
 
 def wait(driver, condition, seconds: float = WAIT_SECONDS):
+    """Wait for `condition`; an element found while the page is being replaced (a navigation
+    under way) goes stale before it is read, and is looked for again."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, seconds).until(condition)
+    return WebDriverWait(driver, seconds, ignored_exceptions=(
+        NoSuchElementException, StaleElementReferenceException)).until(condition)
 
 
 def css(selector: str):
