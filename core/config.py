@@ -543,11 +543,9 @@ def _upload_store(raw: Mapping[str, str]) -> str:
                           "digits, dots and hyphens) when UPLOAD_STORE=s3",
                           variable="UPLOAD_S3_BUCKET")
     endpoint = raw["UPLOAD_S3_ENDPOINT_URL"].strip()
-    if endpoint:
-        parts = urlsplit(endpoint)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ConfigError("UPLOAD_S3_ENDPOINT_URL must be an http(s):// URL with a host "
-                              "(e.g. http://minio:9000)", variable="UPLOAD_S3_ENDPOINT_URL")
+    if endpoint and not _http_url(endpoint):
+        raise ConfigError("UPLOAD_S3_ENDPOINT_URL must be an http(s):// URL with a host "
+                          "(e.g. http://minio:9000)", variable="UPLOAD_S3_ENDPOINT_URL")
     if bool(raw["UPLOAD_S3_ACCESS_KEY_ID"].strip()) != bool(raw["UPLOAD_S3_SECRET_ACCESS_KEY"]):
         raise ConfigError("UPLOAD_S3_ACCESS_KEY_ID and UPLOAD_S3_SECRET_ACCESS_KEY are set "
                           "together, or neither (boto3's own credentials then)",
@@ -565,16 +563,21 @@ def _embedding_urls(raw: Mapping[str, str], *, required: bool) -> tuple[str, ...
                           "several comma-separated) when EMBEDDING_PROVIDER=openai-compatible",
                           variable=name)
     for url in urls:
-        try:
-            parts = urlsplit(url)
-            parts.port  # noqa: B018 - raises on a port that is not a number
-        except ValueError:
-            parts = None
-        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        if not _http_url(url):
             shown = endpoint_origin(url) or "a value"
             raise ConfigError(f"{name} holds {shown}, which is not an http(s):// URL with a "
                               "host", variable=name)
     return urls
+
+
+def _http_url(url: str) -> bool:
+    """Whether `url` is an http(s) URL with a host (and a port, if any, that is a number)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 def endpoint_origin(url: str) -> str | None:

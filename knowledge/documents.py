@@ -100,7 +100,7 @@ def document_upload(*, caller: Caller, slug: str, filename: str | None,
                            what="keeping this upload in the upload bucket",
                            knowledge_base_ids=[base.id])
         # In the bucket before the row commits: a put that fails stores nothing at all.
-        upload_put(partial, stored_at=final, config=config)
+        upload_put(partial, stored_at=final, config=config, sha256=content_hash)
         try:
             with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
                 # One upload of this content per base at a time: the check and the insert

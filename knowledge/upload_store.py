@@ -11,7 +11,8 @@ out of the index; a delete removes the object, then the cached copy.
 
 Bounds: a fetched object is read in chunks and refused past `max_bytes` (an object replaced in
 the bucket by a huge one fills no disk) and must match the sha256 recorded when it was put.
-boto3 is imported on first use (it costs every `rag` start ~0.3 s otherwise)."""
+boto3 is imported on first use: importing it, and making a client, takes ~0.1 s and ~0.2 s of
+a process here, which no command that never touches a bucket should pay."""
 
 from __future__ import annotations
 
@@ -55,19 +56,22 @@ def object_key(path: Path, *, config: Config) -> str:
     return f"{config.upload_s3_prefix}{path.parent.name}/{path.name}"
 
 
-def upload_put(source: Path, *, stored_at: Path, config: Config) -> None:
+def upload_put(source: Path, *, stored_at: Path, config: Config, sha256: str = "") -> None:
     """Put the file at `source` in the bucket as the upload that will be `stored_at` (nothing
-    without a bucket); UploadStoreError when the bucket does not take it."""
+    without a bucket), with its sha256 (`sha256` when the caller hashed it already, as an
+    upload has while streaming); UploadStoreError when the bucket does not take it."""
     if not store_is_bucket(config):
         return
-    digest = hashlib.sha256()
-    with open(source, "rb") as handle:
-        for block in iter(lambda: handle.read(_READ_BYTES), b""):
-            digest.update(block)
+    if not sha256:
+        digest = hashlib.sha256()
+        with open(source, "rb") as handle:
+            for block in iter(lambda: handle.read(_READ_BYTES), b""):
+                digest.update(block)
+        sha256 = digest.hexdigest()
     key = object_key(stored_at, config=config)
     with _translated(config, action="put", key=key), open(source, "rb") as handle:
         _client(config).put_object(Bucket=config.upload_s3_bucket, Key=key, Body=handle,
-                                   Metadata={SHA256_METADATA: digest.hexdigest()})
+                                   Metadata={SHA256_METADATA: sha256})
 
 
 def upload_limit(name: str, *, config: Config) -> int:

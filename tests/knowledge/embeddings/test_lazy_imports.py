@@ -1,5 +1,6 @@
 """Heavy imports are lazy: start-up, the fake ingest and search paths, /health and `rag config`
-for the local providers never import torch, transformers or sentence_transformers."""
+for the local providers never import torch, transformers or sentence_transformers, and nothing
+that keeps uploads in a folder imports boto3."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import django
 django.setup()
 from django.core.management import call_command
 import knowledge.embeddings, knowledge.embeddings.local
+import knowledge.documents, knowledge.backup, knowledge.restore
 from knowledge.embeddings import embedder_status, embedding_native_dim
 from knowledge.ingest import vault_ingest
 from knowledge.selectors import health_report
@@ -36,7 +38,7 @@ for provider, model in (("local-qwen3", "Qwen/Qwen3-Embedding-0.6B"),
     embedding_native_dim(config=local)
     module.config_use(local)
     call_command("config", stdout=io.StringIO())
-heavy = [name for name in ("torch", "transformers", "sentence_transformers")
+heavy = [name for name in ("torch", "transformers", "sentence_transformers", "boto3", "botocore")
          if sys.modules.get(name) is not None]
 print(json.dumps({"hits": len(hits), "states": states, "heavy": heavy}))
 """
