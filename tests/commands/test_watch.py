@@ -43,10 +43,14 @@ def save(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
-def found(url: str, word: str) -> list[str]:
+def found(url: str, word: str, *, before_first_ingest: bool = False) -> list[str]:
     """The notes whose chunks a search for `word` returns holding it (the fake embedder makes
-    every search return something: the text is what counts)."""
+    every search return something: the text is what counts). `before_first_ingest`: the
+    index may not hold a single vector yet, which the API answers 503 retrieval_not_ready."""
     response = httpx.post(f"{url}/search", json={"query": word, "top_k": 5}, timeout=10)
+    if before_first_ingest and response.status_code == 503:
+        assert response.json()["error"]["code"] == "retrieval_not_ready", response.text
+        return []
     assert response.status_code == 200, response.text
     return sorted({result["source"] for result in response.json()["results"]
                    if word in result["content"]})
@@ -71,7 +75,7 @@ def test_serve_with_watch_follows_edits_renames_deletes_and_the_folder_coming_ba
         url = server.url
         assert "watch:     every vault folder" in log()
         # Started with an index that knows nothing: the watch's first sync reads the vault.
-        eventually(lambda: found(url, "floes") == ["Walrus.md"],
+        eventually(lambda: found(url, "floes", before_first_ingest=True) == ["Walrus.md"],
                    what="the vault indexed at start", log=log)
 
         save(vault / "Walrus.md", "# Walrus\n\nThe walrus eats quokkaberry clams.\n")
