@@ -48,9 +48,14 @@ ALL_CELLS = [f"{tf_cell}.{length_cell}" for tf_cell in range(len(TF_CELL_UPPER) 
 # (how many cells fit a budget), never in a bound.
 TF_CELL_PRIOR = (0.6, 0.18, 0.08, 0.05, 0.04, 0.025, 0.015, 0.01)
 # Chunks the first run may expect to score: the cells of highest bound that fit, which give the
-# k-th score to beat. The second run reads what that score still requires; a third, if ever
-# needed, reads every cell (the exhaustive ranking).
+# k-th score to beat. The next run reads what that score still requires (term sets, or cells
+# below it); where that is too much, or the first run found fewer than k chunks, the cells that
+# fit READ_GROWTH times the budget, and so on; the last run reads every cell (the exhaustive
+# ranking). Each run scores what the ones before it read again: growing by 8, that repeats at
+# most a seventh of the final run's work.
 FIRST_READ_BUDGET = 1_000.0
+READ_GROWTH = 8.0
+MAX_RUNS = 8
 # A second run expected to score more than this share of what the exhaustive one would scores
 # everything instead: the bound would save little.
 SECOND_READ_SHARE_MAX = 0.6
@@ -146,7 +151,8 @@ def lexical_search(*, query: str, limit: int, knowledge_base_ids: Sequence[int],
             # more of them, so the first run still finds about `limit` admitted chunks.
             budget *= min(chunks / scope.chunks, FILTER_BUDGET_GROWTH_MAX)
         read = plan.read_all() if exhaustive else plan.read_upto(budget)
-        for run in range(1, 4):
+        combinations_tried = False
+        for run in range(1, MAX_RUNS + 1):
             cursor.execute(statement, {
                 **params, "read_cells": read.lexemes,
                 "combination_terms": [plan.terms[term] for group in read.combinations
@@ -159,6 +165,7 @@ def lexical_search(*, query: str, limit: int, knowledge_base_ids: Sequence[int],
                 report.cells_read = len(read.lexemes)
                 report.cells_total = len(plan.cells)
                 report.scored = rows[0][-1] if rows else 0
+                report.scored_total += report.scored
                 report.combinations = len(read.combinations)
             # Exact once the k-th score is above every score a chunk outside the cells read
             # could reach (strictly: an unread chunk with an equal score and a smaller id
@@ -166,10 +173,10 @@ def lexical_search(*, query: str, limit: int, knowledge_base_ids: Sequence[int],
             if read.complete or (len(rows) == limit and rows[-1][10] > _with_margin(
                     read.unread_bound)):
                 break
-            # The next run: the chunks that k-th score still requires, or every cell.
-            widened = plan.read_combinations(threshold=rows[-1][10], read=read) \
-                if len(rows) == limit and run == 1 else None
-            read = widened if widened is not None else plan.read_all()
+            read, combinations_tried, budget = _next_reading(
+                plan=plan, read=read, rows=len(rows), limit=limit,
+                threshold=rows[-1][10] if rows else 0.0, budget=budget,
+                combinations_tried=combinations_tried, last_run=run == MAX_RUNS - 1)
     return [LexicalHit(chunk_id=chunk_id, content=content, relative_path=relative_path,
                        heading_path=list(heading_path), chunk_index=chunk_index,
                        document_id=document_id, content_hash=content_hash,
@@ -180,14 +187,35 @@ def lexical_search(*, query: str, limit: int, knowledge_base_ids: Sequence[int],
                        _) in enumerate(rows, start=1)]
 
 
+def _next_reading(*, plan: _Plan, read: _Reading, rows: int, limit: int, threshold: float,
+                  budget: float, combinations_tried: bool,
+                  last_run: bool) -> tuple[_Reading, bool, float]:
+    """What the next run reads, after one whose k-th score did not beat the unread bound:
+    with a full top k, the chunks that score still requires (the term sets, or the cells
+    below it) unless that was tried at this budget; else the cells of highest bound that fit
+    READ_GROWTH times the budget, which finds more of the top k (a first run that found fewer
+    than `limit` chunks) or raises the k-th score and lowers the unread bound, so the term sets
+    fit afterwards. Every cell on the last run. Returns the reading, whether it is the term
+    sets' (or the cells below), and the budget."""
+    if last_run:
+        return plan.read_all(), True, budget
+    if rows == limit and not combinations_tried:
+        widened = plan.read_combinations(threshold=threshold, read=read)
+        if widened is not None:
+            return widened, True, budget
+    budget *= READ_GROWTH
+    return plan.read_upto(budget), False, budget
+
+
 @dataclass
 class LexicalReport:
     """What one lexical search read: for the explain output and the benchmarks."""
 
-    levels: int = 0  # LEXICAL_SCORE runs (1: the first cells read were enough; at most 3)
+    levels: int = 0  # LEXICAL_SCORE runs (1: the first cells read were enough; MAX_RUNS at most)
     cells_read: int = 0  # impact cells of the query's terms read by the last run
     cells_total: int = 0  # impact cells the query's terms could have
     scored: int = 0  # chunks scored by the last run
+    scored_total: int = 0  # chunks scored by all runs together (a chunk once per run)
     combinations: int = 0  # term sets whose chunks the last run also scored
 
 

@@ -214,7 +214,8 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
                       "lexical": ({"runs": report.levels, "cells_read": report.cells_read,
                                    "cells_total": report.cells_total,
                                    "combinations": report.combinations,
-                                   "chunks_scored": report.scored}
+                                   "chunks_scored": report.scored,
+                                   "chunks_scored_total": report.scored_total}
                                   if report is not None else None)}
     return PipelineRun(results=results, confidence=confidence, mode=mode, parameters=parameters,
                        timings_ms=clock.timings, rerank=rerank_explain, query=query)

@@ -156,3 +156,40 @@ def test_identifier_hits_inside_compounds_are_scored_at_every_budget(monkeypatch
     assert hits[0].chunk_id == compound and hits[0].matched_share == 1.0
     assert ranking(hits) == ranking(lexical_search(query="foo_bar", limit=3,
                                                    knowledge_base_ids=kb_ids, exhaustive=True))
+
+
+def test_a_first_read_short_of_k_widens_instead_of_reading_everything(monkeypatch):
+    """A rare term holds fewer chunks than asked for: the rest of the top k come from a common
+    term, whose best cells (repeated, in short chunks) are read next; its other cells are not."""
+    monkeypatch.setattr(lexical, "FIRST_READ_BUDGET", 2.0)
+    rng = random.Random(11)
+    base = kb_create(slug="widening")
+    with connection.cursor() as cursor:
+        cursor.execute("INSERT INTO documents (vault_path, file_path, relative_path, content_hash,"
+                       " knowledge_base_id) VALUES ('/w', '/w/n.md', 'n.md', 'h', %s) "
+                       "RETURNING id", [base.id])
+        (document,) = cursor.fetchone()
+        texts = [f"zebrafinch walrus {' '.join(['filler'] * rng.randint(5, 40))}"
+                 for _ in range(3)]
+        # A third of the chunks hold the common term (a term in more than half is dropped).
+        texts += [" ".join(["walrus"] * (rng.randint(1, 12) if index % 3 == 0 else 0)
+                           + ["filler"] * rng.randint(1, 300) + [f"word{index}"])
+                  for index in range(400)]
+        for index, text in enumerate(texts):
+            built = chunk_lexical_build(content=text)
+            cursor.execute(
+                "INSERT INTO chunks (document_id, chunk_index, content, file_path, relative_path,"
+                " content_hash, lexical_terms, lexical_length, lexical_cells, knowledge_base_id)"
+                " VALUES (%s, %s, %s, '/w/n.md', 'n.md', %s, %s::tsvector, %s, %s::tsvector, %s)",
+                [document, index, text, f"c{index}", built.terms, built.length, built.cells,
+                 base.id])
+    report = LexicalReport()
+    pruned = lexical_search(query="zebrafinch walrus", limit=10, knowledge_base_ids=[base.id],
+                            report=report)
+    full = lexical_search(query="zebrafinch walrus", limit=10, knowledge_base_ids=[base.id],
+                          exhaustive=True)
+    assert ranking(pruned) == ranking(full) and len(pruned) == 10
+    assert {hit.content for hit in pruned[:3]} == set(texts[:3])
+    assert report.levels >= 2  # the first run found the three chunks of the rare term only
+    assert report.cells_read < report.cells_total  # and the widening stopped before the end
+    assert report.scored < 3 + 134
