@@ -116,8 +116,13 @@ def vault_scan(*, root: Path) -> VaultScan:
                               f"cannot read folder: {error.strerror or error}"))
         scan.unreadable.append(relative)
 
+    # A regular file reached without following a link lies at its own canonical path when the
+    # root is canonical: one lstat, no resolving (most of a re-ingest of an unchanged vault).
+    canonical = os.path.realpath(root) == str(root)
     for folder, dirnames, filenames in os.walk(root, onerror=on_error, followlinks=False):
         here = Path(folder)
+        prefix = _relative(here, root)
+        prefix = f"{prefix}/" if prefix else ""
         kept = []
         for name in dirnames:
             if name.startswith("."):
@@ -136,7 +141,8 @@ def vault_scan(*, root: Path) -> VaultScan:
         for name in filenames:
             if name.startswith(".") or not name.lower().endswith(SUFFIXES):
                 continue
-            note, reason = _note_file(here / name, root)
+            note, reason = _note_file(here / name, root, relative=prefix + name,
+                                      canonical=canonical)
             if note is not None and sidecar_name(name) in sidecars:
                 note = _with_sidecar(note, here / sidecar_name(name))
             if note is not None:
@@ -147,14 +153,26 @@ def vault_scan(*, root: Path) -> VaultScan:
     return scan
 
 
-def _note_file(link: Path, root: Path) -> tuple[NoteFile | None, str | None]:
-    """The NoteFile for one note or document entry, or (None, why not) — (None, None) to skip
-    silently."""
-    relative = _relative(link, root)
+def _note_file(link: Path, root: Path, *, relative: str,
+               canonical: bool) -> tuple[NoteFile | None, str | None]:
+    """The NoteFile for one note or document entry at `relative` (its path under `root`), or
+    (None, why not) — (None, None) to skip silently. `canonical`: `root` is its own resolved
+    path and `link` was reached without following a link, so only a link needs resolving."""
     if not _utf8(relative):
         return None, "file name is not valid UTF-8; not indexed"
     if len(str(root).encode()) + len(relative.encode()) > MAX_PATH_BYTES:
         return None, f"path is longer than the {MAX_PATH_BYTES}-byte limit of the index"
+    if canonical:
+        try:
+            facts = os.lstat(link)
+        except OSError:
+            return None, "broken symlink"  # gone since the folder was listed: as a dangling link
+        if stat.S_ISREG(facts.st_mode):
+            return NoteFile(relative_path=relative, file_path=link, device=facts.st_dev,
+                            inode=facts.st_ino, mtime_ns=facts.st_mtime_ns,
+                            size_bytes=facts.st_size), None
+        if not stat.S_ISLNK(facts.st_mode):
+            return None, None
     try:
         target = link.resolve(strict=True)
         facts = target.stat()
