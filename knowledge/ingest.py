@@ -307,6 +307,9 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
                timer=timer, reading=reading, prepare_workers=prepare_workers,
                knowledge_base_id=knowledge_base_id, source_names=source_names)
     _fill_missing_vectors(needs_vectors, embedder=embedder, result=result, timer=timer)
+    mark = time.perf_counter()
+    if store.statistics_refresh(chunks_written=result.chunks_written):
+        timer.add("analyze", mark)
 
     mark = time.perf_counter()
     present = {note.relative_path for note in notes}

@@ -526,6 +526,17 @@ LOCK_TIMEOUT_SHORT = "SET LOCAL lock_timeout = '2s'"
 BUILD_MEMORY = "SET LOCAL maintenance_work_mem = %s"
 CHUNKS_COUNT = "SELECT count(*) FROM chunks"
 
+# The planner's row estimate for chunks (-1: never analysed), and the refresh of the statistics
+# of the tables an ingest writes (store.statistics_refresh): the row counts, and the columns
+# joins and filters use (not the texts, terms and vectors, whose statistics cost most to make;
+# autovacuum's next analysis makes those).
+CHUNKS_ESTIMATE = "SELECT reltuples FROM pg_class WHERE oid = 'chunks'::regclass"
+ANALYZE_INDEX_TABLES = """
+ANALYZE documents, chunks (id, document_id, knowledge_base_id, chunk_index, relative_path,
+                           content_hash, lexical_length, lexical_version),
+        embeddings (chunk_id, embedding_provider, embedding_model, embedding_dim)
+"""
+
 # The dates the context gives each cited document (answering/context.py): its frontmatter's
 # own date when it has one, else when its file last changed.
 DOCUMENT_DATES = """

@@ -369,3 +369,30 @@ def test_unchanged_files_are_not_read_again_and_a_touched_one_is(vault: Path, mo
     result = ingest(vault)
     assert read == ["alpha.md"] and result.documents_updated == 1
     assert rows("SELECT count(*) FROM chunks WHERE content LIKE '%%Omega body%%'") == [(1,)]
+
+
+def test_an_ingest_that_grows_the_index_much_refreshes_the_planner_statistics(tmp_path: Path,
+                                                                              monkeypatch):
+    """Stale statistics made the next ingest's document states a nested loop over every vector:
+    an ingest that wrote many chunks, more than a fifth of what the planner believes the table
+    holds, analyses the tables it wrote; a small one leaves it to autovacuum."""
+    monkeypatch.setattr(store, "STATISTICS_REFRESH_MIN_CHUNKS", 20)
+    root = tmp_path / "vault"
+    for index in range(30):
+        write(root, f"note-{index:02d}.md", f"# Note {index}\n\nText of note {index}.\n")
+    first = ingest(root)
+    assert first.chunks_written == 30 and "analyze" in first.timings
+    (estimate,) = rows("SELECT reltuples FROM pg_class WHERE oid = 'chunks'::regclass")[0]
+    (stored,) = rows("SELECT count(*) FROM chunks")[0]
+    assert estimate == stored >= 30
+    assert "analyze" not in ingest(root).timings  # nothing written
+    for index in range(30, 55):  # 25 new chunks, but fewer than a fifth of what is stored
+        write(root, f"note-{index:02d}.md", f"# Note {index}\n\nText of note {index}.\n")
+    monkeypatch.setattr(store, "STATISTICS_STALE_SHARE", 25 / stored / 2)
+    grown = ingest(root)
+    assert grown.chunks_written == 25 and "analyze" in grown.timings
+    monkeypatch.setattr(store, "STATISTICS_STALE_SHARE", 0.9)
+    write(root, "note-99.md", "# Note 99\n\nOne more.\n")
+    for index in range(100, 125):
+        write(root, f"note-{index}.md", f"# Note {index}\n\nText of note {index}.\n")
+    assert "analyze" not in ingest(root).timings  # 26 new chunks: below 0.9 of the estimate
