@@ -36,27 +36,38 @@ def corpus_add(rng: random.Random, words: tuple, *, base_id: int, chunks: int) -
     """`chunks` chunks of 1-400 words (lengths spread over many length classes, some words
     repeated many times), half with headings; their ids."""
     terms, weights = words
+    document_path = f"n{rng.random()}.md"  # drawn first: the corpora stay what they were
+    rows = []
+    for _ in range(chunks):
+        size = int(rng.choice([1, 3, 8, 20, 40, 80, 150, 400]) * rng.uniform(0.6, 1.4)) + 1
+        text = rng.choices(terms, cum_weights=weights, k=size)
+        if rng.random() < 0.2:  # a word repeated: high term-frequency cells
+            text += [rng.choice(terms)] * rng.randint(3, 30)
+        rng.shuffle(text)
+        headings = ["Guide", rng.choice(terms)] if rng.random() < 0.5 else []
+        rows.append((" ".join(text), headings, f"notes/{rng.choice(terms)}.md"))
+    return chunks_add(base_id=base_id, document_path=document_path, rows=rows)
+
+
+def chunks_add(*, base_id: int, document_path: str,
+               rows: list[tuple[str, list[str], str]]) -> list[int]:
+    """One document of the base holding chunks of (content, headings, file name the lexical
+    terms take), their terms and cells made as the ingest makes them; their ids in order."""
     ids = []
     with connection.cursor() as cursor:
         cursor.execute("INSERT INTO documents (vault_path, file_path, relative_path, content_hash,"
                        " knowledge_base_id) VALUES (%s, '/r/n.md', %s, 'h', %s) RETURNING id",
-                       [f"/r{base_id}", f"n{rng.random()}.md", base_id])
+                       [f"/r{base_id}", document_path, base_id])
         (document,) = cursor.fetchone()
-        for index in range(chunks):
-            size = int(rng.choice([1, 3, 8, 20, 40, 80, 150, 400]) * rng.uniform(0.6, 1.4)) + 1
-            text = rng.choices(terms, cum_weights=weights, k=size)
-            if rng.random() < 0.2:  # a word repeated: high term-frequency cells
-                text += [rng.choice(terms)] * rng.randint(3, 30)
-            rng.shuffle(text)
-            headings = ["Guide", rng.choice(terms)] if rng.random() < 0.5 else []
-            built = chunk_lexical_build(content=" ".join(text), heading_path=headings,
-                                        relative_path=f"notes/{rng.choice(terms)}.md")
+        for index, (content, headings, relative_path) in enumerate(rows):
+            built = chunk_lexical_build(content=content, heading_path=headings,
+                                        relative_path=relative_path)
             cursor.execute(
                 "INSERT INTO chunks (document_id, chunk_index, content, file_path, relative_path,"
                 " heading_path, content_hash, lexical_terms, lexical_length, lexical_cells)"
                 " VALUES (%s, %s, %s, '/r/n.md', 'n.md', %s, %s, %s::tsvector, %s, %s::tsvector)"
                 " RETURNING id",
-                [document, index, " ".join(text), headings, f"c{index}", built.terms,
+                [document, index, content, headings, f"c{index}", built.terms,
                  built.length, built.cells])
             ids.append(cursor.fetchone()[0])
     return ids
@@ -164,25 +175,12 @@ def test_a_first_read_short_of_k_widens_instead_of_reading_everything(monkeypatc
     monkeypatch.setattr(lexical, "FIRST_READ_BUDGET", 2.0)
     rng = random.Random(11)
     base = kb_create(slug="widening")
-    with connection.cursor() as cursor:
-        cursor.execute("INSERT INTO documents (vault_path, file_path, relative_path, content_hash,"
-                       " knowledge_base_id) VALUES ('/w', '/w/n.md', 'n.md', 'h', %s) "
-                       "RETURNING id", [base.id])
-        (document,) = cursor.fetchone()
-        texts = [f"zebrafinch walrus {' '.join(['filler'] * rng.randint(5, 40))}"
-                 for _ in range(3)]
-        # A third of the chunks hold the common term (a term in more than half is dropped).
-        texts += [" ".join(["walrus"] * (rng.randint(1, 12) if index % 3 == 0 else 0)
-                           + ["filler"] * rng.randint(1, 300) + [f"word{index}"])
-                  for index in range(400)]
-        for index, text in enumerate(texts):
-            built = chunk_lexical_build(content=text)
-            cursor.execute(
-                "INSERT INTO chunks (document_id, chunk_index, content, file_path, relative_path,"
-                " content_hash, lexical_terms, lexical_length, lexical_cells, knowledge_base_id)"
-                " VALUES (%s, %s, %s, '/w/n.md', 'n.md', %s, %s::tsvector, %s, %s::tsvector, %s)",
-                [document, index, text, f"c{index}", built.terms, built.length, built.cells,
-                 base.id])
+    texts = [f"zebrafinch walrus {' '.join(['filler'] * rng.randint(5, 40))}" for _ in range(3)]
+    # A third of the chunks hold the common term (a term in more than half is dropped).
+    texts += [" ".join(["walrus"] * (rng.randint(1, 12) if index % 3 == 0 else 0)
+                       + ["filler"] * rng.randint(1, 300) + [f"word{index}"])
+              for index in range(400)]
+    chunks_add(base_id=base.id, document_path="n.md", rows=[(text, [], "") for text in texts])
     report = LexicalReport()
     pruned = lexical_search(query="zebrafinch walrus", limit=10, knowledge_base_ids=[base.id],
                             report=report)
