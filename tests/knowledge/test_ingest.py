@@ -267,11 +267,24 @@ def test_worker_processes_index_exactly_what_serial_ingest_does(tmp_path: Path, 
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM documents")
     monkeypatch.setattr(preparing, "SERIAL_FIRST", 1)  # everything after note 1 goes to workers
+    monkeypatch.setattr(preparing, "TASK_NOTES_MAX", 2)  # in three tasks, over both workers
     parallel = ingest(tmp_path / "v", prepare_workers=2)
     assert (serial.documents_added, parallel.documents_added) == (6, 6)
     assert rows("SELECT c.relative_path, c.chunk_index, c.content, c.heading_path, c.tags, "
                 "c.wikilinks, e.embedding::text FROM chunks c JOIN embeddings e "
                 "ON e.chunk_id = c.id ORDER BY 1, 2") == snapshot
+
+
+def test_worker_tasks_group_consecutive_notes_within_their_bounds(monkeypatch):
+    from knowledge import preparing
+
+    monkeypatch.setattr(preparing, "TASK_NOTES_MAX", 3)
+    monkeypatch.setattr(preparing, "TASK_BYTES_MAX", 10)
+    sizes = [1, 1, 1, 1, 4, 4, 4, 25, 2, 9, 1]
+    items = [(index, "x" * size, f"n{index}.md") for index, size in enumerate(sizes)]
+    tasks = [[index for index, _, _ in task] for task in preparing._tasks(iter(items))]
+    # At most three notes and ten bytes a task, in order, a larger document alone.
+    assert tasks == [[0, 1, 2], [3, 4, 5], [6], [7], [8], [9, 10]]
 
 
 def test_yaml_escapes_postgres_cannot_store_are_dropped(vault: Path):
