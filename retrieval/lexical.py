@@ -158,7 +158,8 @@ def lexical_search(*, query: str, limit: int, knowledge_base_ids: Sequence[int],
                 "combination_terms": [plan.terms[term] for group in read.combinations
                                       for term in group],
                 "combination_groups": [number for number, group in enumerate(read.combinations)
-                                       for _ in group]})
+                                       for _ in group],
+                "anchor_terms": [plan.terms[term] for term in plan.anchors(read.combinations)]})
             rows = cursor.fetchall()
             if report is not None:
                 report.levels = run
@@ -236,9 +237,27 @@ class _Plan:
 
     terms: list[str]
     idfs: list[float]
+    dfs: list[int]  # each term's chunks in the caller's bases
     avgdl: float
     cells: list[tuple[float, float, int, str]]  # (bound, estimated chunks, term index, lexeme)
     pair_bonuses: list[tuple[int, int, float]]  # (term index, term index, bonus)
+
+    def anchors(self, combinations: Sequence[tuple[int, ...]]) -> list[int]:
+        """Terms (indexes into `terms`) such that every combination holds one, chosen greedily
+        by combinations covered per chunk holding the term: the combinations' chunks are read
+        from these terms' cells, each expanded once (retrieval/sql.py)."""
+        uncovered = [set(group) for group in combinations]
+        chosen: list[int] = []
+        while uncovered:
+            covering: dict[int, int] = {}
+            for group in uncovered:
+                for term in group:
+                    covering[term] = covering.get(term, 0) + 1
+            best = max(sorted(covering),
+                       key=lambda term: covering[term] / max(self.dfs[term], 1))
+            chosen.append(best)
+            uncovered = [group for group in uncovered if best not in group]
+        return sorted(chosen)
 
     def read_upto(self, budget: float) -> _Reading:
         """The cells of highest bound whose estimated chunks fit in `budget` (at least one),
@@ -386,7 +405,8 @@ def _plan(*, parsed: _LexicalQuery, chunks: int, length_sum: int, length_cells: 
                      sql.LEXICAL_PHRASE_WEIGHT * (idfs[position[left]] + idfs[position[right]]) / 2)
                     for left, right in zip(parsed.pair_left, parsed.pair_right)
                     if left in position and right in position]
-    return _Plan(terms=[term for term, _ in kept], idfs=idfs, avgdl=avgdl, cells=cells,
+    return _Plan(terms=[term for term, _ in kept], idfs=idfs, dfs=[df for _, df in kept],
+                 avgdl=avgdl, cells=cells,
                  pair_bonuses=pair_bonuses)
 
 

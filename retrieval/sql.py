@@ -104,21 +104,28 @@ WITH term_stats AS MATERIALIZED (
          ('''' || replace(replace(t.term, '\', '\\'), '''', '''''') || '''')::tsquery AS tsq
   FROM unnest(%(terms)s::text[], %(idfs)s::float8[]) AS t(term, idf)
 ),
--- The chunks to score: those of the cells read, and those holding every term of one of the
--- combinations (each term's cells found by the prefix `term~`), the terms of one combination
--- in %(combination_terms)s sharing its number in %(combination_groups)s.
+-- The chunks to score: those of the cells read (%(read_cells)s: `term~t.d` lexemes), and those
+-- holding every term of one of the combinations (the terms of one in %(combination_terms)s
+-- sharing its number in %(combination_groups)s; a term's cells found by the prefix `term~`).
+-- The combinations' chunks come from the cells of a few anchor terms (%(anchor_terms)s: every
+-- combination holds one, retrieval/lexical.py), each expanded once, and are then tested against
+-- the combinations one row at a time. Handed to GIN as one OR of every combination, each chunk
+-- holding any of their terms was tested against that whole query; as one scan per combination,
+-- the cells of a common term were expanded once per combination holding it: either cost 2-5
+-- times as much at 40-60 combinations of common terms.
 kept AS MATERIALIZED (
   SELECT array_agg(term) AS terms, count(*) AS size,
-         nullif(concat_ws(' | ',
-           (SELECT string_agg('''' || replace(replace(r.lexeme, '\', '\\'), '''', '''''')
-                              || '''', ' | ')
-            FROM unnest(%(read_cells)s::text[]) AS r(lexeme)),
-           (SELECT string_agg('(' || g.terms || ')', ' | ')
-            FROM (SELECT string_agg('''' || replace(replace(c.term || '~', '\', '\\'), '''',
-                                                    '''''') || ''':*', ' & ') AS terms
-                  FROM unnest(%(combination_terms)s::text[], %(combination_groups)s::int[])
-                       AS c(term, grp)
-                  GROUP BY c.grp) g)), '')::tsquery AS reading,
+         (SELECT string_agg('''' || replace(replace(r.lexeme, '\', '\\'), '''', '''''') || '''',
+                            ' | ')
+          FROM unnest(%(read_cells)s::text[]) AS r(lexeme))::tsquery AS cells,
+         (SELECT string_agg('''' || replace(replace(a.term || '~', '\', '\\'), '''', '''''')
+                            || ''':*', ' | ')
+          FROM unnest(%(anchor_terms)s::text[]) AS a(term))::tsquery AS anchors,
+         ARRAY(SELECT string_agg('''' || replace(replace(c.term || '~', '\', '\\'), '''',
+                                                 '''''') || ''':*', ' & ')::tsquery
+               FROM unnest(%(combination_terms)s::text[], %(combination_groups)s::int[])
+                    AS c(term, grp)
+               GROUP BY c.grp ORDER BY c.grp) AS sets,
          string_agg(tsq::text, ' | ')::tsquery AS any_term
   FROM term_stats
 ),
@@ -128,18 +135,34 @@ substring_hits AS MATERIALIZED (
 ),
 -- Each candidate once, with its tsvector cut down to the kept terms, their positions and
 -- weights kept (every lexeme but the kept terms deleted): everything after this reads those few
--- lexemes, never the chunk again.
-candidates AS MATERIALIZED (
+-- lexemes, never the chunk again. The combinations' test reads the row's cells through
+-- coalesce(), which the index cannot answer: the planner keeps it a filter on the anchors' rows.
+cell_chunks AS MATERIALIZED (
   SELECT c.id, c.lexical_length AS dl,
          ts_delete(c.lexical_terms, tsvector_to_array(ts_delete(c.lexical_terms, kept.terms)))
            AS matched
   FROM kept JOIN chunks c ON {match}
   WHERE c.knowledge_base_id = ANY(%(kb_ids)s){documents}
+),
+set_chunks AS MATERIALIZED (
+  SELECT c.id, c.lexical_length AS dl,
+         ts_delete(c.lexical_terms, tsvector_to_array(ts_delete(c.lexical_terms, kept.terms)))
+           AS matched
+  FROM kept JOIN chunks c ON c.lexical_cells @@ kept.anchors
+  WHERE c.knowledge_base_id = ANY(%(kb_ids)s){documents}
+    AND c.id NOT IN (SELECT id FROM cell_chunks)
+    AND coalesce(c.lexical_cells, ''::tsvector) @@ ANY(kept.sets)
+),
+candidates AS MATERIALIZED (
+  SELECT id, dl, matched FROM cell_chunks
+  UNION ALL
+  SELECT id, dl, matched FROM set_chunks
   UNION ALL
   SELECT c.id, c.lexical_length,
          ts_delete(c.lexical_terms, tsvector_to_array(ts_delete(c.lexical_terms, kept.terms)))
   FROM kept JOIN chunks c ON c.id = ANY(%(hit_chunks)s::int8[])
-  WHERE NOT {match} AND c.knowledge_base_id = ANY(%(kb_ids)s){documents}
+  WHERE c.knowledge_base_id = ANY(%(kb_ids)s){documents}
+    AND c.id NOT IN (SELECT id FROM cell_chunks) AND c.id NOT IN (SELECT id FROM set_chunks)
 ),
 term_hits AS (
   SELECT k.id, k.dl, u.lexeme AS term,
@@ -192,7 +215,7 @@ ORDER BY r.score DESC, r.id
 # (LEXICAL_SCORE_SCOPED), every admitted chunk holding a kept term, found from the documents'
 # side (their chunks by document id, each tested against the terms): the cells of a common
 # term hold most of the index, nearly all of it outside the filter.
-_CELLS = "c.lexical_cells @@ kept.reading"
+_CELLS = "c.lexical_cells @@ kept.cells"
 _DOCUMENT_IDS = "\n    AND c.document_id IN (SELECT unnest(%(document_ids)s::int8[]))"
 LEXICAL_SCORE = _LEXICAL_SCORE.replace("{match}", _CELLS).replace("{documents}", "")
 LEXICAL_SCORE_FILTERED = _LEXICAL_SCORE.replace("{match}", _CELLS).replace(

@@ -191,3 +191,15 @@ def test_a_first_read_short_of_k_widens_instead_of_reading_everything(monkeypatc
     assert report.levels >= 2  # the first run found the three chunks of the rare term only
     assert report.cells_read < report.cells_total  # and the widening stopped before the end
     assert report.scored < 3 + 134
+
+
+def test_every_term_set_holds_one_of_the_anchors_read_for_it():
+    plan = lexical._Plan(terms=["rare", "common", "mid", "other"], idfs=[4.0, 0.5, 2.0, 1.0],
+                         dfs=[10, 5_000, 300, 2_000], avgdl=50.0, cells=[], pair_bonuses=[])
+    combinations = ((0, 1), (0, 2), (1, 2), (1, 3), (2, 3))
+    anchors = plan.anchors(combinations)
+    assert all(set(group) & set(anchors) for group in combinations)
+    # The rare term covers two sets for 10 chunks, then `mid` the sets left but the last, which
+    # only `common` or `other` can cover: `other` is rarer.
+    assert anchors == [0, 2, 3]
+    assert plan.anchors(()) == []

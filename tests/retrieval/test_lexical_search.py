@@ -167,7 +167,8 @@ def test_quotes_and_backslashes_in_terms_are_bound_safely():
                 cursor.execute(sql.LEXICAL_SCORE, {
                     "terms": [term], "idfs": [1.0], "hit_terms": [], "hit_chunks": [],
                     "read_cells": cells, "combination_terms": combination,
-                    "combination_groups": [0] * len(combination), "pair_left": [],
+                    "combination_groups": [0] * len(combination),
+                    "anchor_terms": combination, "pair_left": [],
                     "pair_right": [], "k1": sql.BM25_K1, "b": sql.BM25_B, "avgdl": 1.0,
                     "phrase_weight": sql.LEXICAL_PHRASE_WEIGHT,
                     "heading_weight": sql.LEXICAL_HEADING_WEIGHT, "limit": 5, "kb_ids": kb_ids})
