@@ -278,7 +278,8 @@ class _Plan:
         already reach). A chunk outside the cells read scores at most the sum of its terms'
         best unread cells plus the phrase bonuses among them, so it holds all terms of some set
         whose sum reaches the threshold; the minimal such sets become combinations, whose
-        chunks GIN finds by intersecting the terms' cells. No other chunk can enter the top k.
+        chunks are read from the cells of a few anchor terms (`anchors`) and tested against
+        the sets. No other chunk can enter the top k.
         With more than COMBINATIONS_MAX sets, the greedy widening of the cells instead."""
         cuts: dict[int, float] = {}
         for index, (bound, _, term, _) in enumerate(self.cells):
