@@ -138,16 +138,12 @@ substring_hits AS MATERIALIZED (
 -- lexemes, never the chunk again. The combinations' test reads the row's cells through
 -- coalesce(), which the index cannot answer: the planner keeps it a filter on the anchors' rows.
 cell_chunks AS MATERIALIZED (
-  SELECT c.id, c.lexical_length AS dl,
-         ts_delete(c.lexical_terms, tsvector_to_array(ts_delete(c.lexical_terms, kept.terms)))
-           AS matched
+  SELECT c.id, c.lexical_length AS dl, {matched} AS matched
   FROM kept JOIN chunks c ON {match}
   WHERE c.knowledge_base_id = ANY(%(kb_ids)s){documents}
 ),
 set_chunks AS MATERIALIZED (
-  SELECT c.id, c.lexical_length AS dl,
-         ts_delete(c.lexical_terms, tsvector_to_array(ts_delete(c.lexical_terms, kept.terms)))
-           AS matched
+  SELECT c.id, c.lexical_length AS dl, {matched} AS matched
   FROM kept JOIN chunks c ON c.lexical_cells @@ kept.anchors
   WHERE c.knowledge_base_id = ANY(%(kb_ids)s){documents}
     AND c.id NOT IN (SELECT id FROM cell_chunks)
@@ -158,8 +154,7 @@ candidates AS MATERIALIZED (
   UNION ALL
   SELECT id, dl, matched FROM set_chunks
   UNION ALL
-  SELECT c.id, c.lexical_length,
-         ts_delete(c.lexical_terms, tsvector_to_array(ts_delete(c.lexical_terms, kept.terms)))
+  SELECT c.id, c.lexical_length, {matched}
   FROM kept JOIN chunks c ON c.id = ANY(%(hit_chunks)s::int8[])
   WHERE c.knowledge_base_id = ANY(%(kb_ids)s){documents}
     AND c.id NOT IN (SELECT id FROM cell_chunks) AND c.id NOT IN (SELECT id FROM set_chunks)
@@ -209,6 +204,10 @@ JOIN chunks c ON c.id = r.id
 JOIN knowledge_bases b ON b.id = c.knowledge_base_id
 ORDER BY r.score DESC, r.id
 """
+
+# A candidate's tsvector cut to the kept terms (every other lexeme deleted).
+_MATCHED = "ts_delete(c.lexical_terms, tsvector_to_array(ts_delete(c.lexical_terms, kept.terms)))"
+_LEXICAL_SCORE = _LEXICAL_SCORE.replace("{matched}", _MATCHED)
 
 # A filtered search (retrieval/filters.py) scores only the admitted documents' chunks: through
 # the impact cells as an unfiltered search does when they are many; when they are few
