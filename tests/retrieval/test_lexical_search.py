@@ -175,6 +175,29 @@ def test_quotes_and_backslashes_in_terms_are_bound_safely():
                 assert [row[1] for row in cursor.fetchall()] == [term]
 
 
+def test_a_chunk_both_read_through_a_term_set_and_hit_as_an_identifier_is_scored_once():
+    # `foo_bar` only inside the compound `foo_bar.baz()`: an identifier hit; `deploy` reads the
+    # chunk again as a term set's chunk. Scored once, it holds both kept terms once each.
+    compound, other = add_chunks("see foo_bar.baz() and deploy", "deploy elsewhere")
+    conn = index_connection()
+    kb_ids = list(scope_all().knowledge_base_ids)
+    with psycopg.Cursor(conn) as cursor:
+        scores = {}
+        for reading, sets in ((["deploy~" + cell for cell in ALL_CELLS], []),
+                              (["unrelated~0.0"], ["deploy"])):
+            cursor.execute(sql.LEXICAL_SCORE, {
+                "terms": ["deploy", "foo_bar"], "idfs": [1.0, 2.0],
+                "hit_terms": ["foo_bar"], "hit_chunks": [compound], "read_cells": reading,
+                "combination_terms": sets, "combination_groups": [0] * len(sets),
+                "anchor_terms": sets, "pair_left": [], "pair_right": [], "k1": sql.BM25_K1,
+                "b": sql.BM25_B, "avgdl": 4.0, "phrase_weight": sql.LEXICAL_PHRASE_WEIGHT,
+                "heading_weight": sql.LEXICAL_HEADING_WEIGHT, "limit": 5, "kb_ids": kb_ids})
+            rows = cursor.fetchall()
+            assert [(row[0], row[11]) for row in rows] == [(compound, 1.0), (other, 0.5)]
+            scores[bool(sets)] = [row[10] for row in rows]
+        assert scores[True] == scores[False]  # the same scores through the cells or the set
+
+
 def test_ties_are_broken_by_chunk_id_and_limit_applies():
     chunk_ids = add_chunks("same words", "same words", "same words", "x", "y", "z", "w")
     hits = search("same", limit=2)
