@@ -137,9 +137,6 @@ substring_hits AS MATERIALIZED (
 -- weights kept (every lexeme but the kept terms deleted): everything after this reads those few
 -- lexemes, never the chunk again. The combinations' test reads the row's cells through
 -- coalesce(), which the index cannot answer: the planner keeps it a filter on the anchors' rows.
--- The identifier hits (a few rows) leave out the chunks already read by testing each row, not
--- by looking it up in the reads, whose size (up to every chunk holding a term) decides whether
--- the planner can hash them.
 cell_chunks AS MATERIALIZED (
   SELECT c.id, c.lexical_length AS dl, {matched} AS matched
   FROM kept JOIN chunks c ON {match}
@@ -160,7 +157,7 @@ candidates AS MATERIALIZED (
   SELECT c.id, c.lexical_length, {matched}
   FROM kept JOIN chunks c ON c.id = ANY(%(hit_chunks)s::int8[])
   WHERE c.knowledge_base_id = ANY(%(kb_ids)s){documents}
-    AND NOT {match} AND NOT coalesce(c.lexical_cells, ''::tsvector) @@ ANY(kept.sets)
+    AND c.id NOT IN (SELECT id FROM cell_chunks) AND c.id NOT IN (SELECT id FROM set_chunks)
 ),
 term_hits AS (
   SELECT k.id, k.dl, u.lexeme AS term,
