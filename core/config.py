@@ -33,6 +33,7 @@ from core.config_defaults import (
     REFUSAL_RULES,
     RERANK_PROVIDERS,
     RETRIEVAL_MODES,
+    SEARCH_INDEX_MODES,
     SECRET_KEY_MIN_CHARS,
     SECRET_KEYS,
     TOP_K_RANGE,
@@ -168,6 +169,9 @@ class Config:
     hnsw_m: int
     hnsw_ef_construction: int
     hnsw_ef_search: int
+    rag_search_index: str  # on: candidates from the search index (index/); off: SQL only
+    rag_search_index_candidates: int  # lexical candidates the index proposes per base
+    search_index_folder: Path  # RAG_SEARCH_INDEX_DIR as given
     rag_top_k: int
     rag_min_similarity: float | None
     rag_refusal: str | None  # None: the embedding provider's rule (answering/refusal.py)
@@ -213,6 +217,12 @@ class Config:
         """Where uploaded files are kept (one folder per knowledge base), resolved against the
         project root when UPLOAD_DIR is relative."""
         return (self.project_root or Path.cwd()) / self.upload_folder
+
+    @property
+    def search_index_dir(self) -> Path:
+        """Where the search indexes are kept (index/store.py), resolved against the project
+        root when RAG_SEARCH_INDEX_DIR is relative."""
+        return (self.project_root or Path.cwd()) / self.search_index_folder
 
     @property
     def embedding_spec(self) -> EmbeddingProviderSpec:
@@ -382,6 +392,8 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
     hnsw_m = _bounded_integer(raw, "HNSW_M", 2, 100)
     hnsw_ef_construction = _bounded_integer(raw, "HNSW_EF_CONSTRUCTION", 4, 1000)
     hnsw_ef_search = _bounded_integer(raw, "HNSW_EF_SEARCH", 1, 1000)
+    search_index = _choice(raw, "RAG_SEARCH_INDEX", SEARCH_INDEX_MODES)
+    search_index_candidates = _bounded_integer(raw, "RAG_SEARCH_INDEX_CANDIDATES", 10, 10_000)
     top_k = _integer(raw, "RAG_TOP_K")
     if not TOP_K_RANGE[0] <= top_k <= TOP_K_RANGE[1]:
         raise ConfigError(f"RAG_TOP_K={top_k} is outside {TOP_K_RANGE[0]}..{TOP_K_RANGE[1]}",
@@ -478,6 +490,9 @@ def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Pat
         rag_hnsw_min_chunks=hnsw_min_chunks,
         rag_hnsw_target_recall=hnsw_target_recall,
         hnsw_m=hnsw_m,
+        rag_search_index=search_index,
+        rag_search_index_candidates=search_index_candidates,
+        search_index_folder=Path(raw["RAG_SEARCH_INDEX_DIR"]).expanduser(),
         hnsw_ef_construction=hnsw_ef_construction,
         hnsw_ef_search=hnsw_ef_search,
         rag_top_k=top_k,

@@ -9,6 +9,7 @@ RETRIEVAL_MODES = ("vector", "lexical", "hybrid")
 RERANK_PROVIDERS = ("none", "features", "cross-encoder", "openai-compatible")
 FUSIONS = ("convex", "rrf")
 VECTOR_INDEXES = ("exact", "hnsw", "auto")
+SEARCH_INDEX_MODES = ("on", "off")
 OCR_MODES = ("auto", "off")
 REFUSAL_RULES = ("threshold", "signals")  # answering/refusal.py
 TOP_K_RANGE = (1, 20)
@@ -81,6 +82,10 @@ DEFAULTS: dict[str, str] = {
     "HNSW_M": "16",
     "HNSW_EF_CONSTRUCTION": "128",
     "HNSW_EF_SEARCH": "100",
+    # The search index that ranks candidates (index/): on, or off (every search in SQL).
+    "RAG_SEARCH_INDEX": "on",
+    "RAG_SEARCH_INDEX_CANDIDATES": "200",
+    "RAG_SEARCH_INDEX_DIR": ".local/search-index",
     "RAG_TOP_K": "5",
     "RAG_MIN_SIMILARITY": "",
     "RAG_REFUSAL": "",  # unset: the rule fitted for the embedding provider (answering/refusal.py)

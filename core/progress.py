@@ -9,8 +9,10 @@ from typing import TextIO
 class ProgressBar:
     WIDTH = 30
 
-    def __init__(self, *, label: str, stream: TextIO, min_interval: float = 0.1) -> None:
+    def __init__(self, *, label: str, stream: TextIO, min_interval: float = 0.1,
+                 unit: str = "files") -> None:
         self.label = label
+        self.unit = unit
         self.stream = stream
         self.enabled = stream.isatty()
         self.min_interval = min_interval
@@ -27,7 +29,8 @@ class ProgressBar:
         self._last = now
         filled = int(self.WIDTH * done / total) if total else self.WIDTH
         bar = "#" * filled + "-" * (self.WIDTH - filled)
-        self.stream.write(f"\r{self.label} [{bar}] {done}/{total} files {now - self._started:.1f}s")
+        elapsed = now - self._started
+        self.stream.write(f"\r{self.label} [{bar}] {done}/{total} {self.unit} {elapsed:.1f}s")
         self.stream.flush()
         self._drawn = True
 

@@ -37,6 +37,7 @@ from knowledge.formats.base import FormatRejected
 from knowledge.formats.plain_text import text_decode
 from knowledge.ingest import vault_ingest
 from knowledge.outbound import outbound_check
+from knowledge.signals import chunks_committed
 from knowledge.upload_names import source_name_clean, source_name_unique
 from knowledge.upload_store import (
     LOST_REASONS,
@@ -356,5 +357,7 @@ def document_delete_job(context: JobContext) -> dict[str, Any]:
     upload_remove(Path(row[0]), config=get_config())  # the bucket's object too, with one
     with connection.cursor() as cursor:
         cursor.execute(sql.DOCUMENT_DELETING_DELETE, [document_id])
+    if row[1] is not None:
+        chunks_committed.send(sender=document_delete_job, knowledge_base_ids=[row[1]])
     return {"document_id": document_id, "removed": True}
 

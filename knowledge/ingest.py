@@ -34,6 +34,7 @@ from knowledge.formats.base import ExtractOptions
 from knowledge.outbound import outbound_check
 from knowledge.preparing import PrepareFailed, chunk_texts, notes_prepare
 from knowledge.sidecar import sidecar_merge, sidecar_same
+from knowledge.signals import chunks_committed
 from knowledge.vault import (
     DEFAULT_MAX_FILE_BYTES,
     NoteContent,
@@ -183,11 +184,15 @@ def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress |
         try:
             # This process holds the vault's lock, so a run still marked running was cut short.
             store.runs_interrupted_mark(vault_path=vault)
-            return _run(root=root, embedder=embedder, progress=progress, reading=reading,
-                        prepare_workers=prepare_workers, prune=prune,
-                        knowledge_base_id=knowledge_base_id)
+            result = _run(root=root, embedder=embedder, progress=progress, reading=reading,
+                          prepare_workers=prepare_workers, prune=prune,
+                          knowledge_base_id=knowledge_base_id)
         finally:
             store.vault_unlock(vault_path=vault)
+    if result.chunks_written or result.documents_deleted or result.embeddings_written \
+            or result.chunks_lexical_filled:
+        chunks_committed.send(sender=vault_ingest, knowledge_base_ids=[knowledge_base_id])
+    return result
 
 
 def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,

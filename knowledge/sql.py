@@ -490,7 +490,9 @@ FROM documents d WHERE d.id = %s
 
 DOCUMENT_CHUNK_COUNT = "SELECT count(*) FROM chunks WHERE document_id = %s"
 
-DOCUMENT_DELETING_PATH = "SELECT file_path FROM documents WHERE id = %s AND status = 'deleting'"
+DOCUMENT_DELETING_PATH = """
+SELECT file_path, knowledge_base_id FROM documents WHERE id = %s AND status = 'deleting'
+"""
 
 DOCUMENT_DELETING_DELETE = "DELETE FROM documents WHERE id = %s AND status = 'deleting'"
 

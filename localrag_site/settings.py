@@ -47,6 +47,8 @@ INSTALLED_APPS = [
     # Failed sign-ins counted in PostgreSQL, per account and per address (access/throttling.py).
     "axes",
     "knowledge",
+    # The search index that ranks candidates, derived from PostgreSQL (index/).
+    "index.apps.IndexConfig",
     "retrieval",
     "answering",
     "conversations",

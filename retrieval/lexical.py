@@ -22,13 +22,16 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 import psycopg
 from django.db import connections, transaction
 
+from core.config import get_config
 from core.db import db_errors_translated
 from core.errors import InvalidRequest
 from core.replicas import read_alias
+from index.search import Candidates, lexical_candidates
 from knowledge.db_schema import index_connection
 from knowledge.lexical import DL_CELL_LOWER, TF_CELL_UPPER, cell_lexeme, text_analyze
 from retrieval import sql
@@ -109,7 +112,13 @@ def lexical_search(*, query: str, limit: int, knowledge_base_ids: Sequence[int],
     scoring every chunk that holds a query term (`exhaustive`, the reference), found by reading
     the impact cells of highest bound first. `report`, when given, is filled with what the
     search read. With `scope` (a filtered search), only the chunks of its documents, all of
-    them scored at once when they are few (FILTER_SCORE_ALL_CHUNKS)."""
+    them scored at once when they are few (FILTER_SCORE_ALL_CHUNKS).
+
+    With the search index on (RAG_SEARCH_INDEX), an unfiltered search scores instead the chunks
+    the bases' lexical indexes propose (RAG_SEARCH_INDEX_CANDIDATES each) and those changed
+    since their generation, by the same formula in the same snapshot: the same scores, and the
+    same top chunks as far as the index ranks them among its candidates (docs/benchmarks.md:
+    recall@10 against the exhaustive ranking). Without a usable index, the impact cells."""
     if limit < 1:
         raise InvalidRequest(f"limit must be at least 1, got {limit}", details={"field": "limit"})
     parsed = _query_parse(query)
@@ -145,6 +154,20 @@ def lexical_search(*, query: str, limit: int, knowledge_base_ids: Sequence[int],
                   "heading_weight": sql.LEXICAL_HEADING_WEIGHT, "limit": limit,
                   "kb_ids": kb_ids,
                   "document_ids": scope.document_ids if scope is not None else None}
+        if scope is None and not exhaustive:
+            found = lexical_candidates(cursor, config=get_config(), knowledge_base_ids=kb_ids,
+                                       terms=plan.terms, limit=limit)
+            if report is not None:
+                report.index = found.explain()
+            if isinstance(found, Candidates):
+                cursor.execute(sql.LEXICAL_SCORE_IDS, {
+                    **params, "candidate_ids": found.chunk_ids, "read_cells": [],
+                    "combination_terms": [], "combination_groups": [], "anchor_terms": []})
+                rows = cursor.fetchall()
+                if report is not None:
+                    report.levels = 1
+                    report.scored = report.scored_total = rows[0][-1] if rows else 0
+                return _hits(rows)
         budget = FIRST_READ_BUDGET
         if scope is not None and scope.chunks:
             # The cells' chunks are mostly outside a filter's documents: read proportionally
@@ -178,6 +201,10 @@ def lexical_search(*, query: str, limit: int, knowledge_base_ids: Sequence[int],
                 plan=plan, read=read, rows=len(rows), limit=limit,
                 threshold=rows[-1][10] if rows else 0.0, budget=budget,
                 combinations_tried=combinations_tried, last_run=run == MAX_RUNS - 1)
+    return _hits(rows)
+
+
+def _hits(rows: list[tuple]) -> list[LexicalHit]:
     return [LexicalHit(chunk_id=chunk_id, content=content, relative_path=relative_path,
                        heading_path=list(heading_path), chunk_index=chunk_index,
                        document_id=document_id, content_hash=content_hash,
@@ -218,6 +245,9 @@ class LexicalReport:
     scored: int = 0  # chunks scored by the last run
     scored_total: int = 0  # chunks scored by all runs together (a chunk once per run)
     combinations: int = 0  # term sets whose chunks the last run also scored
+    # The search index's part (index/search.py): {"path": "index", "proposed", "delta", ...}, or
+    # {"path": "sql", "reason": ...} when the impact cells were read instead; None: not asked.
+    index: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

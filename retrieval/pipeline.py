@@ -155,11 +155,13 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
         raise ValueError(f"prefetched channels are {channels.width} deep; this run needs {width}")
     candidates: dict[int, Candidate] = {}
     rankings: dict[str, list[int]] = {}
+    vector_report: dict[str, Any] = {}
     if mode in ("vector", "hybrid"):
         started = time.perf_counter()
         hits = (channels.vector[:width] if channels is not None else
                 vector_search(vector=vector, limit=width, config=config, embedder=embedder,
-                              knowledge_base_ids=knowledge_base_ids, scope=scope))
+                              knowledge_base_ids=knowledge_base_ids, scope=scope,
+                              report=vector_report))
         clock.stage("vector", started)
         rankings["vector"] = [hit.chunk_id for hit in hits]
         for hit in hits:
@@ -210,6 +212,11 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
                       "fusion": config.rag_fusion if mode != "vector" else None,
                       "fusion_weights": (weights if mode == "hybrid"
                                          and config.rag_fusion == "convex" else None),
+                      # Where each channel's candidates came from (index/search.py): the
+                      # search index, or SQL alone and why.
+                      "search_index": {
+                          "vector": vector_report.get("search_index"),
+                          "lexical": report.index if report is not None else None},
                       # How much of the impact-ordered index the lexical channel read.
                       "lexical": ({"runs": report.levels, "cells_read": report.cells_read,
                                    "cells_total": report.cells_total,

@@ -1,6 +1,8 @@
 """Raw SQL of retrieval: the vector channel, the lexical channel and their helpers. Every value
 is bound as a parameter."""
 
+import re
+
 from knowledge.lexical import HEADING_WEIGHT
 
 # Within the caller's knowledge bases only: an empty answer says nothing about the others.
@@ -222,6 +224,18 @@ LEXICAL_SCORE_FILTERED = _LEXICAL_SCORE.replace("{match}", _CELLS).replace(
 LEXICAL_SCORE_SCOPED = _LEXICAL_SCORE.replace(
     "{match}", "c.lexical_terms @@ kept.any_term").replace("{documents}", _DOCUMENT_IDS)
 
+# The search index's candidates (index/search.py): the chunks it proposes and those changed
+# since its generation (%(candidate_ids)s), with the identifier hits, scored by the same formula
+# in the same snapshot; a candidate deleted or outside the caller's bases is not read at all.
+# No term sets: the index, not the impact cells, chose what to score.
+_NO_SET_CHUNKS = """set_chunks AS MATERIALIZED (
+  SELECT c.id, c.lexical_length AS dl, NULL::tsvector AS matched FROM chunks c WHERE false
+),
+candidates"""
+LEXICAL_SCORE_IDS = re.sub(r"set_chunks AS MATERIALIZED \(.*?\n\),\ncandidates", _NO_SET_CHUNKS,
+                           _LEXICAL_SCORE, count=1, flags=re.DOTALL) \
+    .replace("{match}", "c.id = ANY(%(candidate_ids)s::int8[])").replace("{documents}", "")
+
 # The lexical search's statements share one snapshot (retrieval/lexical.py).
 LEXICAL_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
@@ -255,6 +269,9 @@ ORDER BY n.distance, n.chunk_id
 _DOCUMENTS = "\n    AND k.document_id IN (SELECT unnest(%s::int8[]))"
 SEARCH_EXACT = _NEAREST.format(documents="", order="distance, e.chunk_id")
 SEARCH_EXACT_FILTERED = _NEAREST.format(documents=_DOCUMENTS, order="distance, e.chunk_id")
+# The exact scan over given chunks only: the search index's candidates (index/search.py).
+SEARCH_IDS = _NEAREST.format(documents="\n    AND e.chunk_id = ANY(%s::int8[])",
+                             order="distance, e.chunk_id")
 
 # Once an HNSW index exists, the planner may answer SEARCH_EXACT from it (an index scan under
 # an incremental sort on the chunk id): approximate. HNSW has no bitmap scan, so turning off

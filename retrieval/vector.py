@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import psycopg
 from django.db import transaction
@@ -24,6 +24,7 @@ from pgvector import Vector
 from core.config import EMBEDDING_DIM, Config
 from core.db import db_errors_translated
 from core.errors import InvalidRequest, LocalRagError
+from index.search import Candidates, vector_candidates
 from knowledge.db_schema import index_connection
 from knowledge.embeddings import EmbeddingDimMismatch, EmbeddingProvider
 from knowledge.vector_path import VectorPath, vector_path_plan
@@ -86,12 +87,18 @@ def vector_path_choose(*, conn: psycopg.Connection, config: Config,
 def vector_search(*, vector: Sequence[float], limit: int, config: Config,
                   embedder: EmbeddingProvider,
                   knowledge_base_ids: Sequence[int],
-                  scope: FilteredScope | None = None) -> list[VectorHit]:
+                  scope: FilteredScope | None = None,
+                  report: dict[str, Any] | None = None) -> list[VectorHit]:
     """The `limit` chunks of `embedder`'s provider/model/dim nearest to `vector`; [] for a
     vector without any non-zero component (it has no direction) and when nothing is stored.
     Chunks whose own vector is all zeros (NaN distance) are left out, as search() does. With
     `scope` (a filtered search), only the chunks of its documents: scanned exactly when they
-    are few (FILTER_EXACT_CHUNKS), else through the index with the filter applied as it reads."""
+    are few (FILTER_EXACT_CHUNKS), else through the index with the filter applied as it reads.
+
+    With `auto`, the search index on (RAG_SEARCH_INDEX) and fake-lexical-v1 vectors, an
+    unfiltered search scans only the chunks the bases' sparse vector indexes propose (every
+    chunk sharing a bucket with the query, index/sparse_vectors.py) and those changed since
+    their generation: the exact scan's rows. `report`, when given, gets the path taken."""
     if limit < 1:
         raise InvalidRequest(f"limit must be at least 1, got {limit}", details={"field": "limit"})
     if len(vector) != EMBEDDING_DIM:
@@ -117,7 +124,22 @@ def vector_search(*, vector: Sequence[float], limit: int, config: Config,
         # also undoes the SET LOCALs inside a caller's transaction, where a commit would only
         # release the savepoint and leave them set for the caller's next queries.
         with transaction.atomic(), psycopg.Cursor(conn) as cursor:
-            if path == "hnsw":
+            rows = None
+            if scope is None and config.rag_vector_index == "auto":
+                found = vector_candidates(cursor, config=config, provider=embedder.provider,
+                                          model=embedder.model,
+                                          knowledge_base_ids=list(knowledge_base_ids),
+                                          vector=vector, limit=limit)
+                if report is not None:
+                    report["search_index"] = found.explain()
+                if isinstance(found, Candidates):
+                    # The first release's scan over the proposed chunks and the delta only:
+                    # the same distances, the same order.
+                    cursor.execute(sql.EXACT_SETTINGS)
+                    cursor.execute(sql.SEARCH_IDS, [*params[:-1], found.chunk_ids, limit])
+                    rows = cursor.fetchall()
+                    path = "sparse"
+            if rows is None and path == "hnsw":
                 cursor.execute(sql.HNSW_SETTINGS, [str(plan.ef_search)])
                 # Never a prepared, generic plan: only a plan made with the provider/model
                 # values can prove the partial index's predicate and use it.
@@ -126,12 +148,13 @@ def vector_search(*, vector: Sequence[float], limit: int, config: Config,
                 if len(rows) < limit:
                     # The index ran out of candidates before finding `limit` rows of these
                     # knowledge bases (a small base in a large index): scan them exactly.
-                    path = "exact"
-            if path == "exact":
+                    path, rows = "exact", None
+            if rows is None:
                 cursor.execute(sql.EXACT_SETTINGS)
                 cursor.execute(exact_sql, params)
                 rows = cursor.fetchall()
             transaction.set_rollback(True)
+    assert rows is not None  # the exact scan runs whenever no other path answered
     hits = [row for row in rows if row[-1] is not None and not math.isnan(row[-1])]
     return [VectorHit(chunk_id=chunk_id, content=content, relative_path=relative_path,
                       heading_path=list(heading_path), chunk_index=chunk_index,

@@ -80,6 +80,8 @@ def main(pytest_args: list[str]) -> int:
                                     f"?host={socket_dir}")
         # A different database name, so the harness guard can tell them apart; never created.
         env["DATABASE_URL"] = f"postgresql://{APP_USER}:{app_password}@/local_rag?host={socket_dir}"
+        # The suite's search indexes (index/store.py) go with the cluster they were built from.
+        env["RAG_SEARCH_INDEX_DIR"] = str(workdir / "search-index")
         env[BOOTSTRAP_URL_VARIABLE] = (f"postgresql://{bootstrap.user}:{bootstrap.password}@/"
                                        f"{TEST_DB}?host={socket_dir}")
         result = subprocess.run([sys.executable, "-m", "pytest", *pytest_args], cwd=ROOT, env=env)

@@ -1,4 +1,4 @@
-"""The layers import one way: core <- access, jobs, traces <- knowledge <- retrieval <-
+"""The layers import one way: core <- access, jobs, traces <- knowledge <- index <- retrieval <-
 answering <- workbench <- localrag_site. Apps of one layer (access, jobs, traces) are peers that
 import none of each other.
 
@@ -15,8 +15,8 @@ import pytest
 
 from tests.harness import ROOT
 
-TIERS = (("core",), ("access", "jobs", "traces"), ("knowledge",), ("retrieval",), ("answering",),
-         ("conversations",), ("workbench",), ("localrag_site",))
+TIERS = (("core",), ("access", "jobs", "traces"), ("knowledge",), ("index",), ("retrieval",),
+         ("answering",), ("conversations",), ("workbench",), ("localrag_site",))
 LAYERS = tuple(package for tier in TIERS for package in tier)
 
 
