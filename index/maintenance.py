@@ -12,6 +12,7 @@ half-way leaves the previous index serving and a folder the next build removes.
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 import time
@@ -269,46 +270,58 @@ def _log_prune(*, alias: str, knowledge_base_id: int, manifest: Manifest) -> Non
 
 
 # The server's catch-ups: a search that finds a base's index missing or behind asks for one,
-# run by one thread per process, never in the request.
-_requests: queue.Queue[tuple[int, str]] = queue.Queue()
-_pending: set[tuple[int, str]] = set()
-_pending_lock = threading.Lock()
-_background = threading.Event()
+# run by one thread per process, never in the request. The thread is started by the first
+# request of each process: gunicorn loads the site in its master (--preload) and forks the
+# workers, which inherit no thread.
+class _Background:
+    def __init__(self) -> None:
+        self.enabled = False
+        self.pid: int | None = None
+        self.lock = threading.Lock()
+        self.requests: queue.Queue[tuple[int, str]] = queue.Queue()
+        self.pending: set[tuple[int, str]] = set()
+
+    def request(self, item: tuple[int, str]) -> bool:
+        with self.lock:
+            if self.pid != os.getpid():  # a new process: a new thread, a new queue
+                self.pid = os.getpid()
+                self.requests, self.pending = queue.Queue(), set()
+                threading.Thread(target=self.run, name="search-index", daemon=True).start()
+            if item in self.pending:
+                return False
+            self.pending.add(item)
+        self.requests.put(item)
+        return True
+
+    def run(self) -> None:
+        requests = self.requests
+        while True:
+            knowledge_base_id, alias = item = requests.get()
+            try:
+                base_catch_up(knowledge_base_id=knowledge_base_id, alias=alias, wait=False)
+            except Exception:  # noqa: BLE001 - searches use SQL until a later try works
+                logger.warning("search index catch-up of base %s failed", knowledge_base_id,
+                               exc_info=True)
+            finally:
+                with self.lock:
+                    self.pending.discard(item)
+                connections.close_all()
+
+
+_background = _Background()
 
 
 def background_enable() -> None:
-    """Let this process's searches ask for catch-ups (the server's processes)."""
-    if _background.is_set():
-        return
-    _background.set()
-    threading.Thread(target=_background_run, name="search-index", daemon=True).start()
+    """Let this process's searches (and its children's) ask for catch-ups: the server's."""
+    _background.enabled = True
 
 
 def catch_up_request(*, knowledge_base_id: int, alias: str) -> bool:
-    """Ask the background thread to bring the base's index up to date; False when this process
-    runs none (a command, a test) or it is already asked."""
-    if not _background.is_set():
+    """Ask this process's background thread to bring the base's index up to date; False when
+    the process runs none (a command, a test) or the base is already asked for."""
+    if not _background.enabled:
         return False
-    with _pending_lock:
-        if (knowledge_base_id, alias) in _pending:
-            return False
-        _pending.add((knowledge_base_id, alias))
-    _requests.put((knowledge_base_id, alias))
-    return True
-
-
-def _background_run() -> None:
-    while True:
-        knowledge_base_id, alias = _requests.get()
-        try:
-            base_catch_up(knowledge_base_id=knowledge_base_id, alias=alias, wait=False)
-        except Exception:  # noqa: BLE001 - searches fall back to SQL until a later try works
-            logger.warning("search index catch-up of base %s failed", knowledge_base_id,
-                           exc_info=True)
-        finally:
-            with _pending_lock:
-                _pending.discard((knowledge_base_id, alias))
-            connections.close_all()
+    return _background.request((knowledge_base_id, alias))
 
 
 def on_chunks_committed(sender: Any, *, knowledge_base_ids: list[int], **_: Any) -> None:

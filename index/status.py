@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,23 +49,30 @@ class BaseIndex:
                 "build_seconds": self.build_seconds, "folder": self.folder}
 
 
-def index_status(*, config: Config, alias: str = DEFAULT_DB_ALIAS) -> list[BaseIndex]:
-    """Every base's index on this machine, for the database `alias` reads."""
+def index_status(*, config: Config, alias: str = DEFAULT_DB_ALIAS, counts: bool = True,
+                 knowledge_base_ids: list[int] | None = None) -> list[BaseIndex]:
+    """Every base's index on this machine (those of `knowledge_base_ids` only, when given), for
+    the database `alias` reads; without `counts`, no chunk or document is counted (0)."""
     found = []
     with snapshot(alias) as conn:
-        bases = conn.execute(sql.BASES).fetchall()
+        bases = [(kb, slug) for kb, slug in conn.execute(sql.BASES).fetchall()
+                 if knowledge_base_ids is None or kb in knowledge_base_ids]
         ids = [kb for kb, _ in bases]
         states = {row[2]: row for row in conn.execute(sql.STATE, [ids]).fetchall()}
         for kb, slug in bases:
             state_oid, database, _, generation, log_start = states[kb]
             folder = location(alias=alias, state_oid=state_oid,
                               database=database).folder(config, kb)
-            documents, chunks = conn.execute(sql.BASE_COUNTS, [kb, kb]).fetchone() or (0, 0)
+            documents = chunks = 0
+            if counts:
+                documents, chunks = conn.execute(sql.BASE_COUNTS, [kb, kb]).fetchone() or (0, 0)
             manifest = manifest_read(folder)
             lexical = manifest.lexical if manifest else None
             vectors = manifest.vectors if manifest else None
             state = "ok"
-            if lexical is None or not (folder / lexical.folder).is_dir():
+            if generation == 0 and lexical is None:
+                state = "empty"  # never written: nothing to index, nothing searched
+            elif lexical is None or not (folder / lexical.folder).is_dir():
                 state = "missing"
             elif not log_start - 1 <= lexical.generation <= generation:
                 state = "stale"
@@ -89,19 +95,23 @@ def index_status(*, config: Config, alias: str = DEFAULT_DB_ALIAS) -> list[BaseI
     return found
 
 
-def index_summary(*, config: Config) -> dict[str, Any]:
-    """For /health's details and the status page: the setting, and which bases search in SQL
-    alone (missing or stale indexes) and why."""
+def health_section(*, config: Config, knowledge_base_ids: list[int] | None,
+                   admin: bool) -> dict[str, Any]:
+    """/health's `search_index`: the setting, and whether every base the caller reads has a
+    usable index; which bases search in SQL alone (missing or stale indexes) only to a caller
+    who reads them. Without a caller (a probe), the state alone."""
     if config.rag_search_index != "on":
         return {"setting": "off", "state": "off",
                 "reason": "RAG_SEARCH_INDEX=off: every search ranks in SQL"}
-    bases = index_status(config=config)
-    fallback = [base.slug for base in bases if base.state in ("missing", "stale")
-                and base.chunks > 0]
+    bases = index_status(config=config, counts=False,
+                         knowledge_base_ids=None if admin else knowledge_base_ids)
+    fallback = [base.slug for base in bases if base.state in ("missing", "stale")]
     behind = [base.slug for base in bases if base.state == "behind"]
-    return {"setting": "on", "state": "degraded" if fallback else "ok",
-            "sql_fallback": fallback, "behind": behind,
-            "reason": (f"no usable search index for {', '.join(fallback)}: those searches rank "
-                       "in SQL (correct, slower) until `rag index rebuild`" if fallback else
-                       "every base's search index is usable"),
-            "checked_at": time.time()}
+    section: dict[str, Any] = {"setting": "on", "state": "degraded" if fallback else "ok"}
+    if knowledge_base_ids is not None or admin:
+        section.update(
+            sql_fallback=fallback, behind=behind,
+            reason=(f"no usable search index for {', '.join(fallback)}: those searches rank "
+                    "in SQL (exact, slower) until the index is rebuilt (`rag index rebuild`)"
+                    if fallback else "every base's search index is usable"))
+    return section

@@ -23,6 +23,7 @@ from knowledge.bases import KnowledgeBaseInfo, kb_get_visible, kb_list
 from knowledge.db_schema import index_connection, schema_error, schema_state
 from knowledge.embeddings import embedder_status, embedding_endpoints, embedding_native_dim
 from knowledge.formats import FORMATS
+from knowledge.signals import health_sections
 from knowledge.upload_store import upload_store_shown
 from knowledge.vector_path import vector_path_plan
 
@@ -117,6 +118,9 @@ def health_report(*, config: Config, scope: Scope | None, admin: bool = False) -
     if scope is not None:
         details.update(documents=counts.documents, chunks=counts.chunks,
                        embeddings_current_config=counts.embeddings_current_config)
+    details.update(health_sections(
+        config=config, admin=admin,
+        knowledge_base_ids=list(scope.knowledge_base_ids) if scope is not None else None))
     if admin:
         # Where text goes to be embedded (scheme://host:port; [] for a model run here): as on
         # the status page, for those who run the service; readers and probes learn no network.

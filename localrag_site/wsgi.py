@@ -12,3 +12,9 @@ from core.config import get_config  # noqa: E402 — needs the settings configur
 from core.db import statement_timeout_apply  # noqa: E402
 
 statement_timeout_apply(seconds=get_config().rag_statement_timeout_seconds)
+
+if get_config().rag_search_index == "on":
+    from index.maintenance import background_enable  # noqa: E402
+
+    # A search that finds a base's index missing or behind has it caught up beside the request.
+    background_enable()

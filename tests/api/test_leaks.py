@@ -22,7 +22,7 @@ from django.db import connection, transaction
 
 from access.api_tokens import token_revoke
 from core.config import get_config
-from knowledge.vector_index import vector_index_build
+from knowledge.vector_index import vector_index_build, vector_index_drop
 from tests.api.http import error_of
 from tests.api.leaks_fixtures import (
     BETA_ONLY_QUESTION,
@@ -523,3 +523,57 @@ def test_scoping_holds_over_a_real_socket(clean_tables, tmp_path):
         assert refused.status_code == 401 and refused.json()["error"]["code"] == "unauthorized"
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="class")
+def indexed_world(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The same bases and callers, committed, so that each base's search index is built from
+    them (by the ingests themselves); emptied after the class."""
+    from tests.conftest import DEFAULT_KB, RAG_TABLES
+
+    with django_db_blocker.unblock():
+        built = world_build(tmp_path_factory.mktemp("leaks-indexed"))
+        vector_index_build(config=get_config())
+        try:
+            yield built
+        finally:
+            vector_index_drop(config=get_config(), every=True)
+            get_user_model().objects.all().delete()
+            with connection.cursor() as cursor:
+                cursor.execute(f"TRUNCATE {RAG_TABLES} RESTART IDENTITY CASCADE")
+                cursor.execute(DEFAULT_KB)
+
+
+@pytest.mark.usefixtures("db")
+class TestScopingThroughTheSearchIndex:
+    """The search checks again, with every base's candidates from its own search index: a
+    base's index never answers another base's query, and its statistics never touch it."""
+
+    @pytest.fixture
+    def world(self, indexed_world):
+        return indexed_world
+
+    configure = TestScoping.configure
+    as_token = TestScoping.as_token
+    test_search_returns_only_the_callers_base = \
+        TestScoping.test_search_returns_only_the_callers_base
+    test_the_same_search_by_a_caller_of_both_bases_sees_both = \
+        TestScoping.test_the_same_search_by_a_caller_of_both_bases_sees_both
+    test_searching_for_the_other_bases_marker_finds_none_of_it = \
+        TestScoping.test_searching_for_the_other_bases_marker_finds_none_of_it
+    test_scores_do_not_depend_on_the_other_base = \
+        TestScoping.test_scores_do_not_depend_on_the_other_base
+    test_ask_cites_and_quotes_only_the_callers_base = \
+        TestScoping.test_ask_cites_and_quotes_only_the_callers_base
+
+    @pytest.mark.parametrize("token", ["ana", "bo", "cy"])
+    def test_the_candidates_came_from_the_index_of_each_base_read(self, client, world,
+                                                                  as_token, configure, token):
+        configure(rag_retrieval="hybrid")
+        response = send(client, "/search", {"query": QUERY, "top_k": 20, "explain": True},
+                        as_token(token))
+        used = json.loads(response.content)["explain"]["parameters"]["search_index"]
+        bases = {str(world.base_ids[slug]) for slug in READS[token]}
+        for channel in ("vector", "lexical"):
+            assert used[channel]["path"] == "index", used
+            assert set(used[channel]["generations"]) == bases

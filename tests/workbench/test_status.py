@@ -185,3 +185,22 @@ def test_the_upload_bucket_is_shown_to_staff_without_its_secret(reader, person, 
     assert ("Uploads are kept in bucket <code>team-uploads</code> at http://minio-1:9000"
             in html)
     assert "s3-secret-status-41" not in html and "AKIASTATUS" not in html
+
+
+def test_it_says_which_of_the_persons_bases_have_no_usable_search_index(person, clean_tables):
+    from django.contrib.auth import get_user_model
+
+    from tests.index.helpers import built, lexical_bases
+
+    _, _, (first, _) = lexical_bases(52, chunks=(30, 10))
+    built(first)
+    try:
+        page = person("indexed-reader", grants={"b52-0": Grant.READER, "b52-1": Grant.READER}
+                      ).get("/workbench/status/").content.decode()
+        assert 'id="search-index"' in page
+        assert "No usable search index for b52-1:" in page and "b52-0:" not in page
+        only_built = person("indexed-reader-2", grants={"b52-0": Grant.READER})
+        page = only_built.get("/workbench/status/").content.decode()
+        assert "Every knowledge base you read has a usable search index." in page
+    finally:
+        get_user_model().objects.filter(username__startswith="indexed-reader").delete()
