@@ -36,7 +36,9 @@ from core.pg_services import embedded_vector_extension_ensure
 from core.pg_tools import libpq_environment, pg_tool_path, pg_tool_run
 from knowledge import sql
 from knowledge.backup import ARCHIVE_FORMAT, DUMP, FORMAT_VERSION, HASH_BLOCK, MANIFEST
+from knowledge.bases import kb_list
 from knowledge.db_schema import RAG_TABLES, db_init
+from knowledge.signals import chunks_committed
 from knowledge.upload_store import store_is_bucket, upload_put
 
 MANIFEST_MAX_BYTES = 16 << 20
@@ -112,6 +114,11 @@ def restore_read(*, path: Path, config: Config, embedder_change: bool = False,
                 staging.rename(uploads_root)
     say("bringing the schema up to date")
     db_init()
+    # Backups carry no search index, and the restored tables are new to every index on this
+    # machine (index/store.py): each base's is built from the restored chunks.
+    say("building the search indexes")
+    chunks_committed.send(sender=restore_read,
+                          knowledge_base_ids=[base.id for base in kb_list()])
     return RestoreResult(manifest=manifest, uploads_root=uploads_root, files=files,
                          warnings=_warnings(manifest))
 
