@@ -1,15 +1,19 @@
-"""Scale benchmark: a team's vault of 100k chunks (1M with --notes 250000), end to end.
+"""Scale benchmark: a team's vault of 100k chunks (1M with --million), end to end.
 
 Writes N notes of four sections each (one chunk per section: Zipf-distributed mixed Chinese and
 English words with identifiers) as Markdown files, ingests them through the normal ingest
-(cold, then unchanged), checks the pruned BM25 top 50 against the exhaustive ranking on every
-query, then measures over HTTP keep-alive through `rag serve`: the default pipeline with 1 and 8
-clients and the lexical channel alone (RAG_RETRIEVAL=lexical), with the stage timings the
-explain output reports. Queries hold 2-12 terms drawn from the same vocabulary, identifiers
+(cold, then unchanged; the first ingest builds the search index at its end), rebuilds the
+search index once more to time it and measures its size on disk and in memory, checks the
+lexical top 50 (from the search index, or the impact cells without it) against the exhaustive
+ranking on every query, then measures over HTTP keep-alive through `rag serve`: the default
+pipeline with 1 and 8 clients and the lexical channel alone (RAG_RETRIEVAL=lexical), with the
+stage timings the explain output reports, with the search index on and off
+(--search-index). Queries hold 2-12 terms drawn from the same vocabulary, identifiers
 included. Runs against DATABASE_URL (`rag pg start && rag db init`); prints one JSON line per
 measurement. The vault's documents are removed afterwards unless --keep is given.
 
-    .venv/bin/python bench/scale.py --notes 25000
+    .venv/bin/python bench/scale.py                   # 100k chunks
+    .venv/bin/python bench/scale.py --million         # 1M chunks (hours of ingest)
     .venv/bin/python bench/scale.py --notes 25000 --vault .local/scale --keep   # then --reuse
 """
 
@@ -30,6 +34,7 @@ from pathlib import Path
 
 from _setup import django_setup, server_start, vacuum
 from lexical import identifier, vocabulary
+from search_index import candidates_sweep
 
 SEED = 29
 SECTIONS = 4
@@ -121,6 +126,7 @@ def lexical_check(queries: list[str], limit: int) -> dict:
 
     kb_ids = scope_all().knowledge_base_ids
     equal = overlap = 0
+    paths: dict[str, int] = {}
     pruned_times, exhaustive_times, levels, scored, exhaustive_scored = [], [], [], [], []
     scored_total = []
     for query in queries:
@@ -134,6 +140,8 @@ def lexical_check(queries: list[str], limit: int) -> dict:
         full = lexical_search(query=query, limit=limit, knowledge_base_ids=kb_ids,
                               exhaustive=True, report=full_report)
         exhaustive_times.append(time.perf_counter() - started)
+        path = (report.index or {}).get("path", "none")
+        paths[path] = paths.get(path, 0) + 1
         levels.append(report.levels)
         scored.append(report.scored)
         scored_total.append(report.scored_total)
@@ -144,12 +152,53 @@ def lexical_check(queries: list[str], limit: int) -> dict:
         top = {hit.chunk_id for hit in full[:10]}
         overlap += len(top & {hit.chunk_id for hit in pruned[:10]}) / len(top) if top else 1
     return {"measurement": "lexical_pruned_vs_exhaustive", "queries": len(queries),
+            "candidates_from": paths,
             "identical_rankings": equal, "recall_at_10": round(overlap / len(queries), 4),
             "pruned": percentiles(pruned_times), "exhaustive": percentiles(exhaustive_times),
             "runs_per_query": {str(n): levels.count(n) for n in sorted(set(levels))},
             "chunks_scored_median": statistics.median(scored),
             "chunks_scored_all_runs_median": statistics.median(scored_total),
             "chunks_scored_exhaustive_median": statistics.median(exhaustive_scored)}
+
+
+def index_measure() -> dict:
+    """A full rebuild of every base's search index (timed), its size on disk, and what opening
+    it and answering the bench's queries adds to this process's resident memory."""
+    from access.callers import scope_all
+    from core.config import get_config
+    from index.maintenance import base_catch_up
+    from index.status import index_status
+
+    config = get_config()
+    bases = [base for base in index_status(config=config) if base.chunks]
+    started = time.perf_counter()
+    outcomes = [base_catch_up(knowledge_base_id=base.knowledge_base_id, config=config,
+                              rebuild=True) for base in bases]
+    seconds = time.perf_counter() - started
+    after = index_status(config=config)
+    before_rss = _rss_mb()
+    from knowledge.embeddings import get_embedder
+    from retrieval.lexical import lexical_search
+    from retrieval.vector import vector_search
+
+    embedder = get_embedder(config=config)
+    kb_ids = scope_all().knowledge_base_ids
+    for query in queries_make(50, vocabulary(random.Random(SEED))):
+        lexical_search(query=query, limit=50, knowledge_base_ids=kb_ids)
+        vector_search(vector=embedder.embed_query(query), limit=50, config=config,
+                      embedder=embedder, knowledge_base_ids=kb_ids)
+    chunks = sum(base.indexed for base in after)
+    return {"measurement": "search_index", "rebuild_seconds": round(seconds, 1),
+            "chunks": chunks, "disk_mb": round(sum(base.bytes for base in after) / 1e6, 1),
+            "disk_mb_per_100k_chunks": round(sum(base.bytes for base in after) / 1e6
+                                             * 100_000 / max(chunks, 1), 1),
+            "rss_added_mb": round(_rss_mb() - before_rss, 1),
+            "parts": [outcome.lexical + "/" + outcome.vectors for outcome in outcomes]}
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
 
 
 def over_http(url: str, queries: list[str], concurrency: int) -> dict:
@@ -204,10 +253,19 @@ def main() -> None:
                         help="compare pruned and exhaustive BM25 on the first N queries only "
                              "(default: all; at 1M chunks one exhaustive ranking takes ~25 s)")
     parser.add_argument("--no-http", action="store_true", help="skip the HTTP measurements")
+    parser.add_argument("--sweep-candidates", type=int, nargs="*", default=None,
+                        help="only measure recall@10 and latency of the indexed lexical channel "
+                             "at these RAG_SEARCH_INDEX_CANDIDATES (with --reuse)")
+    parser.add_argument("--million", action="store_true",
+                        help="250,000 notes (1M chunks) instead of --notes")
+    parser.add_argument("--search-index", choices=["on", "off", "both"], default="both",
+                        help="the HTTP runs with RAG_SEARCH_INDEX on, off (SQL alone), or both")
     args = parser.parse_args()
     django_setup()
     from core.config import get_config
 
+    if args.million:
+        args.notes = 250_000
     words = vocabulary(random.Random(SEED))
     queries = queries_make(args.queries, words)
     root = (args.vault or Path(tempfile.mkdtemp(prefix="local-rag-scale-"))).resolve()
@@ -222,14 +280,25 @@ def main() -> None:
             print(json.dumps({**base, **ingest(root, "cold_ingest")}), flush=True)
             print(json.dumps({**base, **ingest(root, "unchanged_reingest")}), flush=True)
             vacuum()
+        if args.sweep_candidates:
+            for limit in (5, get_config().rag_candidates):
+                for row in candidates_sweep(queries, args.sweep_candidates, limit,
+                                            knowledge_base_ids=None):
+                    print(json.dumps({**base, **row}), flush=True)
+            return
+        if get_config().rag_search_index == "on":
+            print(json.dumps({**base, **index_measure()}), flush=True)
         print(json.dumps({**base, **lexical_check(queries[:args.check_queries],
                                                  get_config().rag_candidates)},
                          ensure_ascii=False), flush=True)
-        if not args.no_http:
+        settings = ["on", "off"] if args.search_index == "both" else [args.search_index]
+        for setting in settings if not args.no_http else []:
             for retrieval, clients in (("hybrid", 1), ("hybrid", 8), ("lexical", 1)):
-                process, url = server_start(env={**os.environ, "RAG_RETRIEVAL": retrieval})
+                process, url = server_start(env={**os.environ, "RAG_RETRIEVAL": retrieval,
+                                                 "RAG_SEARCH_INDEX": setting})
                 try:
                     print(json.dumps({**base, "measurement": f"http_{retrieval}",
+                                      "search_index": setting,
                                       "load_1m": round(os.getloadavg()[0], 2),
                                       **over_http(url, queries, clients)}), flush=True)
                 finally:

@@ -84,7 +84,7 @@ DEFAULTS: dict[str, str] = {
     "HNSW_EF_SEARCH": "100",
     # The search index that ranks candidates (index/): on, or off (every search in SQL).
     "RAG_SEARCH_INDEX": "on",
-    "RAG_SEARCH_INDEX_CANDIDATES": "200",
+    "RAG_SEARCH_INDEX_CANDIDATES": "100",
     "RAG_SEARCH_INDEX_DIR": ".local/search-index",
     "RAG_TOP_K": "5",
     "RAG_MIN_SIMILARITY": "",

@@ -18,6 +18,8 @@ commands:
   ingest [PATH] [--kb SLUG] [--json]
                            index a vault of notes, PDF, DOCX and TXT (default: VAULT_PATH);
                            --kb SLUG alone: every source of that knowledge base
+  index status|rebuild [--kb SLUG]
+                           the search index of each knowledge base (state, lag, size; rebuild)
   kb create|add-source|list
                            knowledge bases and their folders
   token create|list|revoke API tokens (the secret is printed once)
