@@ -52,6 +52,9 @@ ORDER BY e.chunk_id
 """
 BASE_VECTORS = _VECTORS
 
+# Whether a base holds any chunk: a base without one needs no index.
+BASE_HAS_CHUNKS = "SELECT EXISTS (SELECT 1 FROM chunks c WHERE c.knowledge_base_id = %s)"
+
 # A base's chunk and document counts, for `rag index status`.
 BASE_COUNTS = """
 SELECT (SELECT count(*) FROM documents d WHERE d.knowledge_base_id = %s),

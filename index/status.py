@@ -30,7 +30,8 @@ class BaseIndex:
     built_at: float | None  # last build or catch-up (epoch seconds)
     rebuilt_at: float | None
     build_seconds: float | None  # of the last full build
-    state: str  # ok, behind (searches score the delta), missing, stale (SQL until rebuilt)
+    state: str  # ok, behind (searches score the delta), missing, stale (SQL until rebuilt),
+    # empty (no chunks: nothing to index)
     folder: str
 
     @property
@@ -70,10 +71,11 @@ def index_status(*, config: Config, alias: str = DEFAULT_DB_ALIAS, counts: bool 
             lexical = manifest.lexical if manifest else None
             vectors = manifest.vectors if manifest else None
             state = "ok"
-            if generation == 0 and lexical is None:
-                state = "empty"  # never written: nothing to index, nothing searched
-            elif lexical is None or not (folder / lexical.folder).is_dir():
-                state = "missing"
+            if lexical is None or not (folder / lexical.folder).is_dir():
+                # A base without chunks needs no index: nothing to search.
+                has_chunks = chunks > 0 if counts else bool(
+                    conn.execute(sql.BASE_HAS_CHUNKS, [kb]).fetchone()[0])
+                state = "missing" if has_chunks else "empty"
             elif not log_start - 1 <= lexical.generation <= generation:
                 state = "stale"
             elif lexical.generation < generation:

@@ -82,10 +82,24 @@ def clean_tables(transactional_db):
         with connection.cursor() as cursor:
             cursor.execute(f"TRUNCATE {RAG_TABLES} RESTART IDENTITY CASCADE")
             cursor.execute(DEFAULT_KB)
+        search_indexes_remove()
 
     truncate()
     yield
     truncate()
+
+
+def search_indexes_remove() -> None:
+    """This test database's search indexes (index/store.py): the ids they are kept under start
+    again after a TRUNCATE ... RESTART IDENTITY, and a test starts without another's."""
+    import shutil
+
+    from django.db import connection
+
+    root = _config().search_index_dir
+    if root.is_dir():
+        for folder in root.glob(f"{connection.settings_dict['NAME']}-*"):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -34,17 +34,25 @@ def search_index_used(server, query: str) -> dict:
     return response.json()["explain"]["parameters"]["search_index"]
 
 
+def rare_word(folder) -> str:
+    """The rarest word of the first note's body: in few chunks, so never a dropped term."""
+    body = (folder / "note-0.md").read_text(encoding="utf-8").split("\n\n")[2].split()
+    text = " ".join(path.read_text(encoding="utf-8") for path in folder.glob("*.md"))
+    return min(body, key=text.count)
+
+
 def test_a_deleted_index_folder_is_rebuilt_while_serving(serve, tmp_path):  # noqa: F811
     folder = vault_write(tmp_path / "vault", random.Random(61), notes=30)
     vault_ingest(vault_path=folder, config=get_config(), prepare_workers=0)
+    query = rare_word(folder)
     server = serve()
-    assert search_index_used(server, "note")["lexical"]["path"] == "index"
+    assert search_index_used(server, query)["lexical"]["path"] == "index"
     shutil.rmtree(base_folder(default_base()))
-    assert search_index_used(server, "note")["lexical"] == {
+    assert search_index_used(server, query)["lexical"] == {
         "path": "sql", "reason": "missing", "knowledge_base_id": default_base()}
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        used = search_index_used(server, "note")
+        used = search_index_used(server, query)
         if used["lexical"]["path"] == "index" and used["vector"]["path"] == "index":
             break
         time.sleep(0.2)
@@ -57,6 +65,7 @@ def test_searches_during_an_ingest_never_return_a_chunk_deleted_before_they_bega
     rng = random.Random(62)
     folder = vault_write(tmp_path / "vault", rng, notes=40)
     vault_ingest(vault_path=folder, config=get_config(), prepare_workers=0)
+    words = (folder / "note-0.md").read_text(encoding="utf-8").split()[-30:]
     server = serve()
     deleted_at: dict[int, float] = {}  # chunk id -> when its delete was known committed
     stop = threading.Event()
@@ -67,13 +76,13 @@ def test_searches_during_an_ingest_never_return_a_chunk_deleted_before_they_bega
         with httpx.Client(base_url=server.url, timeout=30) as client:
             while not stop.is_set():
                 began = time.monotonic()
-                response = client.post("/search", json={"query": "note " + " ".join(
-                    rng.sample(["ba", "ke", "mi", "do", "ru"], 2)), "top_k": 20})
+                response = client.post("/search", json={"query": "round ba ke mi " + " ".join(
+                    rng.sample(words, 2)), "top_k": 20, "explain": True})
                 if response.status_code != 200:
                     errors.append(response.text)
                     continue
                 returned.append((began, [hit["chunk_id"] for hit in
-                                         response.json()["results"]]))
+                                         response.json()["explain"]["results"]]))
 
     def existing() -> set[int]:
         with connection.cursor() as cursor:
@@ -88,12 +97,16 @@ def test_searches_during_an_ingest_never_return_a_chunk_deleted_before_they_bega
             for path in rng.sample(sorted(folder.glob("*.md")), 10):  # rewritten: new chunks
                 path.write_text(f"# Note {round_number}\n\nnote {path.stem} round "
                                 f"{round_number} ba ke mi\n", encoding="utf-8")
+            searched = len(returned)
             vault_ingest(vault_path=folder, config=get_config(), prepare_workers=0)
             now = existing()
             committed = time.monotonic()
             for chunk_id in before - now:
                 deleted_at.setdefault(chunk_id, committed)
             before = now
+            deadline = time.monotonic() + 30  # searches ran between this ingest and the next
+            while len(returned) < searched + 5 and time.monotonic() < deadline and not errors:
+                time.sleep(0.05)
     finally:
         stop.set()
         searcher.join(timeout=60)
