@@ -121,36 +121,63 @@ def base_catch_up(*, knowledge_base_id: int, config: Config | None = None,
                   alias: str = DEFAULT_DB_ALIAS, wait: bool = True, rebuild: bool = False,
                   progress: Progress | None = None) -> CatchUp:
     """Bring the base's index up to the database's current generation (rebuild it with
-    `rebuild`); with `wait` off, skip it when another process is writing it."""
+    `rebuild`); with `wait` off, skip it when another process is writing it. The two parts
+    are built side by side, each from a snapshot of its own taken once the lock is held (each
+    records the generation it read): their reads run in two server processes, so on two cores
+    a first build takes about as long as the longer part."""
     config = config or get_config()
     started = time.perf_counter()
     with snapshot(alias) as conn:
         row = conn.execute(sql.STATE, [[knowledge_base_id]]).fetchone()
-        assert row is not None  # one row per base asked for
-        state_oid, database, _, generation, log_start = row
-        where = location(alias=alias, state_oid=state_oid, database=database)
-        folder = where.folder(config, knowledge_base_id)
-        outcome = CatchUp(knowledge_base_id=knowledge_base_id, generation=generation)
-        with writer_lock(folder, wait=wait) as held:
-            if not held:
-                outcome.lexical = outcome.vectors = "skipped"
-                return outcome
-            manifest = manifest_read(folder) or Manifest(knowledge_base_id=knowledge_base_id)
-            manifest.lexical = _lexical(conn, folder=folder, part=manifest.lexical,
-                                        kb=knowledge_base_id, generation=generation,
-                                        log_start=log_start, rebuild=rebuild,
-                                        progress=progress, outcome=outcome)
-            manifest.vectors = _vectors(conn, folder=folder, part=manifest.vectors,
-                                        kb=knowledge_base_id, generation=generation,
-                                        log_start=log_start, rebuild=rebuild,
-                                        progress=progress, outcome=outcome,
-                                        indexed=vectors_indexed(config))
-            manifest_write(folder, manifest)
-            folders_unused_remove(folder, manifest)
+    assert row is not None  # one row per base asked for
+    state_oid, database, _, generation, _ = row
+    folder = location(alias=alias, state_oid=state_oid, database=database).folder(
+        config, knowledge_base_id)
+    outcome = CatchUp(knowledge_base_id=knowledge_base_id, generation=generation)
+    with writer_lock(folder, wait=wait) as held:
+        if not held:
+            outcome.lexical = outcome.vectors = "skipped"
+            return outcome
+        manifest = manifest_read(folder) or Manifest(knowledge_base_id=knowledge_base_id)
+        failures: list[BaseException] = []
+
+        def vectors_build() -> None:
+            try:
+                with snapshot(alias) as vector_conn:
+                    vector_generation, log_start = _state(vector_conn, knowledge_base_id)
+                    manifest.vectors = _vectors(
+                        vector_conn, folder=folder, part=manifest.vectors, kb=knowledge_base_id,
+                        generation=vector_generation, log_start=log_start, rebuild=rebuild,
+                        progress=progress, outcome=outcome, indexed=vectors_indexed(config))
+            except BaseException as exc:  # noqa: BLE001 - raised again by the caller's thread
+                failures.append(exc)
+
+        side = threading.Thread(target=vectors_build, name="search-index-vectors")
+        side.start()
+        try:
+            with snapshot(alias) as conn:
+                outcome.generation, log_start = _state(conn, knowledge_base_id)
+                manifest.lexical = _lexical(conn, folder=folder, part=manifest.lexical,
+                                            kb=knowledge_base_id, generation=outcome.generation,
+                                            log_start=log_start, rebuild=rebuild,
+                                            progress=progress, outcome=outcome)
+        finally:
+            side.join()
+        if failures:
+            raise failures[0]
+        manifest_write(folder, manifest)
+        folders_unused_remove(folder, manifest)
     if alias == DEFAULT_DB_ALIAS:
         _log_prune(alias=alias, knowledge_base_id=knowledge_base_id, manifest=manifest)
     outcome.seconds = round(time.perf_counter() - started, 3)
     return outcome
+
+
+def _state(conn: psycopg.Connection, knowledge_base_id: int) -> tuple[int, int]:
+    """(generation, log_start) of the base in `conn`'s snapshot."""
+    row = conn.execute(sql.STATE, [[knowledge_base_id]]).fetchone()
+    assert row is not None
+    return int(row[3]), int(row[4])
 
 
 def _usable(part: Part | None, *, folder: Path, generation: int, log_start: int) -> bool:

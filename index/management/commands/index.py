@@ -54,7 +54,15 @@ class Command(RagCommand):
 
 
 def _drawing(bar: ProgressBar):
-    return lambda part, done, total: bar.update(done, total)
+    """Both parts' progress as one bar: the chunks read by each, over their sum."""
+    parts: dict[str, tuple[int, int]] = {}
+
+    def draw(part: str, done: int, total: int) -> None:
+        parts[part] = (done, total)
+        bar.update(sum(done for done, _ in parts.values()),
+                   sum(total for _, total in parts.values()))
+
+    return draw
 
 
 def status_line(base: BaseIndex) -> str:
