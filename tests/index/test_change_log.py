@@ -30,12 +30,14 @@ def logged(base: int, after: int = 0) -> list[int]:
 def test_inserting_chunks_bumps_their_bases_generation_once_per_statement_and_logs_them():
     base = kb_create(slug="log-a", name="A").id
     other = kb_create(slug="log-b", name="B").id
+    # A base id may have been used (and its state kept) before a TRUNCATE ... RESTART IDENTITY.
+    start, other_start = state(base)[0], state(other)
     ids = chunks_add(base_id=base, document_path="a.md",
                      rows=[("one two", [], "a.md"), ("three", [], "a.md")])
     generation, _ = state(base)
-    assert generation == 2  # two INSERT statements (one per chunk here)
-    assert logged(base) == ids
-    assert state(other) == (0, 1) and logged(other) == []
+    assert generation == start + 2  # two INSERT statements (one per chunk here)
+    assert logged(base, start) == ids
+    assert state(other) == other_start and logged(other, other_start[0]) == []
     with connection.cursor() as cursor:
         cursor.execute("INSERT INTO chunks (document_id, chunk_index, content, file_path, "
                        "relative_path, content_hash) SELECT document_id, chunk_index + 10, "
@@ -85,8 +87,10 @@ def test_a_truncate_starts_every_log_after_the_current_generation():
 
 def test_a_rolled_back_write_leaves_no_generation():
     base = kb_create(slug="log-f", name="F").id
+    before = state(base)
     from django.db import transaction
     with pytest.raises(RuntimeError), transaction.atomic():
         chunks_add(base_id=base, document_path="f.md", rows=[("eps", [], "f.md")])
+        assert state(base)[0] == before[0] + 1  # seen inside the transaction
         raise RuntimeError("abort")
-    assert state(base) == (0, 1) and logged(base) == []
+    assert state(base) == before and logged(base, before[0]) == []
