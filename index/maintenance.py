@@ -12,6 +12,7 @@ half-way leaves the previous index serving and a folder the next build removes.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import queue
 import threading
@@ -58,6 +59,8 @@ BATCH = 5_000
 # Change-log rows are kept this long after every index on the primary has read them, so an
 # index built from a replica that lags a little still catches up instead of rebuilding.
 LOG_GRACE_SECONDS = 3_600
+# A server process starts a base's catch-up at most this often.
+CATCH_UP_INTERVAL_SECONDS = 2.0
 
 Progress = Callable[[str, int, int], None]  # (part, done, total)
 
@@ -307,16 +310,20 @@ class _Background:
         self.lock = threading.Lock()
         self.requests: queue.Queue[tuple[int, str]] = queue.Queue()
         self.pending: set[tuple[int, str]] = set()
+        self.started: dict[tuple[int, str], float] = {}  # when each base's last catch-up began
 
     def request(self, item: tuple[int, str]) -> bool:
         with self.lock:
             if self.pid != os.getpid():  # a new process: a new thread, a new queue
                 self.pid = os.getpid()
-                self.requests, self.pending = queue.Queue(), set()
+                self.requests, self.pending, self.started = queue.Queue(), set(), {}
                 threading.Thread(target=self.run, name="search-index", daemon=True).start()
-            if item in self.pending:
+            # A catch-up that keeps failing (a full disk) is not tried again at every search.
+            if item in self.pending or time.monotonic() - self.started.get(
+                    item, -math.inf) < CATCH_UP_INTERVAL_SECONDS:
                 return False
             self.pending.add(item)
+            self.started[item] = time.monotonic()
         self.requests.put(item)
         return True
 
