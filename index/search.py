@@ -38,7 +38,7 @@ DELTA_MAX = 20_000
 class Unavailable:
     """The index could not answer for these bases: why, for explain and /health."""
 
-    reason: str  # missing, behind_log, ahead, far_behind, damaged, off, filtered
+    reason: str  # missing, behind_log, ahead, far_behind, damaged, off, not_sparse
     knowledge_base_id: int | None = None
 
     def explain(self) -> dict[str, Any]:
@@ -168,21 +168,36 @@ def _delta(cursor: psycopg.Cursor, views: list[tuple[_Base, _Opened, int]]) -> l
     return None if len(delta) > DELTA_MAX else delta
 
 
+def _serving(cursor: psycopg.Cursor, *, config: Config, knowledge_base_ids: Sequence[int],
+             part: str) -> tuple[list[tuple[_Base, _Opened, int]], list[int]] | Unavailable:
+    """Each base's opened index and the delta to score beside it, or why SQL alone ranks."""
+    if config.rag_search_index != "on":
+        return Unavailable(reason="off")
+    views, unavailable = _views(cursor, config=config, knowledge_base_ids=knowledge_base_ids,
+                                part=part)
+    if unavailable is not None:
+        return unavailable
+    delta = _delta(cursor, views)
+    if delta is None:
+        return Unavailable(reason="far_behind")
+    return views, delta
+
+
+def _generations(views: list[tuple[_Base, _Opened, int]]) -> dict[int, int]:
+    return {base.knowledge_base_id: generation for base, _, generation in views}
+
+
 def lexical_candidates(cursor: psycopg.Cursor, *, config: Config,
                        knowledge_base_ids: Sequence[int], terms: Sequence[str],
                        limit: int) -> Candidates | Unavailable:
     """The chunks each base's lexical index ranks first for `terms` (at least
     RAG_SEARCH_INDEX_CANDIDATES, at least `limit`, plus one per chunk in the delta, which may
     stand in the index with its old terms), and the delta; read in `cursor`'s snapshot."""
-    if config.rag_search_index != "on":
-        return Unavailable(reason="off")
-    views, unavailable = _views(cursor, config=config, knowledge_base_ids=knowledge_base_ids,
-                                part="lexical")
-    if unavailable is not None:
-        return unavailable
-    delta = _delta(cursor, views)
-    if delta is None:
-        return Unavailable(reason="far_behind")
+    serving = _serving(cursor, config=config, knowledge_base_ids=knowledge_base_ids,
+                       part="lexical")
+    if isinstance(serving, Unavailable):
+        return serving
+    views, delta = serving
     width = max(config.rag_search_index_candidates, limit) + len(delta)
     proposed: list[int] = []
     try:
@@ -192,9 +207,7 @@ def lexical_candidates(cursor: psycopg.Cursor, *, config: Config,
     except (OSError, ValueError) as exc:
         logger.warning("lexical search index unreadable: %s", exc)
         return Unavailable(reason="damaged")
-    return Candidates(proposed=proposed, delta=delta,
-                      generations={base.knowledge_base_id: generation
-                                   for base, _, generation in views})
+    return Candidates(proposed=proposed, delta=delta, generations=_generations(views))
 
 
 def vector_candidates(cursor: psycopg.Cursor, *, config: Config, provider: str, model: str,
@@ -202,29 +215,23 @@ def vector_candidates(cursor: psycopg.Cursor, *, config: Config, provider: str, 
                       limit: int) -> Candidates | Unavailable:
     """The chunks nearest to `vector` in each base's sparse vector index, with every chunk
     within rounding of the `limit`-th, and the delta (never proposed from the index: its rows
-    there may be old); read in `cursor`'s snapshot."""
-    if config.rag_search_index != "on":
-        return Unavailable(reason="off")
-    if vectors_indexed(config) != (provider, model):
+    there may be old); read in `cursor`'s snapshot. A provider without a sparse index
+    (`not_sparse`: a real model) takes retrieval's own vector path."""
+    if config.rag_search_index == "on" and vectors_indexed(config) != (provider, model):
         return Unavailable(reason="not_sparse")
-    views, unavailable = _views(cursor, config=config, knowledge_base_ids=knowledge_base_ids,
-                                part="vectors")
-    if unavailable is not None:
-        return unavailable
-    delta = _delta(cursor, views)
-    if delta is None:
-        return Unavailable(reason="far_behind")
+    serving = _serving(cursor, config=config, knowledge_base_ids=knowledge_base_ids,
+                       part="vectors")
+    if isinstance(serving, Unavailable):
+        return serving
+    views, delta = serving
     query = np.asarray(vector, dtype=np.float32)
-    excluded = set(delta)
     proposed: list[int] = []
     try:
         for _, opened, _ in views:
-            assert opened.vectors is not None
+            assert opened.vectors is not None  # the part exists: _views checked it
             proposed.extend(sparse_vectors.nearest(opened.vectors, query=query, limit=limit,
-                                                   exclude=excluded))
+                                                   exclude=set(delta)))
     except (OSError, ValueError) as exc:
         logger.warning("vector search index unreadable: %s", exc)
         return Unavailable(reason="damaged")
-    return Candidates(proposed=proposed, delta=delta,
-                      generations={base.knowledge_base_id: generation
-                                   for base, _, generation in views})
+    return Candidates(proposed=proposed, delta=delta, generations=_generations(views))
