@@ -22,9 +22,8 @@ import json
 import os
 import shutil
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from core.config import Config
 
@@ -53,7 +52,6 @@ class Manifest:
     lexical: Part | None = None
     vectors: Part | None = None
     format: int = FORMAT
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def database_key(*, host: str, port: str, database: str, state_oid: int) -> str:
@@ -75,8 +73,7 @@ def manifest_read(folder: Path) -> Manifest | None:
             return None
         return Manifest(knowledge_base_id=int(raw["knowledge_base_id"]),
                         lexical=Part(**raw["lexical"]) if raw.get("lexical") else None,
-                        vectors=Part(**raw["vectors"]) if raw.get("vectors") else None,
-                        extra=dict(raw.get("extra") or {}))
+                        vectors=Part(**raw["vectors"]) if raw.get("vectors") else None)
     except (OSError, ValueError, TypeError, KeyError):
         return None
 
