@@ -92,7 +92,9 @@ def index_status(*, config: Config, alias: str = DEFAULT_DB_ALIAS, counts: bool 
                 indexed=lexical.documents if lexical else 0, bytes=folder_bytes(folder),
                 built_at=lexical.built_at if lexical else None,
                 rebuilt_at=lexical.rebuilt_at if lexical else None,
-                build_seconds=lexical.build_seconds if lexical else None, state=state,
+                # The parts are built side by side: the longer one is the build's time.
+                build_seconds=max(part.build_seconds for part in (lexical, vectors) if part)
+                if lexical else None, state=state,
                 folder=str(folder)))
     return found
 
