@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import psycopg
 from django.db import DatabaseError, InterfaceError, connection, connections
@@ -131,6 +132,24 @@ def raw_connection() -> psycopg.Connection:
         register_vector_info(conn, info)
         conn._localrag_vector_registered = True
     return conn
+
+
+@contextmanager
+def snapshot_connection(settings: dict[str, Any], *,
+                        application_name: str) -> Iterator[psycopg.Connection]:
+    """A connection of its own to the database of Django `settings` (a DATABASES entry), in a
+    read-only REPEATABLE READ transaction rolled back at the end: every statement in the block
+    reads one state of the database (a backup's dump, a search index's build)."""
+    options = settings.get("OPTIONS") or {}
+    with psycopg.connect(host=settings["HOST"] or None, port=settings["PORT"] or None,
+                         user=settings["USER"] or None, password=settings["PASSWORD"] or None,
+                         dbname=settings["NAME"], application_name=application_name,
+                         **{key: value for key, value in options.items()
+                            if key in ("sslmode", "connect_timeout")}) as conn:
+        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        conn.read_only = True
+        yield conn
+        conn.rollback()
 
 
 def statement_timeout_apply(*, seconds: float) -> None:

@@ -30,6 +30,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from pgvector.psycopg import register_vector
 
 from core.config import EMBEDDING_DIM, Config, get_config
+from core.db import snapshot_connection
 from index import lexical_index, sparse_vectors, sql
 from index.store import (
     Manifest,
@@ -106,18 +107,10 @@ def vectors_indexed(config: Config) -> tuple[str, str] | None:
 def snapshot(alias: str) -> Iterator[psycopg.Connection]:
     """A connection of its own to `alias`'s database in a read-only REPEATABLE READ
     transaction: what a build reads is one state of the database."""
-    settings = connections[alias].settings_dict
-    options = settings.get("OPTIONS") or {}
-    with psycopg.connect(host=settings["HOST"] or None, port=settings["PORT"] or None,
-                         user=settings["USER"] or None, password=settings["PASSWORD"] or None,
-                         dbname=settings["NAME"], application_name="local-rag search index",
-                         **{key: value for key, value in options.items()
-                            if key in ("sslmode", "connect_timeout")}) as conn:
+    with snapshot_connection(connections[alias].settings_dict,
+                             application_name="local-rag search index") as conn:
         register_vector(conn)
-        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
-        conn.read_only = True
         yield conn
-        conn.rollback()
 
 
 def base_catch_up(*, knowledge_base_id: int, config: Config | None = None,

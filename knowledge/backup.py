@@ -34,6 +34,7 @@ from django.db import connection
 from psycopg import sql as psql
 
 from core.config import Config
+from core.db import snapshot_connection
 from core.errors import InvalidRequest
 from core.pg_tools import libpq_environment, pg_tool_run
 from knowledge import sql
@@ -113,18 +114,10 @@ def _target_path(path: Path) -> Path:
 def _snapshot(settings: dict[str, Any]) -> Iterator[tuple[psycopg.Connection, str]]:
     """A read-only REPEATABLE READ transaction and the name of its exported snapshot; the
     snapshot stays valid (for pg_dump --snapshot) until the block ends."""
-    options = settings.get("OPTIONS") or {}
-    with psycopg.connect(host=settings["HOST"] or None, port=settings["PORT"] or None,
-                         user=settings["USER"] or None, password=settings["PASSWORD"] or None,
-                         dbname=settings["NAME"], application_name="local-rag backup",
-                         **{key: value for key, value in options.items()
-                            if key in ("sslmode", "connect_timeout")}) as conn:
-        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
-        conn.read_only = True
+    with snapshot_connection(settings, application_name="local-rag backup") as conn:
         row = conn.execute("SELECT pg_export_snapshot()").fetchone()
         assert row is not None
         yield conn, row[0]
-        conn.rollback()
 
 
 def _facts(conn: psycopg.Connection) -> dict[str, Any]:
