@@ -24,10 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import psycopg
 from django.db import DEFAULT_DB_ALIAS, connections
-from pgvector.psycopg import register_vector
 
 from core.config import EMBEDDING_DIM, Config, get_config
 from core.db import snapshot_connection
@@ -109,7 +107,6 @@ def snapshot(alias: str) -> Iterator[psycopg.Connection]:
     transaction: what a build reads is one state of the database."""
     with snapshot_connection(connections[alias].settings_dict,
                              application_name="local-rag search index") as conn:
-        register_vector(conn)
         yield conn
 
 
@@ -252,7 +249,7 @@ def _vectors(conn: psycopg.Connection, *, folder: Path, part: Part | None, kb: i
     name = f"vectors-{uuid.uuid4().hex[:12]}"
     total = _chunk_count(conn, kb)
 
-    def batches() -> Iterator[tuple[list[int], np.ndarray]]:
+    def batches() -> Iterator[sparse_vectors.SparseRows]:
         done = 0
         with conn.cursor(name="search_index_vectors", binary=True) as cursor:
             cursor.itersize = BATCH
@@ -261,8 +258,8 @@ def _vectors(conn: psycopg.Connection, *, folder: Path, part: Part | None, kb: i
                 done += len(rows)
                 if progress:
                     progress("vectors", done, total)
-                yield ([chunk_id for chunk_id, _ in rows],
-                       np.stack([vector.to_numpy() for _, vector in rows]))
+                yield sparse_vectors.sparse_rows([chunk_id for chunk_id, _ in rows],
+                                                 [encoded for _, encoded in rows])
 
     rows = sparse_vectors.vectors_write(folder / name, batches())
     outcome.vectors = "rebuilt"

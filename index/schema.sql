@@ -27,87 +27,43 @@ CREATE TABLE IF NOT EXISTS search_index_changes (
 CREATE INDEX IF NOT EXISTS idx_search_index_changes_generation
   ON search_index_changes (knowledge_base_id, generation);
 
-CREATE OR REPLACE FUNCTION search_index_chunks_log() RETURNS trigger LANGUAGE plpgsql AS $$
+-- One function for both tables and every operation: which rows changed, as (kb, chunk_id), is
+-- the only difference, so the query is put together here and run by EXECUTE (the transition
+-- tables are visible to it). Chunks: the inserted or deleted rows; of an update, only rows
+-- whose terms or base changed (their old base loses them, their new base gains them). A vector
+-- changes its chunk for the vector index; a vector removed with its chunk (ON DELETE CASCADE)
+-- finds no chunk any more: the chunk's own delete logged it.
+CREATE OR REPLACE FUNCTION search_index_log() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  changed TEXT;
 BEGIN
-  IF TG_OP = 'INSERT' THEN
-    WITH changed AS MATERIALIZED (
-      SELECT n.knowledge_base_id AS kb, n.id AS chunk_id FROM search_index_new n
-      WHERE n.knowledge_base_id IS NOT NULL
-    ), bumped AS (
-      INSERT INTO search_index_state AS s (knowledge_base_id, generation)
-      SELECT DISTINCT kb, 1 FROM changed ORDER BY 1
-      ON CONFLICT (knowledge_base_id) DO UPDATE
-        SET generation = s.generation + 1, changed_at = now()
-      RETURNING s.knowledge_base_id, s.generation
-    )
-    INSERT INTO search_index_changes (knowledge_base_id, generation, chunk_id)
-    SELECT c.kb, b.generation, c.chunk_id FROM changed c
-    JOIN bumped b ON b.knowledge_base_id = c.kb;
-  ELSIF TG_OP = 'DELETE' THEN
-    WITH changed AS MATERIALIZED (
-      SELECT o.knowledge_base_id AS kb, o.id AS chunk_id FROM search_index_old o
-      WHERE o.knowledge_base_id IS NOT NULL
-    ), bumped AS (
-      INSERT INTO search_index_state AS s (knowledge_base_id, generation)
-      SELECT DISTINCT kb, 1 FROM changed ORDER BY 1
-      ON CONFLICT (knowledge_base_id) DO UPDATE
-        SET generation = s.generation + 1, changed_at = now()
-      RETURNING s.knowledge_base_id, s.generation
-    )
-    INSERT INTO search_index_changes (knowledge_base_id, generation, chunk_id)
-    SELECT c.kb, b.generation, c.chunk_id FROM changed c
-    JOIN bumped b ON b.knowledge_base_id = c.kb;
-  ELSE
-    -- Only rows whose terms or base changed: their old base loses them, their new base gains.
-    WITH moved AS MATERIALIZED (
-      SELECT o.knowledge_base_id AS old_kb, n.knowledge_base_id AS new_kb, n.id AS chunk_id
+  IF TG_TABLE_NAME = 'chunks' AND TG_OP = 'UPDATE' THEN
+    changed := $q$
+      SELECT o.knowledge_base_id AS kb, o.id AS chunk_id
       FROM search_index_new n JOIN search_index_old o ON o.id = n.id
-      WHERE o.lexical_terms IS DISTINCT FROM n.lexical_terms
-         OR o.knowledge_base_id IS DISTINCT FROM n.knowledge_base_id
-    ), changed AS MATERIALIZED (
-      SELECT old_kb AS kb, chunk_id FROM moved WHERE old_kb IS NOT NULL
+      WHERE o.knowledge_base_id IS NOT NULL
+        AND (o.lexical_terms IS DISTINCT FROM n.lexical_terms
+             OR o.knowledge_base_id IS DISTINCT FROM n.knowledge_base_id)
       UNION
-      SELECT new_kb, chunk_id FROM moved WHERE new_kb IS NOT NULL
-    ), bumped AS (
-      INSERT INTO search_index_state AS s (knowledge_base_id, generation)
-      SELECT DISTINCT kb, 1 FROM changed ORDER BY 1
-      ON CONFLICT (knowledge_base_id) DO UPDATE
-        SET generation = s.generation + 1, changed_at = now()
-      RETURNING s.knowledge_base_id, s.generation
-    )
-    INSERT INTO search_index_changes (knowledge_base_id, generation, chunk_id)
-    SELECT c.kb, b.generation, c.chunk_id FROM changed c
-    JOIN bumped b ON b.knowledge_base_id = c.kb;
-  END IF;
-  RETURN NULL;
-END
-$$;
-
--- A vector written or removed changes its chunk for the vector index. A vector removed with its
--- chunk (ON DELETE CASCADE) finds no chunk any more: the chunk's own delete logged it.
-CREATE OR REPLACE FUNCTION search_index_embeddings_log() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP = 'DELETE' THEN
-    WITH changed AS MATERIALIZED (
-      SELECT DISTINCT c.knowledge_base_id AS kb, c.id AS chunk_id
-      FROM search_index_old o JOIN chunks c ON c.id = o.chunk_id
-      WHERE c.knowledge_base_id IS NOT NULL
-    ), bumped AS (
-      INSERT INTO search_index_state AS s (knowledge_base_id, generation)
-      SELECT DISTINCT kb, 1 FROM changed ORDER BY 1
-      ON CONFLICT (knowledge_base_id) DO UPDATE
-        SET generation = s.generation + 1, changed_at = now()
-      RETURNING s.knowledge_base_id, s.generation
-    )
-    INSERT INTO search_index_changes (knowledge_base_id, generation, chunk_id)
-    SELECT c.kb, b.generation, c.chunk_id FROM changed c
-    JOIN bumped b ON b.knowledge_base_id = c.kb;
+      SELECT n.knowledge_base_id, n.id
+      FROM search_index_new n JOIN search_index_old o ON o.id = n.id
+      WHERE n.knowledge_base_id IS NOT NULL
+        AND (o.lexical_terms IS DISTINCT FROM n.lexical_terms
+             OR o.knowledge_base_id IS DISTINCT FROM n.knowledge_base_id)$q$;
+  ELSIF TG_TABLE_NAME = 'chunks' THEN
+    changed := format($q$
+      SELECT r.knowledge_base_id AS kb, r.id AS chunk_id FROM %I r
+      WHERE r.knowledge_base_id IS NOT NULL$q$,
+      CASE TG_OP WHEN 'INSERT' THEN 'search_index_new' ELSE 'search_index_old' END);
   ELSE
-    WITH changed AS MATERIALIZED (
+    changed := format($q$
       SELECT DISTINCT c.knowledge_base_id AS kb, c.id AS chunk_id
-      FROM search_index_new n JOIN chunks c ON c.id = n.chunk_id
-      WHERE c.knowledge_base_id IS NOT NULL
-    ), bumped AS (
+      FROM %I r JOIN chunks c ON c.id = r.chunk_id
+      WHERE c.knowledge_base_id IS NOT NULL$q$,
+      CASE TG_OP WHEN 'DELETE' THEN 'search_index_old' ELSE 'search_index_new' END);
+  END IF;
+  EXECUTE format($q$
+    WITH changed AS MATERIALIZED (%s), bumped AS (
       INSERT INTO search_index_state AS s (knowledge_base_id, generation)
       SELECT DISTINCT kb, 1 FROM changed ORDER BY 1
       ON CONFLICT (knowledge_base_id) DO UPDATE
@@ -116,8 +72,7 @@ BEGIN
     )
     INSERT INTO search_index_changes (knowledge_base_id, generation, chunk_id)
     SELECT c.kb, b.generation, c.chunk_id FROM changed c
-    JOIN bumped b ON b.knowledge_base_id = c.kb;
-  END IF;
+    JOIN bumped b ON b.knowledge_base_id = c.kb$q$, changed);
   RETURN NULL;
 END
 $$;
@@ -135,23 +90,23 @@ $$;
 
 CREATE OR REPLACE TRIGGER chunks_search_index_insert AFTER INSERT ON chunks
   REFERENCING NEW TABLE AS search_index_new
-  FOR EACH STATEMENT EXECUTE FUNCTION search_index_chunks_log();
+  FOR EACH STATEMENT EXECUTE FUNCTION search_index_log();
 CREATE OR REPLACE TRIGGER chunks_search_index_update AFTER UPDATE ON chunks
   REFERENCING OLD TABLE AS search_index_old NEW TABLE AS search_index_new
-  FOR EACH STATEMENT EXECUTE FUNCTION search_index_chunks_log();
+  FOR EACH STATEMENT EXECUTE FUNCTION search_index_log();
 CREATE OR REPLACE TRIGGER chunks_search_index_delete AFTER DELETE ON chunks
   REFERENCING OLD TABLE AS search_index_old
-  FOR EACH STATEMENT EXECUTE FUNCTION search_index_chunks_log();
+  FOR EACH STATEMENT EXECUTE FUNCTION search_index_log();
 CREATE OR REPLACE TRIGGER chunks_search_index_truncate AFTER TRUNCATE ON chunks
   FOR EACH STATEMENT EXECUTE FUNCTION search_index_reset();
 CREATE OR REPLACE TRIGGER embeddings_search_index_insert AFTER INSERT ON embeddings
   REFERENCING NEW TABLE AS search_index_new
-  FOR EACH STATEMENT EXECUTE FUNCTION search_index_embeddings_log();
+  FOR EACH STATEMENT EXECUTE FUNCTION search_index_log();
 CREATE OR REPLACE TRIGGER embeddings_search_index_update AFTER UPDATE ON embeddings
   REFERENCING OLD TABLE AS search_index_old NEW TABLE AS search_index_new
-  FOR EACH STATEMENT EXECUTE FUNCTION search_index_embeddings_log();
+  FOR EACH STATEMENT EXECUTE FUNCTION search_index_log();
 CREATE OR REPLACE TRIGGER embeddings_search_index_delete AFTER DELETE ON embeddings
   REFERENCING OLD TABLE AS search_index_old
-  FOR EACH STATEMENT EXECUTE FUNCTION search_index_embeddings_log();
+  FOR EACH STATEMENT EXECUTE FUNCTION search_index_log();
 CREATE OR REPLACE TRIGGER embeddings_search_index_truncate AFTER TRUNCATE ON embeddings
   FOR EACH STATEMENT EXECUTE FUNCTION search_index_reset();

@@ -40,37 +40,64 @@ class SparseVectors:
         return int(self.chunk_ids.shape[0])
 
 
-def vectors_write(folder: Path, batches: Iterable[tuple[list[int], np.ndarray]]) -> int:
-    """Write the matrix of (chunk ids, dense float32 vectors) batches in chunk id order into the
-    new folder `folder`; returns the number of rows. Memory: the non-zero entries only."""
+@dataclass(frozen=True)
+class SparseRows:
+    """Consecutive rows: each row's non-zero entries, row after row."""
+
+    chunk_ids: np.ndarray  # int64
+    lengths: np.ndarray  # int64: each row's number of entries
+    columns: np.ndarray  # int16: the entries' buckets
+    values: np.ndarray  # float32
+
+
+def sparse_rows(chunk_ids: list[int], encoded: list[bytes]) -> SparseRows:
+    """A batch of vectors in pgvector's binary sparsevec form (index/sql.py BASE_VECTORS)."""
+    lengths = np.fromiter((int.from_bytes(value[4:8], "big") for value in encoded),
+                          dtype=np.int64, count=len(encoded))
+    columns = [np.frombuffer(value, dtype=">i4", count=nnz, offset=12)
+               for value, nnz in zip(encoded, lengths)]
+    values = [np.frombuffer(value, dtype=">f4", count=nnz, offset=12 + 4 * nnz)
+              for value, nnz in zip(encoded, lengths)]
+    return SparseRows(chunk_ids=np.asarray(chunk_ids, dtype=np.int64), lengths=lengths,
+                      columns=np.concatenate(columns).astype(np.int16) if columns else
+                      np.zeros(0, np.int16),
+                      values=np.concatenate(values).astype(np.float32) if values else
+                      np.zeros(0, np.float32))
+
+
+def vectors_write(folder: Path, batches: Iterable[SparseRows]) -> int:
+    """Write the matrix of the batches' rows (in chunk id order) into the new folder `folder`;
+    returns the number of rows. Memory: the non-zero entries only."""
     ids: list[np.ndarray] = []
     norms: list[np.ndarray] = []
     row_parts: list[np.ndarray] = []
     column_parts: list[np.ndarray] = []
     value_parts: list[np.ndarray] = []
     offset = 0
-    for chunk_ids, dense in batches:
-        if not chunk_ids:
+    for batch in batches:
+        count = batch.chunk_ids.shape[0]
+        if not count:
             continue
-        dense = np.asarray(dense, dtype=np.float32)
-        rows, columns = np.nonzero(dense)
-        ids.append(np.asarray(chunk_ids, dtype=np.int64))
-        norms.append(np.sqrt(np.einsum("ij,ij->i", dense, dense, dtype=np.float64))
-                     .astype(np.float32))
+        rows = np.repeat(np.arange(count, dtype=np.int64), batch.lengths)
+        squares = np.bincount(rows, weights=batch.values.astype(np.float64) ** 2,
+                              minlength=count)
+        ids.append(batch.chunk_ids)
+        norms.append(np.sqrt(squares).astype(np.float32))
         row_parts.append((rows + offset).astype(np.int32))
-        column_parts.append(columns.astype(np.int16))
-        value_parts.append(dense[rows, columns])
-        offset += len(chunk_ids)
+        column_parts.append(batch.columns)
+        value_parts.append(batch.values)
+        offset += count
     all_ids = np.concatenate(ids) if ids else np.zeros(0, np.int64)
     rows = np.concatenate(row_parts) if row_parts else np.zeros(0, np.int32)
     columns = np.concatenate(column_parts) if column_parts else np.zeros(0, np.int16)
     values = np.concatenate(value_parts) if value_parts else np.zeros(0, np.float32)
     order = np.argsort(columns, kind="stable")  # by bucket, rows ascending within one
     counts = np.bincount(columns, minlength=EMBEDDING_DIM)
-    arrays: dict[str, np.ndarray] = {"chunk_ids": all_ids,
-              "norms": np.concatenate(norms) if norms else np.zeros(0, np.float32),
-              "indptr": np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
-              "rows": rows[order], "values": values[order]}
+    arrays: dict[str, np.ndarray] = {
+        "chunk_ids": all_ids,
+        "norms": np.concatenate(norms) if norms else np.zeros(0, np.float32),
+        "indptr": np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+        "rows": rows[order], "values": values[order]}
     folder.mkdir(parents=True, exist_ok=False)
     for name, array in arrays.items():
         np.save(folder / f"{name}.npy", array)
