@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -18,6 +19,14 @@ def django_setup() -> None:
     import django
 
     django.setup()
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    """p50 and p95 in milliseconds of `samples` (seconds), and how many there were."""
+    ordered = sorted(samples)
+    return {"p50_ms": round(statistics.median(ordered) * 1000, 2),
+            "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 2),
+            "requests": len(ordered)}
 
 
 def vacuum() -> None:

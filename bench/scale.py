@@ -32,7 +32,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from _setup import django_setup, server_start, vacuum
+from _setup import django_setup, percentiles, server_start, vacuum
 from lexical import identifier, vocabulary
 from search_index import candidates_sweep
 
@@ -95,13 +95,6 @@ def queries_make(count: int, words: tuple) -> list[str]:
                 terms.append(rng.choices(chinese, cum_weights=chinese_weights)[0])
         queries.append(" ".join(terms))
     return queries
-
-
-def percentiles(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    return {"p50_ms": round(statistics.median(ordered) * 1000, 2),
-            "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 2),
-            "requests": len(ordered)}
 
 
 def ingest(root: Path, name: str) -> dict:

@@ -12,12 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 
-from _setup import django_setup
+from _setup import django_setup, percentiles
 
 
 def candidates_sweep(queries: list[str], widths: list[int], limit: int, *,
@@ -50,17 +49,10 @@ def candidates_sweep(queries: list[str], widths: list[int], limit: int, *,
                 found += len(got & set(top[:depth])) / len(top[:depth]) if top else 1.0
             rows.append({"measurement": "lexical_candidates", "candidates": width,
                          "limit": limit, "recall": round(found / len(queries), 4),
-                         **_percentiles(times)})
+                         **percentiles(times)})
     finally:
         config_use(base)
     return rows
-
-
-def _percentiles(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    return {"p50_ms": round(statistics.median(ordered) * 1000, 2),
-            "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 2),
-            "requests": len(ordered)}
 
 
 def beir_test_queries(path: Path, split: str) -> list[str]:
