@@ -87,11 +87,11 @@ class Location:
         return base_folder(config=config, key=self.key, knowledge_base_id=knowledge_base_id)
 
 
-def location(*, alias: str, state_oid: int, database: str) -> Location:
+def location(*, alias: str, identity: str, database: str) -> Location:
     settings = connections[alias].settings_dict
     return Location(alias=alias, key=database_key(
         host=str(settings.get("HOST") or "local"), port=str(settings.get("PORT") or ""),
-        database=database, state_oid=state_oid))
+        database=database, identity=identity))
 
 
 def vectors_indexed(config: Config) -> tuple[str, str] | None:
@@ -123,8 +123,8 @@ def base_catch_up(*, knowledge_base_id: int, config: Config | None = None,
     with snapshot(alias) as conn:
         row = conn.execute(sql.STATE, [[knowledge_base_id]]).fetchone()
     assert row is not None  # one row per base asked for
-    state_oid, database, _, generation, _ = row
-    folder = location(alias=alias, state_oid=state_oid, database=database).folder(
+    identity, database, _, generation, _ = row
+    folder = location(alias=alias, identity=identity, database=database).folder(
         config, knowledge_base_id)
     outcome = CatchUp(knowledge_base_id=knowledge_base_id, generation=generation)
     with writer_lock(folder, wait=wait) as held:

@@ -125,8 +125,8 @@ def _bases(cursor: psycopg.Cursor, knowledge_base_ids: Sequence[int]) -> tuple[L
     rows = cursor.fetchall()
     alias = read_alias()
     if not rows:
-        return location(alias=alias, state_oid=0, database=""), []
-    where = location(alias=alias, state_oid=rows[0][0], database=rows[0][1])
+        return location(alias=alias, identity="", database=""), []
+    where = location(alias=alias, identity=rows[0][0], database=rows[0][1])
     return where, [_Base(knowledge_base_id=kb, generation=generation, log_start=log_start)
                    for _, _, kb, generation, log_start in rows]
 

@@ -1,11 +1,16 @@
 """Raw SQL of the search index: its state, its change log and what a build reads. Every value
 is bound as a parameter."""
 
-# The identity of the index's tables in this database: a restore creates them anew (a new oid),
-# so no index built before it is taken for one of the restored data. With each requested base's
-# generation and the oldest generation its log still holds (a base never written: 0 and 1).
+# The identity of the index's tables: the cluster's own identifier (a new one at every initdb:
+# two servers over time on one host and port are never taken for each other) and the oid of the
+# state table (a restore creates it anew; a cluster never hands out an oid twice before
+# wrap-around), so no index built from other data is ever taken for this database's. With each
+# requested base's generation and the oldest generation its log still holds (a base never
+# written: 0 and 1).
 STATE = """
-SELECT 'search_index_state'::regclass::oid::int8, current_database(), k.id,
+SELECT (SELECT system_identifier FROM pg_control_system())::text || '-'
+         || 'search_index_state'::regclass::oid::text,
+       current_database(), k.id,
        coalesce(s.generation, 0), coalesce(s.log_start, 1)
 FROM unnest(%s::int8[]) AS k(id)
 LEFT JOIN search_index_state s ON s.knowledge_base_id = k.id

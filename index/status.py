@@ -61,8 +61,8 @@ def index_status(*, config: Config, alias: str = DEFAULT_DB_ALIAS, counts: bool 
         ids = [kb for kb, _ in bases]
         states = {row[2]: row for row in conn.execute(sql.STATE, [ids]).fetchall()}
         for kb, slug in bases:
-            state_oid, database, _, generation, log_start = states[kb]
-            folder = location(alias=alias, state_oid=state_oid,
+            identity, database, _, generation, log_start = states[kb]
+            folder = location(alias=alias, identity=identity,
                               database=database).folder(config, kb)
             documents = chunks = 0
             if counts:

@@ -1,9 +1,11 @@
 """Where a base's index lives on disk, what it reflects, and who may write it.
 
 One folder per database and base: `<RAG_SEARCH_INDEX_DIR>/<database key>/kb-<id>/`. The
-database key names the server the index was read from (host, port, database) and the oid of
-its state table, so an index built from a replica is that replica's, and a restored database
-(its tables created anew) never meets an index of the data it replaced.
+database key names the server the index was read from (host, port, database), the cluster's
+system identifier and the oid of its state table (index/sql.py STATE): an index built from a
+replica is that replica's, a new cluster on the same host and port never meets an older one's
+index, and a restored database (its tables created anew) never meets an index of the data it
+replaced.
 
 A base's folder holds `manifest.json` (what the index reflects: the generation of each part,
 their folders, when and how long they were built), the lexical index (a tantivy folder) and
@@ -54,9 +56,9 @@ class Manifest:
     format: int = FORMAT
 
 
-def database_key(*, host: str, port: str, database: str, state_oid: int) -> str:
+def database_key(*, host: str, port: str, database: str, identity: str) -> str:
     """The folder name of one database's indexes (see the module docstring)."""
-    text = f"{host}:{port}/{database}/{state_oid}"
+    text = f"{host}:{port}/{database}/{identity}"
     return f"{database}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
 
 

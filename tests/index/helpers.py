@@ -50,10 +50,12 @@ def built(knowledge_base_id: int, *, config: Config | None = None) -> None:
 
 
 def base_folder(knowledge_base_id: int) -> Path:
+    from index import sql
+
     with connection.cursor() as cursor:
-        cursor.execute("SELECT 'search_index_state'::regclass::oid::int8, current_database()")
-        oid, database = cursor.fetchone()
-    return location(alias="default", state_oid=oid, database=database).folder(
+        cursor.execute(sql.STATE, [[knowledge_base_id]])
+        identity, database = cursor.fetchone()[:2]
+    return location(alias="default", identity=identity, database=database).folder(
         get_config(), knowledge_base_id)
 
 
