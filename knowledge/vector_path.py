@@ -24,10 +24,12 @@ from typing import Any, TypedDict
 import psycopg
 
 from core.config import Config
-from knowledge.vector_index import vector_index_name
+from knowledge.vector_index import HnswKey, vector_index_name
 from knowledge.vector_recall import STALE_SHARE, K, recall_text, vector_index_facts
 
 REMEASURE = "`rag db index --status` measures again"
+FULL_PRECISION = ("; the index is on full-precision vectors (built by an earlier release): "
+                  "`rag db index` rebuilds it on half-precision ones, about 5 times smaller")
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class VectorPath:
     recall_ef_search: int | None = None
     stale: bool = False
     measured_at: datetime | None = None
+    key: HnswKey | None = None  # the index's key, which an HNSW search orders by
 
     def details(self) -> dict[str, Any]:
         """For /health's details: JSON values only."""
@@ -48,7 +51,7 @@ class VectorPath:
                 f"recall_at_{K}": self.recall, "recall_ef_search": self.recall_ef_search,
                 "target_recall": self.target_recall, "stale": self.stale,
                 "measured_at": self.measured_at.isoformat() if self.measured_at else None,
-                "reason": self.reason}
+                "hnsw_key": self.key.describe() if self.key else None, "reason": self.reason}
 
 
 class _Measurement(TypedDict):
@@ -71,7 +74,7 @@ def vector_path_plan(*, conn: psycopg.Connection, config: Config, provider: str,
                           reason="RAG_VECTOR_INDEX=exact")
     facts = vector_index_facts(conn=conn, index_name=vector_index_name(provider=provider,
                                                                        model=model))
-    if facts is None:
+    if facts is None or facts.key is None:
         if setting == "hnsw":
             return VectorPath(setting=setting, path="unavailable", ef_search=None,
                               target_recall=target,
@@ -79,15 +82,16 @@ def vector_path_plan(*, conn: psycopg.Connection, config: Config, provider: str,
                                      "current embedding model; build it with `rag db index`")
         return VectorPath(setting=setting, path="exact", ef_search=None, target_recall=target,
                           reason="no HNSW index for the current embedding model")
-    tuning = facts.tuning
+    tuning, key = facts.tuning, facts.key
+    older = "" if key.half else FULL_PRECISION
     few = facts.vectors < config.rag_hnsw_min_chunks
     if tuning is None:
         if setting == "hnsw":
             return VectorPath(setting=setting, path="hnsw", ef_search=config.hnsw_ef_search,
-                              target_recall=target,
+                              target_recall=target, key=key,
                               reason=f"RAG_VECTOR_INDEX=hnsw; recall@{K} not measured yet "
                                      f"(`rag db index` measures it), so HNSW_EF_SEARCH="
-                                     f"{config.hnsw_ef_search}")
+                                     f"{config.hnsw_ef_search}" + older)
         return VectorPath(setting=setting, path="exact", ef_search=None, target_recall=target,
                           reason=_few(config) if few else f"the HNSW index's recall@{K} is not "
                                  "measured yet; `rag db index` measures it")
@@ -106,15 +110,15 @@ def vector_path_plan(*, conn: psycopg.Connection, config: Config, provider: str,
                           "target_recall": target, "stale": stale,
                           "measured_at": tuning.measured_at}
     if setting == "hnsw":
-        return VectorPath(setting=setting, path="hnsw", ef_search=step.ef_search,
+        return VectorPath(setting=setting, path="hnsw", ef_search=step.ef_search, key=key,
                           reason=f"RAG_VECTOR_INDEX=hnsw{'; ' if met else ', although '}"
-                                 + measured, **kept)
+                                 + measured + older, **kept)
     if few:
         return VectorPath(setting=setting, path="exact", ef_search=None, reason=_few(config),
                           **kept)
     return VectorPath(setting=setting, path="hnsw" if met else "exact",
-                      ef_search=step.ef_search if met else None, reason="HNSW " + measured,
-                      **kept)
+                      ef_search=step.ef_search if met else None, reason="HNSW " + measured + older,
+                      key=key if met else None, **kept)
 
 
 def _few(config: Config) -> str:

@@ -1,9 +1,12 @@
 """Raw SQL of retrieval: the vector channel, the lexical channel and their helpers. Every value
-is bound as a parameter."""
+is bound as a parameter (the HNSW key's dimensions, a number read from the catalogue, are
+written into the statement, as the index's expression must be matched)."""
 
+import functools
 import re
 
 from knowledge.lexical import HEADING_WEIGHT
+from knowledge.vector_index import HnswKey
 
 # Within the caller's knowledge bases only: an empty answer says nothing about the others.
 HAS_EMBEDDINGS = """
@@ -295,11 +298,17 @@ SELECT set_config('hnsw.ef_search', %s, true),
 # The caller's knowledge bases filter the rows the index returns (iterative scan goes on past
 # ef_search until `limit` allowed rows are found, up to hnsw.max_scan_tuples); when a small base
 # in a large index still gets fewer, retrieval/vector.py answers from the exact scan instead.
-# Ordered by the distance alone, so the HNSW index (knowledge/vector_index.py: one partial
-# index per provider/model, whose predicate the planner proves from the bound values) can
-# return the rows in order; ties are then broken by chunk id among the rows it returned.
-SEARCH_HNSW = _NEAREST.format(documents="", order="distance")
-SEARCH_HNSW_FILTERED = _NEAREST.format(documents=_DOCUMENTS, order="distance")
+# Ordered by the index's key (knowledge/vector_index.py HnswKey: the model's own dimensions in
+# half precision), the very expression the index is built on, so the planner can answer from
+# the index (one partial index per provider/model, whose predicate the planner proves from the
+# bound values). The query vector is bound a second time for its key, before the limit. The
+# distance reported is the full-precision one, and the rows the index found are ordered by it,
+# ties by chunk id: the exact scan's scores for the rows found.
+@functools.lru_cache(maxsize=16)
+def search_hnsw(key: HnswKey, *, filtered: bool) -> str:
+    order = f"{key.of('e.embedding')} <=> {key.of('%b::vector')}"
+    return _NEAREST.format(documents=_DOCUMENTS if filtered else "", order=order)
+
 
 # The cosine distance of given chunks to the query, for chunks only the lexical channel found.
 CHUNK_DISTANCES = """

@@ -110,10 +110,10 @@ def vector_search(*, vector: Sequence[float], limit: int, config: Config,
         return []
     params = [Vector(list(vector)), embedder.provider, embedder.model, embedder.dim,
               list(knowledge_base_ids), limit]
-    exact_sql, hnsw_sql = sql.SEARCH_EXACT, sql.SEARCH_HNSW
+    exact_sql = sql.SEARCH_EXACT
     if scope is not None:
         params.insert(-1, scope.document_ids)
-        exact_sql, hnsw_sql = sql.SEARCH_EXACT_FILTERED, sql.SEARCH_HNSW_FILTERED
+        exact_sql = sql.SEARCH_EXACT_FILTERED
     with db_errors_translated():
         conn = index_connection()
         plan = vector_path_choose(conn=conn, config=config, embedder=embedder)
@@ -140,10 +140,12 @@ def vector_search(*, vector: Sequence[float], limit: int, config: Config,
                     rows = cursor.fetchall()
                     path = "sparse"
             if rows is None and path == "hnsw":
+                assert plan.key is not None  # the plan names the key of every index it takes
                 cursor.execute(sql.HNSW_SETTINGS, [str(plan.ef_search)])
                 # Never a prepared, generic plan: only a plan made with the provider/model
                 # values can prove the partial index's predicate and use it.
-                cursor.execute(hnsw_sql, params, prepare=False)
+                cursor.execute(sql.search_hnsw(plan.key, filtered=scope is not None),
+                               [*params[:-1], params[0], limit], prepare=False)
                 rows = cursor.fetchall()
                 if len(rows) < limit:
                     # The index ran out of candidates before finding `limit` rows of these

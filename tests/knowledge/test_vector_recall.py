@@ -23,6 +23,8 @@ from knowledge.vector_path import vector_path_plan
 from knowledge.vector_recall import (
     EF_SEARCH_LADDER,
     SAMPLE,
+    RecallStep,
+    VectorIndexTuning,
     vector_index_facts,
     vector_index_tune,
     vector_index_tuning_current,
@@ -92,9 +94,12 @@ def hnsw_ids(vector: list[float], *, ef_search: int, limit: int = 10) -> list[in
     conn = index_connection()
     with conn.transaction(force_rollback=True), psycopg.Cursor(conn) as cursor:
         cursor.execute(sql.HNSW_SETTINGS, [str(ef_search)])
-        cursor.execute(sql.SEARCH_HNSW, [Vector(vector), EMBEDDER.provider, EMBEDDER.model,
-                                         EMBEDDER.dim, list(scope_all().knowledge_base_ids),
-                                         limit], prepare=False)
+        key = facts().key
+        assert key is not None
+        cursor.execute(sql.search_hnsw(key, filtered=False),
+                       [Vector(vector), EMBEDDER.provider, EMBEDDER.model, EMBEDDER.dim,
+                        list(scope_all().knowledge_base_ids), Vector(vector), limit],
+                       prepare=False)
         return [row[0] for row in cursor.fetchall()]
 
 
@@ -123,8 +128,11 @@ def test_on_zipf_vectors_ef_search_climbs_until_the_target_is_met_and_search_use
     tuning = vector_index_tune(config=config, progress=seen.append)
     steps = list(tuning.steps)
     assert seen == steps and [s.ef_search for s in steps] == list(EF_SEARCH_LADDER[:len(steps)])
-    assert steps[0].recall < 0.95 and len(steps) >= 3
-    assert steps[-1].recall >= 0.98 > steps[-2].recall
+    assert steps[0].recall < 0.95 and len(steps) >= 4
+    # Climbed to the first step that met the target, then one more (MARGIN), which searches take.
+    first = next(index for index, step in enumerate(steps) if step.recall >= 0.98)
+    assert first == len(steps) - 2 and steps[-1].recall >= 0.98
+    assert tuning.chosen(target=0.98) == steps[-1]
     assert (tuning.sample_size, tuning.vectors) == (100, ZIPF_NOTES * ZIPF_CHUNKS_PER_NOTE)
     assert facts().tuning == tuning  # stored as measured
     chosen = steps[-1].ef_search
@@ -249,3 +257,21 @@ def test_without_an_index_there_is_nothing_to_measure(db):
     assert vector_index_tune(config=get_config()) is None
     assert plan(rag_vector_index="hnsw").path == "unavailable"
     assert plan().reason == "no HNSW index for the current embedding model"
+
+
+def test_searches_take_one_step_above_the_first_that_meets_the_target():
+    from datetime import UTC, datetime
+
+    def tuning(*recalls: float) -> VectorIndexTuning:
+        return VectorIndexTuning(
+            steps=tuple(RecallStep(ef, recall) for ef, recall in zip(EF_SEARCH_LADDER, recalls,
+                                                                     strict=False)),
+            target_recall=0.98, sample_size=100, vectors=1000, seconds=1.0,
+            measured_at=datetime.now(UTC))
+
+    assert tuning(0.9, 0.985, 0.99).chosen(target=0.98).ef_search == 64
+    # A measurement stored before the margin step existed, stopped where the target was met.
+    assert tuning(0.9, 0.985).chosen(target=0.98).ef_search == 40
+    # The step above dipped below the target (builds are approximate): the first that met it.
+    assert tuning(0.985, 0.979, 0.99).chosen(target=0.98).ef_search == 20
+    assert tuning(0.9, 0.95).chosen(target=0.98).ef_search == 40  # never met: the largest

@@ -210,7 +210,7 @@ def test_a_value_cannot_reach_the_statement(reports):
 
 def test_a_filtered_search_through_the_hnsw_index_keeps_to_the_filter(reports, monkeypatch):
     """Above FILTER_EXACT_CHUNKS the vector channel walks the HNSW graph with the documents
-    inside its statement (SEARCH_HNSW_FILTERED): every hit admitted and still top_k of them."""
+    inside its statement (search_hnsw, filtered): every hit admitted and still top_k of them."""
     from knowledge.embeddings import get_embedder
     from knowledge.vector_index import vector_index_build
     from retrieval.filters import filtered_scope
@@ -232,8 +232,9 @@ def test_a_filtered_search_through_the_hnsw_index_keeps_to_the_filter(reports, m
     # The graph is walked first (its statement always runs); on a graph this small it may run
     # out of admitted chunks before six, and the exact scan of them answers instead.
     ran = []
-    statement = vector.sql.SEARCH_HNSW_FILTERED
-    monkeypatch.setattr(vector.sql, "SEARCH_HNSW_FILTERED", _Noted(statement, ran))
+    statements = vector.sql.search_hnsw
+    monkeypatch.setattr(vector.sql, "search_hnsw", lambda key, *, filtered: _Noted(
+        statements(key, filtered=filtered), ran) if filtered else statements(key, filtered=False))
     walked = hits("hnsw")
     assert ran
     assert len(walked) == 6 and {hit.document_id for hit in walked} <= set(scope.document_ids)

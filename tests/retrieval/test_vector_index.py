@@ -8,6 +8,7 @@ import dataclasses
 import json
 from io import StringIO
 
+import numpy as np
 import psycopg
 import pytest
 from django.core.management import call_command
@@ -19,6 +20,7 @@ from knowledge.db_schema import index_connection
 from knowledge.embeddings import FakeLexicalEmbedder
 from knowledge.vector_index import (
     BUILDING_SUFFIX,
+    HnswKey,
     vector_index_build,
     vector_index_name,
     vector_index_status,
@@ -100,10 +102,10 @@ def corpus(db):
     corpus_seed()
 
 
-def run(vector, *, mode: str, limit: int = 10, **changes) -> list:
+def run(vector, *, mode: str, limit: int = 10, embedder=EMBEDDER, **changes) -> list:
     config = dataclasses.replace(get_config(), rag_vector_index=mode, **changes)
     return vector_search(knowledge_base_ids=scope_all().knowledge_base_ids, vector=vector,
-                         limit=limit, config=config, embedder=EMBEDDER)
+                         limit=limit, config=config, embedder=embedder)
 
 
 def build(**changes):
@@ -116,14 +118,30 @@ def index_oid() -> int | None:
     return rows[0][0]
 
 
-def hnsw_plan(vector) -> str:
+def current_key(embedder=EMBEDDER) -> HnswKey:
+    [index] = [i for i in vector_index_status(config=dataclasses.replace(
+        get_config(), embedding_provider=embedder.provider, embedding_model=embedder.model))
+        if i.current]
+    assert index.key is not None
+    return index.key
+
+
+def hnsw_plan(vector, embedder=EMBEDDER) -> str:
     conn = index_connection()
     with conn.transaction(force_rollback=True), psycopg.Cursor(conn) as cursor:
         cursor.execute(sql.HNSW_SETTINGS, ["100"])
-        cursor.execute("EXPLAIN " + sql.SEARCH_HNSW,
-                       [Vector(vector), EMBEDDER.provider, EMBEDDER.model, EMBEDDER.dim,
-                        list(scope_all().knowledge_base_ids), 10])
+        cursor.execute("EXPLAIN " + sql.search_hnsw(current_key(embedder), filtered=False),
+                       [Vector(vector), embedder.provider, embedder.model, embedder.dim,
+                        list(scope_all().knowledge_base_ids), Vector(vector), 10])
         return "\n".join(row[0] for row in cursor.fetchall())
+
+
+def full_precision_index_create(embedder=EMBEDDER) -> None:
+    """The index an earlier release built: on the full-precision column itself."""
+    name = vector_index_name(provider=embedder.provider, model=embedder.model)
+    execute(f"CREATE INDEX {name} ON embeddings USING hnsw (embedding vector_cosine_ops) "
+            f"WITH (m = 16, ef_construction = 128) WHERE embedding_provider = "
+            f"'{embedder.provider}' AND embedding_model = '{embedder.model}'")
 
 
 # Exact scan -------------------------------------------------------------------------------------
@@ -139,10 +157,12 @@ def test_exact_mode_returns_search_rows_unchanged_with_or_without_the_index(corp
                   h.content_hash, h.distance) for h in run(v, mode="exact")] for v in vectors]
 
     assert exact_rows() == reference and all(len(rows) == 10 for rows in reference)
-    build()
-    # At 100k vectors the planner prices the index below the scan; on this small table, a
-    # costlier operator makes it do the same, and an ef_search of 1 makes the index's answer
-    # visibly approximate. SEARCH itself then runs on the index; exact mode must not.
+    # An index on the column itself, as earlier releases built (today's key is a half-precision
+    # expression, which the first release's ORDER BY cannot use). At 100k vectors the planner
+    # prices such an index below the scan; on this small table, a costlier operator makes it do
+    # the same, and an ef_search of 1 makes the index's answer visibly approximate. SEARCH
+    # itself then runs on the index; exact mode must not.
+    full_precision_index_create()
     execute("SET LOCAL cpu_operator_cost = 1")
     execute("SET LOCAL hnsw.ef_search = 1")
     plan = "\n".join(row[0] for row in execute("EXPLAIN " + first_release.SEARCH,
@@ -260,19 +280,135 @@ def test_iterative_scan_gives_top_k_when_a_shared_index_is_mostly_other_provider
     execute("CREATE INDEX test_shared_hnsw ON embeddings USING hnsw "
             "(embedding vector_cosine_ops)")
     params = [Vector(vector), EMBEDDER.provider, EMBEDDER.model, EMBEDDER.dim,
-              list(scope_all().knowledge_base_ids), 10]
+              list(scope_all().knowledge_base_ids), Vector(vector), 10]
     conn = index_connection()
 
     def search(iterative: str) -> list:
         with conn.transaction(force_rollback=True), psycopg.Cursor(conn) as cursor:
             cursor.execute(sql.HNSW_SETTINGS, ["20"])
             cursor.execute("SELECT set_config('hnsw.iterative_scan', %s, true)", [iterative])
-            cursor.execute(sql.SEARCH_HNSW, params, prepare=False)
+            cursor.execute(sql.search_hnsw(HnswKey(half=False, dims=1024), filtered=False),
+                           params, prepare=False)
             return [row[0] for row in cursor.fetchall()]
 
     exact = [h.chunk_id for h in run(vector, mode="exact")]
     assert len(exact) == 10
     assert len(search("off")) < 10  # the shared index without iteration comes back short
+
+
+# The half-precision key ------------------------------------------------------------------------
+
+SMALL = ("sentence-transformers", "test-minilm-384")  # a model of 384 dimensions
+
+
+@dataclasses.dataclass(frozen=True)
+class SmallEmbedder:
+    """Only what vector_search reads of an embedder: whose vectors to search."""
+
+    provider: str = SMALL[0]
+    model: str = SMALL[1]
+    dim: int = 1024
+
+
+def small_vectors_store(*, dims: int = 384, tail: bool = False) -> None:
+    """The corpus's chunks again, under SMALL: `dims` clustered components zero-padded to 1024,
+    as every provider stores a smaller model's vectors (with `tail`, one vector is not)."""
+    rng = np.random.default_rng(7)
+    chunk_ids = [row[0] for row in execute("SELECT id FROM chunks ORDER BY id")]
+    centres = rng.normal(size=(CLUSTERS, dims))
+    rows = []
+    for position, chunk_id in enumerate(chunk_ids):
+        vector = np.zeros(1024)
+        vector[:dims] = centres[position % CLUSTERS] + rng.normal(scale=0.6, size=dims)
+        if tail and position == 0:
+            vector[1000] = 0.5
+        rows.append((chunk_id, *SMALL, Vector((vector / np.linalg.norm(vector)).tolist())))
+    with psycopg.Cursor(index_connection()) as cursor:
+        cursor.executemany("INSERT INTO embeddings (chunk_id, embedding_provider, "
+                           "embedding_model, embedding_dim, embedding) VALUES (%s, %s, %s, 1024, "
+                           "%s)", rows)
+
+
+def small_queries(count: int) -> list[list[float]]:
+    """Queries near the stored vectors (each a stored one, nudged), in the model's space."""
+    rows = execute("SELECT embedding FROM embeddings WHERE embedding_model = %s "
+                   "ORDER BY chunk_id LIMIT %s", [SMALL[1], count])
+    rng = np.random.default_rng(11)
+    found = []
+    for (stored,) in rows:
+        vector = stored.to_numpy().copy()
+        vector[:384] += rng.normal(scale=0.02, size=384)
+        found.append((vector / np.linalg.norm(vector)).tolist())
+    return found
+
+
+@pytest.fixture
+def small_model(corpus, monkeypatch):
+    """SMALL's model folder, as the build reads it: 384 dimensions."""
+    from knowledge import vector_index
+
+    monkeypatch.setattr(vector_index, "embedding_native_dim",
+                        lambda *, config: 384 if config.embedding_model == SMALL[1] else 1024)
+
+
+def small_build(**changes):
+    config = dataclasses.replace(get_config(), embedding_provider=SMALL[0],
+                                 embedding_model=SMALL[1], **changes)
+    return vector_index_build(config=config)
+
+
+def test_the_index_keys_the_models_own_dimensions_in_half_precision(small_model):
+    small_vectors_store()
+    built = small_build()
+    assert built.action == "created" and built.key == HnswKey(half=True, dims=384)
+    embedder = SmallEmbedder()
+    assert current_key(embedder) == HnswKey(half=True, dims=384)
+    vectors = small_queries(20)
+    plan = hnsw_plan(vectors[0], embedder)
+    assert "Index Scan using idx_embeddings_hnsw_" in plan
+    assert "subvector(embedding, 1, 384))::halfvec(384)" in plan
+    found = []
+    for vector in vectors:
+        exact = run(vector, mode="exact", embedder=embedder)
+        approximate = run(vector, mode="hnsw", embedder=embedder)
+        assert len(approximate) == 10
+        # Ordered and scored by the full-precision distance: a row both paths return has the
+        # same distance on both, to the last bit.
+        assert [h.distance for h in approximate] == sorted(h.distance for h in approximate)
+        by_id = {h.chunk_id: h.distance for h in exact}
+        assert all(by_id[h.chunk_id] == h.distance for h in approximate if h.chunk_id in by_id)
+        found.append(len(set(by_id) & {h.chunk_id for h in approximate}) / 10)
+    assert sum(found) / len(found) >= 0.9
+    # The fake embedder's own index keeps its 1,024 dimensions, also in half precision.
+    assert build().key == HnswKey(half=True, dims=1024)
+
+
+def test_a_vector_non_zero_past_the_models_dimensions_keeps_every_dimension(small_model):
+    small_vectors_store(tail=True)
+    assert small_build().key == HnswKey(half=True, dims=1024)
+
+
+def test_an_index_from_an_earlier_release_is_still_used_then_rebuilt_smaller(small_model,
+                                                                            config_override):
+    small_vectors_store()
+    embedder = SmallEmbedder()
+    full_precision_index_create(embedder)
+    assert current_key(embedder) == HnswKey(half=False, dims=1024)
+    vector = small_queries(1)[0]
+    assert "Index Scan using idx_embeddings_hnsw_" in hnsw_plan(vector, embedder)
+    assert len(run(vector, mode="hnsw", embedder=embedder)) == 10
+    config = config_override(embedding_provider=SMALL[0], embedding_model=SMALL[1])
+    plan = vector_path_choose(conn=index_connection(), config=dataclasses.replace(
+        config, rag_vector_index="hnsw"), embedder=embedder)
+    assert "`rag db index` rebuilds it on half-precision ones" in plan.reason
+    assert plan.details()["hnsw_key"] == "full precision, 1024 dimensions"
+    [before] = [i for i in vector_index_status(config=config) if i.current]
+    # Same m and ef_construction, another key: rebuilt, not kept.
+    rebuilt = small_build()
+    [after] = [i for i in vector_index_status(config=config) if i.current]
+    assert rebuilt.action == "rebuilt" and after.key == HnswKey(half=True, dims=384)
+    assert after.size_bytes * 3 < before.size_bytes
+    assert small_build().action == "unchanged"
 
 
 # The `auto` rule and readiness ------------------------------------------------------------------
@@ -326,9 +462,10 @@ def test_index_command_builds_once_measures_reports_and_drops(corpus):
     assert f"{name} created: {NOTES * CHUNKS_PER_NOTE} vectors" in created
     # Measured right after the build: each step on stderr, the outcome on stdout.
     steps = progress.getvalue()
-    assert "measuring recall@10 against the exact scan on up to 100 stored vectors" in steps
-    assert "(target 0.98)" in steps and "  ef_search 20: recall@10 " in steps
-    assert f"100 queries over {NOTES * CHUNKS_PER_NOTE} vectors" in created
+    assert ("measuring recall@10 against the exact scan on up to 100 stored vectors and 100 "
+            "blends of two (the lower counts; target 0.98)") in steps
+    assert "  ef_search 20: recall@10 " in steps
+    assert f"100 + 100 queries over {NOTES * CHUNKS_PER_NOTE} vectors" in created
     assert "(target 0.98: met)" in created and created.rstrip().endswith("; stored")
     oid, first = index_oid(), measured_at()
     again = command()  # idempotent: not rebuilt, and a current measurement is not repeated

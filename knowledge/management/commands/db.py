@@ -50,9 +50,10 @@ class Command(RagCommand):
                                  "measure its recall@10 again (stored, as after a build)")
         parser.add_argument("--json", action="store_true", help="index --status: as JSON")
         parser.add_argument("--sample", type=int, default=RECALL_SAMPLE, metavar="N",
-                            help="index: stored vectors used as queries to measure recall@10 "
-                                 f"(default {RECALL_SAMPLE}; each costs one pass over the "
-                                 "vectors' distances)")
+                            help="index: queries of each kind (stored vectors, and blends of "
+                                 "two) to measure recall@10 with (default "
+                                 f"{RECALL_SAMPLE}; each costs one pass over the vectors' "
+                                 "distances)")
 
     def handle(self, *args, action: str, **options) -> None:
         if action == "init":
@@ -82,12 +83,14 @@ class Command(RagCommand):
                 line.close()
             if build.action == "unchanged":
                 self.stdout.write(f"{build.name} is up to date (m={config.hnsw_m}, "
-                                  f"ef_construction={config.hnsw_ef_construction}); nothing to do")
+                                  f"ef_construction={config.hnsw_ef_construction}, "
+                                  f"{build.key.describe()}); nothing to do")
             else:
                 self.stdout.write(
                     f"{build.name} {build.action}: {build.vectors} vectors of "
                     f"{config.embedding_provider}/{config.embedding_model}, m={config.hnsw_m}, "
-                    f"ef_construction={config.hnsw_ef_construction}, {build.seconds:.1f}s "
+                    f"ef_construction={config.hnsw_ef_construction}, {build.key.describe()}, "
+                    f"{build.seconds:.1f}s "
                     f"(maintenance_work_mem {build.maintenance_work_mem_mb} MB)")
             kept = (vector_index_tuning_current(index_name=build.name)
                     if build.action == "unchanged" else None)
@@ -100,8 +103,8 @@ class Command(RagCommand):
     def _measure(self, config: Config, *, sample: int) -> VectorIndexTuning | None:
         """Tune ef_search on the stored vectors, each step on stderr, the outcome on stdout."""
         self.stderr.write(f"measuring recall@{K} against the exact scan on up to {sample} "
-                          f"stored vectors (target {config.rag_hnsw_target_recall:g})",
-                          style_func=str)
+                          f"stored vectors and {sample} blends of two (the lower counts; "
+                          f"target {config.rag_hnsw_target_recall:g})", style_func=str)
 
         def step(measured: RecallStep) -> None:
             self.stderr.write(f"  ef_search {measured.ef_search}: recall@{K} "
@@ -118,7 +121,8 @@ class Command(RagCommand):
         met = chosen.recall >= config.rag_hnsw_target_recall
         return (f"recall@{K} {recall_text(chosen.recall)} at ef_search {chosen.ef_search} (target "
                 f"{config.rag_hnsw_target_recall:g}: {'met' if met else 'NOT met'}), "
-                f"{tuning.sample_size} queries over {tuning.vectors} vectors, "
+                f"{tuning.sample_size} + {tuning.sample_size} queries over {tuning.vectors} "
+                f"vectors, "
                 f"{tuning.seconds:.1f}s, measured {tuning.measured_at:%Y-%m-%d %H:%M}")
 
     def _status(self, config: Config, *, as_json: bool, sample: int) -> None:
@@ -141,6 +145,7 @@ class Command(RagCommand):
                 "indexes": [{"name": i.name, "current": i.current, "valid": i.valid,
                              "size_bytes": i.size_bytes, "m": i.m,
                              "ef_construction": i.ef_construction, "vectors": i.vectors,
+                             "key": i.key.describe() if i.key else None,
                              "predicate": i.predicate} for i in indexes],
                 "builds_running": [{"phase": b.phase, "done": b.done, "total": b.total}
                                    for b in running],
@@ -164,9 +169,10 @@ class Command(RagCommand):
                               f"{config.embedding_model}; build it with `rag db index`")
         for i in indexes:
             state = "" if i.valid else " INVALID (interrupted build; run `rag db index` again)"
+            key = i.key.describe() if i.key else "a key `rag db index` does not build"
             self.stdout.write(
                 f"{'* ' if i.current else '  '}{i.name}: {i.size_bytes / 1048576:.1f} MiB, "
-                f"~{i.vectors} vectors, m={i.m}, ef_construction={i.ef_construction}, "
+                f"~{i.vectors} vectors, m={i.m}, ef_construction={i.ef_construction}, {key}, "
                 f"WHERE {i.predicate}{state}")
 
 
