@@ -4,7 +4,11 @@ its command line, where any user of the machine could read it."""
 
 from __future__ import annotations
 
+import ctypes
+import os
+import signal
 import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,6 +20,7 @@ from core.embedded_pg import binaries_dir
 _OPTION_VARIABLES = {"sslmode": "PGSSLMODE", "sslrootcert": "PGSSLROOTCERT",
                      "sslcert": "PGSSLCERT", "sslkey": "PGSSLKEY",
                      "connect_timeout": "PGCONNECT_TIMEOUT"}
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def pg_tool_path(tool: str) -> Path:
@@ -53,3 +58,17 @@ def pg_tool_run(tool: str, *args: str, env: Mapping[str, str], what: str) -> str
         raise DatabaseRefused(f"{what}: {tool} failed (exit {result.returncode}): "
                            f"{result.stderr.strip()[-800:]}")
     return result.stdout
+
+
+def die_with_parent() -> None:
+    """For subprocess's preexec_fn: the child is killed (SIGKILL) when the process that
+    started it dies, even by SIGKILL, so a client program never outlives the command that owns
+    its work (a restore's psql, whose transaction must not commit once `rag restore` is gone).
+    Linux's prctl(PR_SET_PDEATHSIG); elsewhere the child is left as before."""
+    if sys.platform != "linux":
+        return
+    parent = os.getppid()
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)

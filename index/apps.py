@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from django.apps import AppConfig
 
 
@@ -11,8 +13,14 @@ class IndexConfig(AppConfig):
         # Every process that writes chunks brings the indexes of the bases it wrote up to date
         # once its run has committed (`rag ingest`, `rag worker`, `rag watch`, the server).
         from index import maintenance, status
-        from knowledge.signals import chunks_committed, health_section_register
+        from knowledge.signals import (
+            chunks_committed,
+            health_section_register,
+            schema_file_register,
+        )
 
         chunks_committed.connect(maintenance.on_chunks_committed,
                                  dispatch_uid="search_index_catch_up")
         health_section_register("search_index", status.health_section)
+        # Applied by migration 0001; a restore runs it again inside its transaction.
+        schema_file_register(Path(__file__).resolve().parent / "schema.sql")

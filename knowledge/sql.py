@@ -609,6 +609,24 @@ WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
 RESTORE_VECTOR_PRESENT = """
 SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'vector')
 """
+# As schema.sql does it: a role that may create extensions (a superuser) creates pgvector.
+RESTORE_VECTOR_CREATE = "CREATE EXTENSION IF NOT EXISTS vector"
+
+# The first statement of a restore's transaction: one restore at a time into a database (the
+# lock is held until the transaction ends).
+RESTORE_START = "SELECT pg_advisory_xact_lock(hashtext('local-rag restore'));\n"
+
+# The last of a restore's transaction, after knowledge/restore_catalogue.py's check: the mark
+# that says it committed. knowledge/restore.py reads it to finish a restore that was killed
+# between its commit and its uploads' move.
+RESTORE_RUN_MARK = """
+INSERT INTO restore_runs (id) VALUES (:'restore_id');
+"""
+RESTORE_RUNS_PRESENT = "SELECT to_regclass('restore_runs') IS NOT NULL"
+RESTORE_RUN_PENDING = """
+SELECT EXISTS (SELECT 1 FROM restore_runs WHERE id = %s AND finished_at IS NULL)
+"""
+RESTORE_RUN_FINISHED = "UPDATE restore_runs SET finished_at = now() WHERE id = %s"
 # Trusted: the database's owner may create it.
 RESTORE_TRGM = "CREATE EXTENSION IF NOT EXISTS pg_trgm"
 

@@ -7,7 +7,13 @@ import json
 import tarfile
 
 from tests.conftest import cli_env
-from tests.knowledge.test_restore import archive, empty_database, project, restore  # noqa: F401
+from tests.knowledge.conftest import (  # noqa: F401 - fixtures
+    archive,
+    empty_database,
+    new_database,
+    project,
+)
+from tests.knowledge.test_restore import restore
 
 
 def test_a_restore_builds_the_search_indexes_and_the_archive_holds_none(

@@ -5,85 +5,16 @@ from __future__ import annotations
 
 import io
 import json
-import secrets
-import shutil
-import subprocess
-import sys
 import tarfile
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import quote
 
 import psycopg
 import pytest
 
 from core.config import get_config
 from core.dburl import database_name, database_settings
-from tests.conftest import DEFAULT_KB, RAG_TABLES, cli_env
-from tests.harness import ROOT, bootstrap_credentials
-
-
-@pytest.fixture
-def project() -> Iterator[Path]:
-    """A project folder of its own, so its upload folder is not the repository's."""
-    root = Path(tempfile.mkdtemp(prefix="lrrs-"))
-    (root / "pyproject.toml").write_text("[project]\nname='scratch'\n")
-    (root / ".env.sample").write_text("")
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
-
-
-@pytest.fixture
-def empty_database() -> Iterator[str]:
-    """The URL of a new, empty database in the test cluster, owned by the application's role
-    and with pgvector (as a DBA would prepare one); dropped afterwards."""
-    credentials = bootstrap_credentials()
-    if credentials is None:
-        pytest.skip("needs the test cluster's bootstrap superuser (tests/run_with_cluster.py)")
-    settings = database_settings(get_config().test_database_url)
-    name = f"restore_{secrets.token_hex(4)}_test"
-
-    def admin(dbname: str) -> psycopg.Connection:
-        return psycopg.connect(host=settings["HOST"], port=settings["PORT"] or None,
-                               user=credentials[0], password=credentials[1], dbname=dbname,
-                               autocommit=True)
-
-    with admin(settings["NAME"]) as conn:
-        conn.execute(f"CREATE DATABASE {name} OWNER {settings['USER']} TEMPLATE template0 "
-                     "ENCODING 'UTF8' LC_COLLATE 'C.UTF-8' LC_CTYPE 'C.UTF-8'")
-    with admin(name) as conn:
-        conn.execute("CREATE EXTENSION vector")
-    yield (f"postgresql://{quote(settings['USER'])}:{quote(settings['PASSWORD'])}@/{name}"
-           f"?host={settings['HOST']}")
-    with admin(settings["NAME"]) as conn:
-        conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
-
-
-@pytest.fixture(scope="module")
-def archive(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Path]:
-    """An archive of the test database holding the sample vault, made once for the module (the
-    tests only read it, or rewrite copies of it); the tables are emptied again afterwards."""
-    from django.db import connection
-
-    def truncate() -> None:
-        with django_db_blocker.unblock(), connection.cursor() as cursor:
-            cursor.execute(f"TRUNCATE {RAG_TABLES} RESTART IDENTITY CASCADE")
-            cursor.execute(DEFAULT_KB)
-
-    folder = tmp_path_factory.mktemp("archive")
-    (folder / "pyproject.toml").write_text("[project]\nname='scratch'\n")
-    (folder / ".env.sample").write_text("")
-    path = folder / "site.tar"
-    truncate()
-    try:
-        for args in (("ingest", str(ROOT / "samples" / "acme-vault")), ("backup", str(path))):
-            result = subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=folder,
-                                    env=cli_env(), capture_output=True, text=True, timeout=120)
-            assert result.returncode == 0, result.stderr
-        yield path
-    finally:
-        truncate()
+from tests.conftest import cli_env
 
 
 def tables_in(url: str) -> int:

@@ -25,7 +25,6 @@ from knowledge.upload_store import object_key
 from retrieval.services import search
 from tests.conftest import cli_env
 from tests.knowledge.stub_s3 import SECRET_KEY, stub_bucket
-from tests.knowledge.test_restore import empty_database, project  # noqa: F401,F811 - fixtures
 
 TEXT = b"Greisen veins on ridge 9 carry tin and tungsten near the old adit.\n"
 

@@ -26,8 +26,12 @@ class Command(RagCommand):
                               embedder_change=options["embedder_change"],
                               progress=lambda message: self.stderr.write(message))
         counts = result.manifest["counts"]
+        if result.resumed and Path(result.archive) != Path(path):
+            self.stderr.write(f"warning: {path} was not restored: the database now holds the "
+                              f"interrupted restore of {result.archive}, finished first")
+        what = "finished the interrupted restore of" if result.resumed else "restored"
         self.stdout.write(
-            f"restored {path} (written {result.manifest['created_at']} by local-rag "
+            f"{what} {result.archive} (written {result.manifest['created_at']} by local-rag "
             f"{result.manifest['local_rag_version']}): {counts.get('documents', 0)} documents, "
             f"{counts.get('chunks', 0)} chunks, {counts.get('embeddings', 0)} vectors, "
             f"{result.files} uploaded files in {result.uploads_root}")
