@@ -41,6 +41,7 @@ from conversations.services import (
 from core.config import Config, get_config
 from core.errors import LocalRagError, Unauthorized, error_body, invalid_request_of
 from core.output import body_json
+from core.text_input import lone_surrogate_check
 from knowledge.api_schemas import DocumentOut, KnowledgeBaseOut
 from knowledge.documents import document_get
 from knowledge.selectors import chunk_get, kb_list_visible
@@ -228,7 +229,9 @@ def _conversation_ask(caller: Caller, *, request: AskRequest,
 
 def _request(schema: type[Schema], **values: Any) -> Any:
     """The arguments checked by the endpoint's request schema, so that a tool accepts exactly
-    what the API accepts; a refusal is the API's invalid_request body."""
+    what the API accepts (lone surrogates refused as its body parser refuses them); a refusal
+    is the API's invalid_request body."""
+    lone_surrogate_check(values, root="arguments")
     try:
         return schema.model_validate(values)
     except ValidationError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import RequestDataTooBig
+from django.db import Error as DjangoDatabaseError
 from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
@@ -15,9 +16,11 @@ from access.api import router as access_router
 from access.auth import caller_auth
 from answering.api import router as answering_router
 from conversations.api import router as conversations_router
+from core.db import database_error
 from core.errors import LocalRagError, error_body, invalid_request_of
 from knowledge.api import router as knowledge_router
 from localrag_site.http_errors import body_drain
+from localrag_site.parsers import TextJSONParser
 from retrieval.api import router as retrieval_router
 
 logger = logging.getLogger("localrag.api")
@@ -30,6 +33,7 @@ class Utf8JSONRenderer(JSONRenderer):
 
 api = NinjaAPI(
     renderer=Utf8JSONRenderer(),
+    parser=TextJSONParser(),
     title="local-rag",
     version="0.1.0",
     description="Answers from a local Markdown / Obsidian knowledge base, with citations.",
@@ -95,6 +99,8 @@ def on_unreadable_multipart(request, exc: MultiPartParserError):
 
 @api.exception_handler(HttpError)
 def on_http_error(request, exc: HttpError):
+    if isinstance(exc.__cause__, LocalRagError):  # refused by the body parser (parsers.py)
+        return on_domain_error(request, exc.__cause__)
     if exc.status_code == 400:  # ninja's "Cannot parse request body": not valid JSON
         return api.create_response(
             request, error_body("invalid_request", "request body is not valid JSON"), status=422)
@@ -110,6 +116,14 @@ def on_auth_error(request, exc: AuthenticationError):
                                             "`rag token create`, or RAG_API_TOKEN)"), status=401)
     response["WWW-Authenticate"] = "Bearer"
     return response
+
+
+@api.exception_handler(DjangoDatabaseError)
+def on_database_error(request, exc: DjangoDatabaseError):
+    # A query of an operation that is not wrapped in db_errors_translated (the ORM's, say) when
+    # the server restarts under it: still database_unavailable, never a 500.
+    error = database_error(exc)
+    return on_unhandled(request, exc) if error is None else on_domain_error(request, error)
 
 
 @api.exception_handler(Exception)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import RequestDataTooBig
+from django.db import Error as DjangoDatabaseError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
@@ -20,14 +21,17 @@ from conversations.openai_errors import (
     openai_status,
     param_of,
 )
+from core.db import database_error
 from core.errors import LocalRagError, invalid_request_of
 from localrag_site.api import Utf8JSONRenderer
 from localrag_site.http_errors import body_drain
+from localrag_site.parsers import TextJSONParser
 
 logger = logging.getLogger("localrag.api")
 
 openai_api = NinjaAPI(
     renderer=Utf8JSONRenderer(),
+    parser=TextJSONParser(),
     title="local-rag OpenAI-compatible API",
     version="0.1.0",
     description="The knowledge bases as models of the OpenAI chat completions API.",
@@ -82,6 +86,8 @@ def on_too_large(request, exc: RequestDataTooBig):
 
 @openai_api.exception_handler(HttpError)
 def on_http_error(request, exc: HttpError):
+    if isinstance(exc.__cause__, LocalRagError):  # refused by the body parser (parsers.py)
+        return on_domain_error(request, exc.__cause__)
     if exc.status_code == 400:  # ninja's "Cannot parse request body": not valid JSON
         return _error(request, code="invalid_request", message="request body is not valid JSON",
                       status=INVALID_REQUEST_STATUS)
@@ -97,6 +103,12 @@ def on_auth_error(request, exc: AuthenticationError):
                               "`Authorization: Bearer <token>`")
     response["WWW-Authenticate"] = "Bearer"
     return response
+
+
+@openai_api.exception_handler(DjangoDatabaseError)
+def on_database_error(request, exc: DjangoDatabaseError):
+    error = database_error(exc)  # as the main API: a lost server is database_unavailable
+    return on_unhandled(request, exc) if error is None else on_domain_error(request, error)
 
 
 @openai_api.exception_handler(Exception)

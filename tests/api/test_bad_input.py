@@ -4,6 +4,8 @@ anywhere else text reaches the database, multipart headers Django will not read.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -81,3 +83,63 @@ def test_an_upload_whose_part_headers_are_too_long_is_400_bad_request(client, sa
     assert response.status_code == 400
     error = error_of(response)
     assert error["code"] == "bad_request" and "multipart body could not be read" in error["message"]
+
+
+# A lone UTF-16 surrogate, in a value or in a key, anywhere in a JSON body: json.dumps writes
+# it as the escape "\ud800", which is valid JSON but no Unicode text.
+SURROGATE_FIELDS = [
+    ("/search", {"query": "export\ud800limits"}, "query"),
+    ("/search", {"query": "export", "filters": {"frontmatter": {"re\ud800gion": "west"}}},
+     "a key of filters.frontmatter"),
+    ("/search", {"query": "export", "filters": {"frontmatter": {"region": ["w", "\udc00"]}}},
+     "filters.frontmatter.region[1]"),
+    ("/ask", {"question": "export", "filters": {"frontmatter": {"\ud800": 1}}},
+     "a key of filters.frontmatter"),
+    ("/ask/stream", {"question": "\ud800"}, "question"),
+    ("/conversations", {"question": "export", "filters": {"frontmatter": {"k\ud800": "v"}}},
+     "a key of filters.frontmatter"),
+    ("/conversations/1/messages", {"question": "export\udfff"}, "question"),
+    ("/knowledge-bases", {"slug": "field", "name": "Field\ud800"}, "name"),
+]
+
+
+@pytest.mark.parametrize(("path", "body", "field"), SURROGATE_FIELDS)
+def test_a_lone_surrogate_anywhere_in_a_body_is_422_naming_the_field(client, sample_index, path,
+                                                                     body, field):
+    from conversations.models import Conversation
+
+    before = Conversation.objects.count()
+    response = post(client, path, body)
+    assert response.status_code == 422, response.content
+    error = error_of(response)
+    assert (error["code"], error["details"]) == ("invalid_request",
+                                                 {"field": field, "reason": "lone_surrogate"})
+    assert "\ud800" not in error["message"] and field in error["message"]
+    assert Conversation.objects.count() == before  # a refused question starts nothing
+
+
+def test_a_lone_surrogate_in_a_chat_completion_is_400_naming_the_param(client, sample_index):
+    response = post(client, "/v1/chat/completions", {
+        "model": "default", "messages": [{"role": "user", "content": "limits\ud800"}]})
+    assert response.status_code == 400, response.content
+    error = json.loads(response.content)["error"]
+    assert (error["code"], error["param"]) == ("invalid_request", "messages[0].content")
+
+
+def test_a_database_lost_under_an_orm_read_is_503_not_500(client, sample_index, monkeypatch):
+    # What a read not wrapped in db_errors_translated raises when the server restarts under it.
+    import psycopg
+    from django.db import OperationalError
+
+    from conversations import services
+
+    def lost(**kwargs):
+        try:
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+        except psycopg.OperationalError as cause:
+            raise OperationalError("server closed the connection unexpectedly") from cause
+
+    monkeypatch.setattr(services, "conversation_get", lost)
+    response = client.get("/conversations/1")
+    assert response.status_code == 503
+    assert error_of(response)["code"] == "database_unavailable"

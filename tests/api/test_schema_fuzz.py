@@ -32,6 +32,7 @@ from access.api_tokens import token_create
 from access.callers import caller_for_secret
 from conversations import services as conversations
 from conversations.openai_errors import OPENAI_PREFIX
+from core.text_input import lone_surrogate_field
 from jobs.workers import worker_seen
 from knowledge import documents
 from localrag_site.api import api
@@ -166,22 +167,28 @@ def multipart_of(name: str, content: bytes) -> bytes:
 # escapes and other C0/C1 controls, a bidi override, a line break, a name past every limit.
 NASTY_TEXT = st.sampled_from(["\x00", "a\x00b", "\x1b[2J", "\x07\x08\x7f", "\x85\x9b",
                               "\u202e", "\r\n", " ", "%00", "../" * 8, "x" * 5000])
+# In bodies also lone UTF-16 surrogates, in values and in object keys: JSON carries them as
+# "\ud800" escapes, which decode into no Unicode text (a URL cannot carry them at all).
+NASTY_BODY_TEXT = st.one_of(NASTY_TEXT, st.sampled_from(["\ud800", "a\udfffb", "\udc00\ud800"]))
 # And numbers past the 64-bit integers of the database, either way.
 NASTY_NUMBERS = st.sampled_from([10**30, 2**63, -(2**63) - 1, 2**31])
 
 
-def nastier(value, data):
-    """`value` with one in four of its strings (object keys aside) replaced by or run into
-    NASTY_TEXT, and one in four of its integers replaced by NASTY_NUMBERS."""
+def nastier(value, data, *, body: bool = False):
+    """`value` with one in four of its strings replaced by or run into NASTY_TEXT (NASTY_BODY_TEXT
+    in a body, where one in four object keys get it too), and one in four of its integers
+    replaced by NASTY_NUMBERS."""
     if isinstance(value, str) and not often(data, "plain text"):
-        nasty = data.draw(NASTY_TEXT, label="which")
+        nasty = data.draw(NASTY_BODY_TEXT if body else NASTY_TEXT, label="which")
         return data.draw(st.sampled_from([nasty, value + nasty, nasty + value]), label="where")
     if isinstance(value, int) and not isinstance(value, bool) and not often(data, "plain int"):
         return data.draw(NASTY_NUMBERS, label="number")
     if isinstance(value, list):
-        return [nastier(item, data) for item in value]
+        return [nastier(item, data, body=body) for item in value]
     if isinstance(value, dict):
-        return {key: nastier(item, data) for key, item in value.items()}
+        return {(key if not body or often(data, "plain key") else
+                 key + data.draw(NASTY_BODY_TEXT, label="key")): nastier(item, data, body=body)
+                for key, item in value.items()}
     return value
 
 
@@ -207,7 +214,10 @@ def fuzz_call(case, data, world: World) -> None:
     if isinstance(case.body, dict):
         case.body = existing(case.body, world, data)
         if often(data, "nastier body"):
-            case.body = nastier(case.body, data)
+            case.body = nastier(case.body, data, body=True)
+            if lone_surrogate_field(case.body) is not None:
+                # As JSON text: Schemathesis cannot check such a body against the schema.
+                case.body = json.dumps(case.body).encode()
     if case.query and often(data, "nastier query"):
         case.query = nastier(case.query, data)
     token = world.tokens[0] if often(data, "token that may do everything") else world.tokens[1]

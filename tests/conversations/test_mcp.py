@@ -354,3 +354,45 @@ def test_stdout_carries_nothing_but_protocol_messages(two_bases):
     initialized = next(reply for reply in replies if reply["id"] == 1)
     assert initialized["result"]["serverInfo"] == {"name": "local-rag",
                                                    "version": version("local-rag")}
+
+
+def test_a_lone_surrogate_in_a_tool_call_gets_an_error_naming_the_field(two_bases):
+    # json.dumps writes a lone surrogate as the escape "\ud800": valid JSON, no Unicode text.
+    # The SDK's parser refuses such a line, and used to leave the request without any reply.
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "search", "arguments": {"query": "export\ud800limits"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "ask", "arguments": {
+             "question": QUESTION, "filters": {"frontmatter": {"re\udc00gion": "west"}}}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+         "params": {"name": "search", "arguments": {"query": QUERY}}},
+    ]
+    server = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "mcp"], cwd=ROOT,
+                              env=server_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    watchdog = threading.Timer(60, server.kill)
+    watchdog.start()
+    try:
+        server.stdin.write("".join(json.dumps(message) + "\n" for message in messages))
+        server.stdin.flush()
+        replies = {}
+        while len(replies) < 4 and (line := server.stdout.readline()):
+            reply = json.loads(line)
+            replies[reply["id"]] = reply
+        _, stderr = server.communicate()
+    finally:
+        watchdog.cancel()
+    assert sorted(replies) == [1, 2, 3, 4], stderr
+    for request_id, field in ((2, "arguments.query"),
+                              (3, "a key of arguments.filters.frontmatter")):
+        error = replies[request_id]["error"]
+        assert error["code"] == -32602 and error["message"].startswith(
+            f"{field} holds a lone UTF-16 surrogate")
+        assert error["data"]["error"]["details"] == {"field": field, "reason": "lone_surrogate"}
+    # The server goes on answering.
+    assert not replies[4]["result"]["isError"] and replies[4]["result"]["structuredContent"]

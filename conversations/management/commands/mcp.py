@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging.config
 
+import anyio
 from django.db import connections
 
 from conversations.mcp_server import mcp_caller, mcp_server_build
+from conversations.mcp_stdio import stdio_serve
 from core.commands import RagCommand
 from core.config import get_config
 
@@ -41,6 +43,6 @@ class Command(RagCommand):
         logging.config.dictConfig({"version": 1, "incremental": True,
                                    "loggers": {"localrag": {"propagate": False}}})
         try:
-            server.run("stdio")
+            anyio.run(stdio_serve, server)
         except KeyboardInterrupt:
             pass
