@@ -146,7 +146,8 @@ class OpenAICompatibleHTTP:
         retry_after = retry_after_seconds(headers=response.headers)
         error: LocalRagError
         if status == 429:
-            headers = {"Retry-After": str(math.ceil(retry_after))} if retry_after else None
+            headers = ({"Retry-After": str(math.ceil(retry_after))} if retry_after is not None
+                       else None)
             error = self.service.rate_limited(
                 f"the {name} server is rate limiting requests (HTTP 429)", details=details,
                 headers=headers)

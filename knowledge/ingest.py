@@ -29,6 +29,7 @@ from knowledge import store
 from knowledge.bases import kb_source_add, source_base
 from knowledge.db_schema import schema_ensure
 from knowledge.embeddings import ChunkText, EmbeddingProvider, embedding_remote_urls, get_embedder
+from knowledge.embeddings.base import Embedded, VectorRefused
 from knowledge.formats import ocr
 from knowledge.formats.base import ExtractOptions
 from knowledge.outbound import outbound_check
@@ -86,6 +87,9 @@ class IngestResult:
     chunks_written: int = 0
     embeddings_written: int = 0
     chunks_lexical_filled: int = 0  # older chunks given (new) lexical terms, without re-embedding
+    # Chunks stored without a vector: the embedding server answered none usable for them
+    # (knowledge/embeddings/base.py VectorRefused); the next ingest embeds them again.
+    embeddings_skipped: int = 0
     files_seen: int = 0
     files_rejected: int = 0
     ocr_pages: int = 0  # scanned PDF pages recognised in this run
@@ -228,6 +232,7 @@ def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
                                    "files_rejected": result.files_rejected,
                                    "ocr_pages": result.ocr_pages,
                                    "chunks_lexical_filled": result.chunks_lexical_filled,
+                                   "embeddings_skipped": result.embeddings_skipped,
                                    "elapsed_seconds": result.elapsed_seconds,
                                    "outbound": result.outbound})
     return result
@@ -328,7 +333,8 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
 
 # A note waiting in a batch: its version, its vectors when its worker embedded it already (None:
 # embedded with the batch), whether it is new.
-_Pending = tuple[store.DocumentVersion, Sequence[Sequence[float] | Vector] | None, bool]
+_Pending = tuple[store.DocumentVersion,
+                 Sequence[Sequence[float] | Vector | VectorRefused] | None, bool]
 
 
 def _write(*, notes: Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | bytes, str]],
@@ -404,7 +410,7 @@ class _Batches:
                  embedding: ThreadPoolExecutor | None) -> None:
         self.vault, self.embedder, self.result, self.timer = vault, embedder, result, timer
         self.knowledge_base_id, self.check, self.embedding = knowledge_base_id, check, embedding
-        self.waiting: tuple[list[_Pending], Future[list[list[float]]]] | None = None
+        self.waiting: tuple[list[_Pending], Future[Sequence[Embedded]]] | None = None
 
     def add(self, pending: list[_Pending]) -> None:
         if not pending:
@@ -434,7 +440,7 @@ class _Batches:
         self.timer.add("embed", mark)  # the time the writer waited for it
         self._write(pending, fresh)
 
-    def _write(self, pending: list[_Pending], fresh: Sequence[Sequence[float]]) -> None:
+    def _write(self, pending: list[_Pending], fresh: Sequence[Embedded]) -> None:
         vectors = iter(fresh)
         per_note = [ready if ready is not None else [next(vectors) for _ in version.chunks]
                     for version, ready, _ in pending]
@@ -473,9 +479,17 @@ def _flush_write(pending: list[_Pending], per_note: list, *, vault: str,
                         vault_path=vault, relative_path=entry[0].relative_path,
                         content_hash=entry[0].content_hash, embedder=embedder,
                         error=first_line(exc))
-    for version, _, is_new in stored:
+    kept = {id(entry) for entry in stored}
+    for entry, vectors in zip(pending, per_note, strict=True):
+        if id(entry) not in kept:
+            continue
+        version, _, is_new = entry
+        refused = [vector for vector in vectors if isinstance(vector, VectorRefused)]
+        if refused:
+            _vectors_refused_warn(result, relative_path=version.relative_path, refused=refused,
+                                  chunks=len(version.chunks))
         result.chunks_written += len(version.chunks)
-        result.embeddings_written += len(version.chunks)
+        result.embeddings_written += len(version.chunks) - len(refused)
         if is_new:
             result.documents_added += 1
         else:
@@ -502,8 +516,26 @@ def _fill_missing_vectors(document_ids: list[int], *, embedder: EmbeddingProvide
         mark = time.perf_counter()
         store.embeddings_add(chunk_ids=[row[0] for row in batch], vectors=vectors,
                              embedder=embedder)
-        result.embeddings_written += len(batch)
+        by_note: dict[str, list[VectorRefused]] = {}
+        for row, vector in zip(batch, vectors, strict=True):
+            if isinstance(vector, VectorRefused):
+                by_note.setdefault(row[4], []).append(vector)
+        for relative_path, refused in by_note.items():
+            _vectors_refused_warn(result, relative_path=relative_path, refused=refused,
+                                  chunks=None)
+        result.embeddings_written += len(batch) - sum(map(len, by_note.values()))
         timer.add("write", mark)
+
+
+def _vectors_refused_warn(result: IngestResult, *, relative_path: str,
+                          refused: list[VectorRefused], chunks: int | None) -> None:
+    """One warning per note whose chunks were stored without some of their vectors."""
+    result.embeddings_skipped += len(refused)
+    of = f" of {chunks}" if chunks is not None else ""
+    result.warnings.append({"file": relative_path, "reason": (
+        f"{len(refused)}{of} chunks stored without a vector: the embedding server answered "
+        f"none usable ({refused[0].reason}); they are found by their words until the next "
+        "ingest embeds them again")})
 
 
 def _fill_missing_lexical(*, vault: str, result: IngestResult, timer: _Timer) -> None:

@@ -24,6 +24,7 @@ from pgvector import Vector
 
 from knowledge.chunking import ChunkDraft, blocks_chunk, note_chunk
 from knowledge.embeddings import ChunkText, EmbeddingProvider
+from knowledge.embeddings.base import VectorRefused
 from knowledge.formats import format_module, ocr
 from knowledge.formats.base import ExtractOptions, FormatRejected, TextBudget
 from knowledge.lexical import ChunkLexical, chunk_lexical_build
@@ -56,7 +57,7 @@ class PreparedNote:
     chunks: list[ChunkDraft]
     # Set when the embedder runs in the workers; pgvector's compact form crosses the process
     # boundary far cheaper than 1024 Python floats per chunk.
-    vectors: list[Vector] | None = None
+    vectors: list[Vector | VectorRefused] | None = None
     format: str = "markdown"
     title: str | None = None
     page_count: int | None = None
@@ -135,11 +136,12 @@ def _lexical(chunks: list[ChunkDraft], relative_path: str) -> list[ChunkLexical]
 
 
 def _vectors(chunks: list[ChunkDraft], relative_path: str, tags: Sequence[str],
-             embedder: EmbeddingProvider | None) -> list[Vector] | None:
+             embedder: EmbeddingProvider | None) -> list[Vector | VectorRefused] | None:
     if embedder is None or not chunks:
         return None
-    return [Vector(vector) for vector in embedder.embed_documents(
-        chunk_texts(chunks=chunks, relative_path=relative_path, tags=tags))]
+    return [vector if isinstance(vector, VectorRefused) else Vector(vector)
+            for vector in embedder.embed_documents(
+                chunk_texts(chunks=chunks, relative_path=relative_path, tags=tags))]
 
 
 def chunk_texts(*, chunks: Sequence[ChunkDraft], relative_path: str,

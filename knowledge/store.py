@@ -19,6 +19,7 @@ from knowledge import sql
 from knowledge.chunking import MAX_TOKENS, OVERLAP_TOKENS, TARGET_TOKENS, ChunkDraft
 from knowledge.db_schema import index_connection
 from knowledge.embeddings import EmbeddingProvider
+from knowledge.embeddings.base import VectorRefused
 from knowledge.lexical import ANALYZER_VERSION, ChunkLexical, chunk_lexical_build
 
 
@@ -93,10 +94,11 @@ def document_states(*, vault_path: str, embedder: EmbeddingProvider) -> dict[str
 
 
 def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
-                    vectors: Sequence[Sequence[float] | Vector],
+                    vectors: Sequence[Sequence[float] | Vector | VectorRefused],
                     embedder: EmbeddingProvider, knowledge_base_id: int | None = None) -> None:
     """Insert or replace whole documents with their chunks and vectors in one transaction:
-    if anything fails, every document of the batch keeps its previous version."""
+    if anything fails, every document of the batch keeps its previous version. A chunk whose
+    vector is VectorRefused is stored without one (the next ingest embeds it again)."""
     if not versions:
         return
     # Built before the transaction: the chunk writes lock the one lexical_stats row (its
@@ -161,9 +163,15 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
                 copy.set_types(sql.COPY_EMBEDDINGS_TYPES)
                 for chunk_id, path, chunk_index in inserted:
                     vector = vector_of[(path, chunk_index)]
+                    if isinstance(vector, VectorRefused):
+                        continue
                     copy.write_row([chunk_id, embedder.provider, embedder.model, embedder.dim,
                                     vector if isinstance(vector, Vector) else Vector(list(vector))])
-        _versions_activate(cursor, vault_path=vault_path, versions=versions, embedder=embedder)
+        refused = {version.relative_path: sum(isinstance(vector, VectorRefused)
+                                              for vector in version_vectors)
+                   for version, _, version_vectors in kept}
+        _versions_activate(cursor, vault_path=vault_path, versions=versions, embedder=embedder,
+                           refused=refused)
 
 
 # Bumped when a parser or the chunker changes what it makes from the same file.
@@ -189,11 +197,12 @@ def build_config_hash(config: dict[str, Any]) -> str:
 
 
 def _versions_activate(cursor: psycopg.Cursor, *, vault_path: str,
-                       versions: Sequence[DocumentVersion], embedder: EmbeddingProvider) -> None:
+                       versions: Sequence[DocumentVersion], embedder: EmbeddingProvider,
+                       refused: dict[str, int]) -> None:
     """Check each document as built in this transaction — its chunk count, one vector of this
-    embedder for every chunk (the column's type fixes the dimensions) — and make it the active
-    version; raise VersionInvalid otherwise, which rolls the whole batch back so the previous
-    versions stay."""
+    embedder for every chunk but the `refused` ones (the column's type fixes the dimensions) —
+    and make it the active version; raise VersionInvalid otherwise, which rolls the whole batch
+    back so the previous versions stay."""
     expected = {version.relative_path: len(version.chunks) for version in versions}
     cursor.execute(sql.VERSIONS_BUILT, [embedder.provider, embedder.model, embedder.dim,
                                         vault_path, list(expected)])
@@ -202,9 +211,10 @@ def _versions_activate(cursor: psycopg.Cursor, *, vault_path: str,
         raise VersionInvalid(f"{len(expected) - len(built)} of {len(expected)} documents were "
                              "not written")
     for _, path, _, chunks, vectors in built:
-        if chunks != expected[path] or vectors != chunks:
+        wanted = expected[path] - refused.get(path, 0)
+        if chunks != expected[path] or vectors != wanted:
             raise VersionInvalid(f"{path}: built {chunks} chunks and {vectors} vectors, expected "
-                                 f"{expected[path]} of each")
+                                 f"{expected[path]} chunks and {wanted} vectors")
     config = build_config(embedder)
     cursor.execute(sql.VERSIONS_ACTIVATE, [
         [row[0] for row in built], [row[2] for row in built], [row[3] for row in built],
@@ -232,16 +242,18 @@ def chunks_missing_embeddings(*, document_ids: Sequence[int],
         return cursor.fetchall()
 
 
-def embeddings_add(*, chunk_ids: Sequence[int], vectors: Sequence[Sequence[float]],
+def embeddings_add(*, chunk_ids: Sequence[int], vectors: Sequence[Sequence[float] | VectorRefused],
                    embedder: EmbeddingProvider) -> None:
-    """Add vectors for existing chunks (provider switch) without touching the chunks."""
+    """Add vectors for existing chunks (provider switch) without touching the chunks; a
+    VectorRefused adds nothing."""
     conn = index_connection()
     with transaction.atomic(), psycopg.Cursor(conn) as cursor, cursor.copy(
             sql.COPY_EMBEDDINGS) as copy:
         copy.set_types(sql.COPY_EMBEDDINGS_TYPES)
         for chunk_id, vector in zip(chunk_ids, vectors, strict=True):
-            copy.write_row([chunk_id, embedder.provider, embedder.model, embedder.dim,
-                            list(vector)])
+            if not isinstance(vector, VectorRefused):
+                copy.write_row([chunk_id, embedder.provider, embedder.model, embedder.dim,
+                                list(vector)])
 
 
 def chunks_lexical_refresh(*, vault_path: str | None, batch: int) -> int:

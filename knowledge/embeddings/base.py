@@ -21,8 +21,22 @@ class ChunkText:
     wikilinks: Sequence[str] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class VectorRefused:
+    """In place of the vector of one chunk that the provider could not make: an embedding
+    server's answer for that input was no vector (NaN, all zeros, the wrong length). Ingest
+    stores the chunk without it, says which note it belongs to, and the next ingest asks
+    again; the other chunks are not held back by one bad answer."""
+
+    reason: str
+
+
+Embedded = list[float] | VectorRefused
+
+
 class EmbeddingProvider(Protocol):
-    """What ingest and retrieval need from an embedder."""
+    """What ingest and retrieval need from an embedder. embed_documents gives one entry per
+    chunk, in order: a vector, or VectorRefused where a remote server answered none usable."""
 
     provider: str
     model: str
@@ -30,7 +44,7 @@ class EmbeddingProvider(Protocol):
     native_dim: int
     runs_in_workers: bool
 
-    def embed_documents(self, chunks: Sequence[ChunkText]) -> list[list[float]]: ...
+    def embed_documents(self, chunks: Sequence[ChunkText]) -> Sequence[Embedded]: ...
 
     def embed_query(self, text: str) -> list[float]: ...
 

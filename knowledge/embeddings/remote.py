@@ -8,12 +8,18 @@ truncate itself, e.g. TEI's `--auto-truncate`, or get a lower setting). Response
 [{"index", "embedding"}, ...]}`; each vector goes back to its text by `index` alone, never by
 its position in `data`, and every index must come exactly once. Every vector is checked before
 anything is stored: EMBEDDING_DIMENSIONS numbers, all finite, not all zero. It is then scaled to
-unit length and zero-padded to the schema's 1,024 dimensions (neither changes a cosine).
+unit length and zero-padded to the schema's 1,024 dimensions (neither changes a cosine). A vector
+that fails the check stands for that input alone: ingest gets VectorRefused in its place, skips
+that chunk's vector and goes on (knowledge/ingest.py). An answer in which every vector of a
+batch of several fails is a broken server, and fails the call, as a question's bad vector does.
 
 Each request keeps one wall-clock deadline of EMBEDDING_TIMEOUT_SECONDS and retries within it,
 up to EMBEDDING_MAX_RETRIES times, by the rules every OpenAI-compatible client shares
 (core/http_client.py): 401/403 fail at once, 429 waits for the server's Retry-After, 5xx and
-dropped connections back off; the API key stays out of errors, reprs and logs.
+dropped connections back off; the API key stays out of errors, reprs and logs. A document batch
+that still meets 429 once its retries are spent is sent again after the server's Retry-After,
+as long as the server sends one and the waits stay within RATE_LIMIT_PATIENCE_SECONDS and
+RATE_LIMIT_ROUNDS per batch: a burst the server asks us to wait out does not fail an ingest.
 
 Throughput: a call's batches go into one queue that EMBEDDING_MAX_CONCURRENCY threads per server
 take from, so every server stays busy and a faster one simply takes more batches. The same
@@ -26,6 +32,7 @@ import itertools
 import json
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -35,14 +42,19 @@ from core.config import EMBEDDING_DIM, Config
 from core.errors import LocalRagError
 from core.http_client import OpenAICompatibleHTTP, UpstreamService, upstream_malformed
 from core.http_deadlines import Deadline
+from core.http_retries import retry_after_seconds
 from core.text_tokens import get_encoding
-from knowledge.embeddings.base import ChunkText
+from knowledge.embeddings.base import ChunkText, Embedded, VectorRefused
 from knowledge.embeddings.local import document_text
 from knowledge.outbound import endpoint_host, endpoint_is_local, outbound_record
 
 logger = logging.getLogger("localrag.embeddings")
 
 ENDPOINT = "/embeddings"
+# The longest a document batch waits out a server's 429s (by its Retry-After) once the
+# request's own retries are spent; longer, and the ingest fails with embedding_rate_limited.
+RATE_LIMIT_PATIENCE_SECONDS = 300.0
+RATE_LIMIT_ROUNDS = 10  # and at most this many times (a server may ask for no wait at all)
 # Room for one number of a vector as JSON (`-0.012345678901234567,` is 22 bytes) and the
 # envelope: the answer cap grows with the batch and the dimensions asked for.
 _BYTES_PER_NUMBER = 32
@@ -97,7 +109,7 @@ class EmbeddingServer(OpenAICompatibleHTTP):
         self.send_dimensions = send_dimensions
         self.max_concurrency = max_concurrency
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    def embed(self, texts: Sequence[str]) -> list[Embedded]:
         body: dict[str, Any] = {"model": self.model, "input": list(texts),
                                 "encoding_format": "float"}
         if self.send_dimensions:
@@ -109,8 +121,9 @@ class EmbeddingServer(OpenAICompatibleHTTP):
                                     deadline=deadline)
         return self._vectors(raw, count=len(body["input"]))
 
-    def _vectors(self, raw: bytes, *, count: int) -> list[list[float]]:
-        """The answer's vectors placed by their `index`, each checked, unit length, padded."""
+    def _vectors(self, raw: bytes, *, count: int) -> list[Embedded]:
+        """The answer's vectors placed by their `index`, each checked, unit length, padded;
+        VectorRefused for one that is no vector, unless all of several are."""
         try:
             data = json.loads(raw)["data"]
         except (ValueError, KeyError, TypeError):
@@ -119,7 +132,7 @@ class EmbeddingServer(OpenAICompatibleHTTP):
             got = len(data) if isinstance(data, list) else "no"
             raise self._malformed(f"the embedding server answered {got} vectors for {count} "
                                   "inputs")
-        placed: list[list[float] | None] = [None] * count
+        placed: list[Embedded | None] = [None] * count
         for item in data:
             index = item.get("index") if isinstance(item, dict) else None
             if type(index) is not int or not 0 <= index < count:
@@ -128,14 +141,20 @@ class EmbeddingServer(OpenAICompatibleHTTP):
             if placed[index] is not None:
                 raise self._malformed(f"the embedding answer holds index {index} twice")
             placed[index] = self._checked(item.get("embedding"), index=index)
-        return [vector for vector in placed if vector is not None]
+        vectors = [vector for vector in placed if vector is not None]
+        refused = [vector for vector in vectors if isinstance(vector, VectorRefused)]
+        if refused and len(refused) == len(vectors) > 1:
+            raise self._malformed(f"every vector of the answer is unusable ({refused[0].reason})",
+                                  reason="vector_invalid")
+        for vector in refused:
+            self.logger.warning("embedding server %s: %s", self._display_url, vector.reason)
+        return vectors
 
-    def _checked(self, vector: Any, *, index: int) -> list[float]:
+    def _checked(self, vector: Any, *, index: int) -> Embedded:
         if not isinstance(vector, list) or len(vector) != self.dimensions:
             size = len(vector) if isinstance(vector, list) else type(vector).__name__
-            raise self._malformed(
-                f"the vector of input {index} has {size} dimensions, not the "
-                f"{self.dimensions} of EMBEDDING_DIMENSIONS", reason="vector_invalid")
+            return VectorRefused(f"the vector of input {index} has {size} dimensions, not the "
+                                 f"{self.dimensions} of EMBEDDING_DIMENSIONS")
         # numpy: a batch is thousands of numbers, checked and scaled per answer. Imported here:
         # every `rag` command loads the provider table, and most never embed remotely.
         import numpy
@@ -147,13 +166,12 @@ class EmbeddingServer(OpenAICompatibleHTTP):
         # Only numbers (kind i/u/f; strings, booleans, objects and nesting are not a vector).
         if values is None or values.ndim != 1 or values.dtype.kind not in "iuf" \
                 or not numpy.isfinite(values).all():
-            raise self._malformed(f"the vector of input {index} holds a value that is not a "
-                                  "finite number", reason="vector_invalid")
+            return VectorRefused(f"the vector of input {index} holds a value that is not a "
+                                 "finite number")
         values = values.astype(numpy.float64)
         norm = float(numpy.sqrt(numpy.dot(values, values)))
         if norm == 0:
-            raise self._malformed(f"the vector of input {index} is all zeros",
-                                  reason="vector_invalid")
+            return VectorRefused(f"the vector of input {index} is all zeros")
         return (values / norm).tolist() + [0.0] * (EMBEDDING_DIM - self.dimensions)
 
     def _malformed(self, message: str, *, reason: str = "malformed_response") -> LocalRagError:
@@ -191,16 +209,17 @@ class OpenAICompatibleEmbedder:
     def __repr__(self) -> str:
         return f"OpenAICompatibleEmbedder(model={self.model!r}, servers={self.servers!r})"
 
-    def embed_documents(self, chunks: Sequence[ChunkText]) -> list[list[float]]:
-        """One vector per chunk, in the chunks' order, the batches spread over the servers."""
+    def embed_documents(self, chunks: Sequence[ChunkText]) -> list[Embedded]:
+        """One vector per chunk (VectorRefused for one the server answered no vector for), in
+        the chunks' order, the batches spread over the servers."""
         texts = [self._fit(document_text(chunk)) for chunk in chunks]
         batches = deque(range(start, min(start + self.batch_size, len(texts)))
                         for start in range(0, len(texts), self.batch_size))
-        vectors: list[list[float]] = [[] for _ in texts]
+        vectors: list[Embedded] = [[] for _ in texts]
         if len(batches) <= 1:
             for batch in batches:
-                vectors[batch.start:batch.stop] = self._embed(self._server(),
-                                                              texts[batch.start:batch.stop])
+                vectors[batch.start:batch.stop] = self._embed(
+                    self._server(), texts[batch.start:batch.stop], patient=True)
             return vectors
         lock = threading.Lock()
         failed = threading.Event()
@@ -213,8 +232,8 @@ class OpenAICompatibleEmbedder:
                         return
                     batch = batches.popleft()
                 try:
-                    vectors[batch.start:batch.stop] = self._embed(server,
-                                                                  texts[batch.start:batch.stop])
+                    vectors[batch.start:batch.stop] = self._embed(
+                        server, texts[batch.start:batch.stop], patient=True)
                 except BaseException as exc:  # handed to the caller below
                     errors.append(exc)
                     failed.set()
@@ -237,6 +256,8 @@ class OpenAICompatibleEmbedder:
         server = self._server()
         sent = self._fit(self.query_instruction + text)
         vector = self._embed(server, [sent])[0]
+        if isinstance(vector, VectorRefused):  # a question has no other vector to fall back on
+            raise server._malformed(vector.reason, reason="vector_invalid")
         outbound_record(config=self._config, url=server.url, what="question embedding",
                         texts=[sent])
         return vector
@@ -244,8 +265,27 @@ class OpenAICompatibleEmbedder:
     def _server(self) -> EmbeddingServer:
         return self.servers[next(self._next_server) % len(self.servers)]
 
-    def _embed(self, server: EmbeddingServer, texts: list[str]) -> list[list[float]]:
-        vectors = server.embed(texts)
+    def _embed(self, server: EmbeddingServer, texts: list[str], *,
+               patient: bool = False) -> list[Embedded]:
+        """The server's vectors of `texts`; `patient` (a document batch): a 429 that outlasts
+        the request's retries is waited out as the server's Retry-After asks, within
+        RATE_LIMIT_PATIENCE_SECONDS."""
+        waited, rounds = 0.0, 0
+        while True:
+            try:
+                vectors = server.embed(texts)
+                break
+            except EmbeddingRateLimited as exc:
+                delay = retry_after_seconds(headers={name.lower(): value
+                                                     for name, value in exc.headers.items()})
+                rounds += 1
+                if not patient or delay is None or rounds > RATE_LIMIT_ROUNDS \
+                        or waited + delay > RATE_LIMIT_PATIENCE_SECONDS:
+                    raise
+                logger.warning("embedding server %s is still rate limiting after its retries; "
+                               "waiting %.1fs as it asks", server._display_url, delay)
+                time.sleep(delay)
+                waited += delay
         if not endpoint_is_local(server.url, config=self._config):
             with self._sent_lock:
                 host = self.sent.setdefault(endpoint_host(server.url), {"texts": 0, "bytes": 0})

@@ -84,10 +84,38 @@ def test_switching_to_the_server_fills_only_the_missing_vectors(clean_tables):
     assert again.embeddings_written == 0
 
 
-def test_a_server_failure_fails_the_run_and_stores_no_half_batch(clean_tables):
+def test_a_bad_vector_skips_its_chunk_and_the_next_ingest_embeds_it(clean_tables):
+    # "nan": the second vector of every answer holds NaN. Each such chunk is stored without a
+    # vector, with a warning naming its note; everything else is stored and the run succeeds.
     with StubEmbeddings(behaviour="nan") as stub:
-        with pytest.raises(EmbeddingUpstreamError, match="not a finite number"):
-            vault_ingest(vault_path=SAMPLE_VAULT, config=remote(stub))
+        result = vault_ingest(vault_path=SAMPLE_VAULT, config=remote(stub))
+        requests = len(stub.requests)
+    assert result.status == "success" and result.documents_added == 9
+    assert result.embeddings_skipped == requests > 0
+    assert result.embeddings_written == result.chunks_written - result.embeddings_skipped
+    assert len(stored("openai-compatible")) == result.embeddings_written
+    skipped = [warning for warning in result.warnings if "without a vector" in warning["reason"]]
+    assert skipped and all("not a finite number" in warning["reason"] for warning in skipped)
+    assert sum(int(warning["reason"].split()[0]) for warning in skipped) == requests
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT status, (metadata->>'embeddings_skipped')::int FROM ingest_runs")
+        assert cursor.fetchall() == [("success", requests)]
+        cursor.execute("SELECT count(*) FROM document_versions WHERE status = 'active'")
+        assert cursor.fetchone() == (9,)
+    # Nothing changed in the vault: the next run embeds only the chunks left without a vector.
+    with StubEmbeddings() as stub:
+        again = vault_ingest(vault_path=SAMPLE_VAULT, config=remote(stub))
+    assert again.documents_skipped == 9 and again.chunks_written == 0
+    assert (again.embeddings_written, again.embeddings_skipped) == (requests, 0)
+    assert len(stub.texts) == requests
+    assert len(stored("openai-compatible")) == result.chunks_written
+
+
+def test_a_server_failure_fails_the_run_and_stores_no_half_batch(clean_tables):
+    with StubEmbeddings(behaviour="status:500") as broken:
+        with pytest.raises(EmbeddingUpstreamError, match="HTTP 500"):
+            vault_ingest(vault_path=SAMPLE_VAULT,
+                         config=config_with(remote(broken), EMBEDDING_MAX_RETRIES="0"))
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM embeddings")
         assert cursor.fetchone() == (0,)

@@ -11,8 +11,10 @@ import pytest
 from core.config import ConfigError, config_with, get_config
 from core.text_tokens import get_encoding
 from knowledge.embeddings import ChunkText, get_embedder
+from knowledge.embeddings.base import VectorRefused
 from knowledge.embeddings.local import document_text
 from knowledge.embeddings.remote import (
+    RATE_LIMIT_ROUNDS,
     EmbeddingAuthFailed,
     EmbeddingRateLimited,
     EmbeddingUpstreamError,
@@ -79,19 +81,31 @@ def test_dimensions_are_left_out_for_a_server_that_refuses_them():
         embedder_for(stub).embed_documents(chunks(3))
 
 
-@pytest.mark.parametrize(("behaviour", "message"), [
-    ("nan", "not a finite number"),
-    ("text", "not a finite number"),
-    ("short", "has 1023 dimensions, not the 1024"),
-    ("zero", "all zeros"),
-    ("repeated_index", "twice"),
+@pytest.mark.parametrize(("behaviour", "position", "message"), [
+    ("nan", 1, "the vector of input 1 holds a value that is not a finite number"),
+    ("text", 0, "the vector of input 0 holds a value that is not a finite number"),
+    ("short", 3, "the vector of input 3 has 1023 dimensions, not the 1024 of "
+               "EMBEDDING_DIMENSIONS"),
+    ("zero", 0, "the vector of input 0 is all zeros"),
 ])
-def test_a_bad_vector_is_refused_before_anything_is_stored(behaviour: str, message: str):
-    with StubEmbeddings(behaviour=behaviour) as stub, \
-            pytest.raises(EmbeddingUpstreamError, match=message) as refused:
-        embedder_for(stub).embed_documents(chunks(4))
-    assert refused.value.code == "embedding_upstream_error"
+def test_a_bad_vector_stands_for_its_input_alone(behaviour: str, position: int, message: str):
+    with StubEmbeddings(behaviour=behaviour) as stub:
+        vectors = embedder_for(stub).embed_documents(chunks(4))
+    assert vectors[position] == VectorRefused(message)
+    for index, text in enumerate(chunks(4)):
+        if index != position:
+            assert vectors[index] == pytest.approx(expected(document_text(text)), abs=1e-12)
     assert len(stub.requests) == 1  # a wrong answer is not retried
+
+
+def test_an_answer_of_no_usable_vector_at_all_is_an_error():
+    with StubEmbeddings(behaviour="zero", script=["zero"]) as stub, \
+            pytest.raises(EmbeddingUpstreamError, match="all zeros") as refused:
+        embedder_for(stub).embed_query("VPN")
+    assert refused.value.details["reason"] == "vector_invalid"
+    with StubEmbeddings(behaviour="repeated_index") as stub, \
+            pytest.raises(EmbeddingUpstreamError, match="twice"):
+        embedder_for(stub).embed_documents(chunks(4))
 
 
 def test_a_429_burst_is_waited_out_with_retry_after(caplog):
@@ -104,10 +118,26 @@ def test_a_429_burst_is_waited_out_with_retry_after(caplog):
 
 
 def test_a_429_that_does_not_end_is_an_error_within_the_retries():
+    # A question does not wait past its retries.
+    with StubEmbeddings(behaviour="status:429", retry_after="0") as stub, \
+            pytest.raises(EmbeddingRateLimited):
+        embedder_for(stub, EMBEDDING_MAX_RETRIES="2").embed_query("VPN")
+    assert len(stub.requests) == 3
+    # A document batch is sent again as the server asks, RATE_LIMIT_ROUNDS times at most.
     with StubEmbeddings(behaviour="status:429", retry_after="0") as stub, \
             pytest.raises(EmbeddingRateLimited):
         embedder_for(stub, EMBEDDING_MAX_RETRIES="2").embed_documents(chunks(2))
-    assert len(stub.requests) == 3
+    assert len(stub.requests) == 3 * (1 + RATE_LIMIT_ROUNDS)
+    # Without a Retry-After, the server has not asked for a wait: an error within the retries.
+    with StubEmbeddings(behaviour="status:429") as stub, pytest.raises(EmbeddingRateLimited):
+        embedder_for(stub, EMBEDDING_MAX_RETRIES="1").embed_documents(chunks(2))
+    assert len(stub.requests) == 2
+
+
+def test_a_429_burst_longer_than_the_retries_is_waited_out_by_a_document_batch():
+    with StubEmbeddings(script=["status:429"] * 5, retry_after="0") as stub:
+        vectors = embedder_for(stub, EMBEDDING_MAX_RETRIES="1").embed_documents(chunks(2))
+    assert len(stub.requests) == 6 and all(isinstance(vector, list) for vector in vectors)
 
 
 def test_server_errors_are_retried_a_bounded_number_of_times():
