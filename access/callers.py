@@ -87,6 +87,16 @@ class Caller:
         return knowledge_base_id is not None and (
             self.everything or self.admin or knowledge_base_id in self.readable)
 
+    def unreadable(self, slugs: Iterable[str]) -> set[str]:
+        """Those of `slugs` this caller may not read now: revoked, narrowed away or deleted
+        since (an earlier answer that cites one is no longer the caller's to see or send)."""
+        wanted = sorted(set(slugs))
+        if not wanted:
+            return set()
+        with db_errors_translated(), connection.cursor() as cursor:
+            ids = kb_ids_by_slug(cursor, wanted)
+        return {slug for slug in wanted if not self.may_read(ids.get(slug))}
+
     def may_maintain(self, knowledge_base_id: int) -> bool:
         return self.everything or self.admin or knowledge_base_id in self.writable
 

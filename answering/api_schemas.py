@@ -45,7 +45,8 @@ class CitationOut(Schema):
 
 
 class Notice(Schema):
-    code: Literal["llm_unavailable"]
+    # withheld: a stored answer citing a base its reader can no longer read (conversations).
+    code: Literal["llm_unavailable", "withheld"]
     # The model's error code (e.g. llm_timeout) and a message for people.
     cause: str
     message: str

@@ -128,11 +128,13 @@ def llm_unavailable_notice(error: LocalRagError) -> dict[str, Any]:
 def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Config,
                 scope: Scope, search_query: str | None = None,
                 history: Sequence[dict[str, str]] = (),
+                history_bases: Sequence[str] = (),
                 on_llm_error: str = ON_LLM_ERROR_RAISE,
                 filters: DocumentFilter | None = None) -> AskPlan:
     """Retrieve from the knowledge bases of `scope`, decide the mode and build the prompt;
     raises every pre-generation error. In a conversation, retrieval searches `search_query`
-    (the follow-up made standalone) while the model reads `history` and the question asked."""
+    (the follow-up made standalone) while the model reads `history` and the question asked;
+    `history_bases` are the bases its earlier answers cite, which the outbound policy covers."""
     query = search_query or question
     outcome = search(query=query, top_k=top_k, config=config, scope=scope, filters=filters)
     dates = document_dates(document_ids=[hit.document_id for hit in outcome.results])
@@ -166,7 +168,8 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
                                      history=history)
         try:
             client = get_llm_client(config=config)  # missing settings are said first
-            _outbound_check(config=config, bases=bases, history=history, scope=scope)
+            _outbound_check(config=config, bases=bases, history=history,
+                            history_bases=history_bases, scope=scope)
             plan.client = client
         except LocalRagError as exc:
             if not plan.sources_instead(exc):
@@ -175,7 +178,8 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
         plan.messages = fallback_messages(question=question, history=history)
         client = get_llm_client(config=config)
         # A general-knowledge answer carries no base's text, but a conversation's history may.
-        _outbound_check(config=config, bases=[], history=history, scope=scope)
+        _outbound_check(config=config, bases=[], history=history,
+                        history_bases=history_bases, scope=scope)
         plan.client = client
     else:
         plan.fixed_answer = no_answer_text(
@@ -196,9 +200,9 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
             # Every chunk of every block in block order, with the hashes replay compares.
             trace.citations = context_record(context=context)
         if plan.client is not None:
+            sent_bases = {*(bases if mode == MODE_RAG else []), *(history_bases if history else [])}
             llm_outbound_record(config=config, messages=plan.messages,
-                                knowledge_bases=bases if mode == MODE_RAG else [],
-                                chunk_ids=plan.chunk_ids)
+                                knowledge_bases=sorted(sent_bases), chunk_ids=plan.chunk_ids)
             trace.llm_model = plan.config_llm_model
             # Counted now; the provider's `usage`, when it sends one, replaces both numbers.
             trace.prompt_tokens = sum(tokens_count(message["content"])
@@ -208,13 +212,15 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
 
 
 def _outbound_check(*, config: Config, bases: Sequence[str], history: Sequence[dict[str, str]],
-                    scope: Scope) -> None:
+                    history_bases: Sequence[str], scope: Scope) -> None:
     """The outbound policy of what the model is sent, in one check: the context's bases, and
-    for a conversation's history (earlier answers quote any base it searched) the scope's."""
+    for a conversation's history the bases its earlier answers cite (whatever the scope is
+    now) and the scope's (an answer may quote any base it searched)."""
     what = " and ".join(part for part, sent in (("the answer's context", bases),
                                                 ("the conversation's earlier turns", history))
                         if sent)
-    llm_outbound_check(config=config, what=what or "the answer's context", knowledge_bases=bases,
+    llm_outbound_check(config=config, what=what or "the answer's context",
+                       knowledge_bases=[*bases, *(history_bases if history else ())],
                        knowledge_base_ids=scope.knowledge_base_ids if history else ())
 
 

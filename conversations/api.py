@@ -43,7 +43,8 @@ def conversation_create_view(request, payload: ConversationCreate):
             top_k=payload.top_k, fallback=payload.fallback, on_llm_error=payload.on_llm_error,
             config=get_config()), config=get_config())
         conversation.refresh_from_db()
-    return Status(201, {**conversation_dict(conversation), "answer": answer})
+    return Status(201, {**conversation_dict(conversation, caller=request.auth),
+                        "answer": answer})
 
 
 @router.get("/conversations", response={200: list[ConversationSummary], **ERRORS},
@@ -57,7 +58,8 @@ def conversations_list_view(request, limit: int = 50, offset: int = 0):
             summary="One conversation with its messages and their citations")
 def conversation_get_view(request, conversation_id: int):
     return conversation_dict(services.conversation_get(caller=request.auth,
-                                                       conversation_id=conversation_id))
+                                                       conversation_id=conversation_id),
+                             caller=request.auth)
 
 
 @router.patch("/conversations/{conversation_id}", response={200: ConversationSummary, **ERRORS},

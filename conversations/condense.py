@@ -28,6 +28,7 @@ from answering.llm import (
     OpenAICompatibleClient,
     get_llm_client,
     llm_outbound_check,
+    llm_outbound_record,
 )
 from answering.slots import llm_slot
 from core.config import Config
@@ -83,6 +84,9 @@ class Turn:
     question: str
     standalone_query: str
     answer: str
+    # The bases the answer's citations name: its text quotes them, so whatever receives the
+    # turn is held to their outbound policy, whatever the conversation's scope is now.
+    knowledge_bases: tuple[str, ...] = ()
 
 
 def standalone_query(*, question: str, turns: Sequence[Turn], config: Config,
@@ -96,13 +100,17 @@ def standalone_query(*, question: str, turns: Sequence[Turn], config: Config,
                                           anchor=_anchor(turns)), method=RULE)
     if config.llm_provider == "fake":
         return ruled
+    cited = sorted({slug for turn in turns for slug in turn.knowledge_bases})
     try:
         client = _condense_client(config=config)
-        llm_outbound_check(config=config, what="the conversation",
+        llm_outbound_check(config=config, what="the conversation", knowledge_bases=cited,
                            knowledge_base_ids=knowledge_base_ids)
+        messages = condense_messages(question=question, turns=turns,
+                                     budget=config.rag_condense_token_budget)
+        # In the trace's parameters.outbound, as every other call to a server elsewhere.
+        llm_outbound_record(config=config, messages=messages, knowledge_bases=cited)
         with connection_released(), llm_slot(config=config):
-            reply = client.complete(messages=condense_messages(
-                question=question, turns=turns, budget=config.rag_condense_token_budget))
+            reply = client.complete(messages=messages)
     except LocalRagError as exc:
         return Condensed(query=ruled.query, method=RULE, llm_error=exc.code)
     query = " ".join(reply.strip().strip("\"'“”「」").split())

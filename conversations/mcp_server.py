@@ -184,8 +184,12 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
                               ) -> Annotated[CallToolResult, ConversationOut]:
         """One conversation with its messages, their citations and standalone queries: the
         body of GET /conversations/{id}."""
-        return _tool_result(lambda: ConversationOut.model_validate(conversation_dict(
-            conversation_get(caller=caller(), conversation_id=id))).model_dump())
+        def body() -> dict[str, Any]:
+            current = caller()
+            return ConversationOut.model_validate(conversation_dict(
+                conversation_get(caller=current, conversation_id=id),
+                caller=current)).model_dump()
+        return _tool_result(body)
 
     @server.tool(name="list_knowledge_bases", annotations=READ_ONLY)
     def list_knowledge_bases_tool() -> Annotated[CallToolResult, list[KnowledgeBaseOut]]:

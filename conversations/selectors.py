@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from access.callers import Caller
 from conversations.models import FEEDBACK_UP, Conversation, Message
+
+# In place of an answer that cites a knowledge base its reader may no longer read.
+WITHHELD_MESSAGE = ("This answer quoted a knowledge base you can no longer read, so it is "
+                    "withheld.")
+WITHHELD_NOTICE = {"code": "withheld", "cause": "knowledge_base_unreadable",
+                   "message": WITHHELD_MESSAGE}
+
+
+def cited_slugs(message: Message) -> set[str]:
+    """The knowledge bases an answer's citations name."""
+    return {citation["knowledge_base"] for citation in message.citations or []
+            if isinstance(citation, dict) and citation.get("knowledge_base")}
 
 
 def message_dict(message: Message) -> dict[str, Any]:
@@ -33,8 +46,19 @@ def conversation_summary(conversation: Conversation) -> dict[str, Any]:
             "created_at": conversation.created_at, "updated_at": conversation.updated_at}
 
 
-def conversation_dict(conversation: Conversation) -> dict[str, Any]:
-    """A conversation with all its messages, oldest first."""
+def conversation_dict(conversation: Conversation, *, caller: Caller) -> dict[str, Any]:
+    """A conversation with all its messages, oldest first, as `caller` may see it now: an
+    answer whose citations name a base the caller can no longer read (a revoked grant, a
+    narrowed token, a deleted base) is withheld, its text, citations and standalone query
+    replaced by a notice."""
     messages = list(conversation.messages.order_by("id"))
+    cited = {message.pk: cited_slugs(message) for message in messages}
+    unreadable = caller.unreadable(slug for slugs in cited.values() for slug in slugs)
+    shown = []
+    for message in messages:
+        body = message_dict(message)
+        if unreadable & cited[message.pk]:
+            body.update(text="", citations=[], standalone_query="", notice=WITHHELD_NOTICE)
+        shown.append(body)
     return {**conversation_summary(conversation), "message_count": len(messages),
-            "messages": [message_dict(message) for message in messages]}
+            "messages": shown}

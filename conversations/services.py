@@ -39,6 +39,7 @@ from conversations.models import (
     Conversation,
     Message,
 )
+from conversations.selectors import cited_slugs
 from core.config import Config, get_config
 from core.errors import InvalidRequest, NotFound
 from core.text_tokens import tokens_count
@@ -168,9 +169,13 @@ def turn_prepare(*, caller: Caller, conversation_id: int, question: str, top_k: 
     before anything is stored."""
     conversation = conversation_get(caller=caller, conversation_id=conversation_id)
     document_filter = filters_parse(filters if filters is not None else conversation.filters)
+    turns = recent_turns(conversation, limit=max(config.rag_conversation_history_turns, 1))
+    # A turn that quotes a base the caller can no longer read is sent nowhere: not to the
+    # condensing model, not into the answer's prompt.
+    unreadable = caller.unreadable(slug for turn in turns for slug in turn.knowledge_bases)
     condensed, plan = follow_up_plan(
         question=question,
-        turns=recent_turns(conversation, limit=max(config.rag_conversation_history_turns, 1)),
+        turns=[turn for turn in turns if not unreadable.intersection(turn.knowledge_bases)],
         scope=caller.scope(slugs=conversation.knowledge_bases), top_k=top_k,
         fallback=fallback, on_llm_error=on_llm_error, config=config, filters=document_filter)
     trace = trace_current()
@@ -194,11 +199,13 @@ def follow_up_plan(*, question: str, turns: list[Turn], scope: Scope, top_k: int
     the recent turns in the prompt — for a stored conversation and a stateless chat alike."""
     condensed = standalone_query(question=question, turns=turns, config=config,
                                  knowledge_base_ids=scope.knowledge_base_ids)
-    history = history_messages(turns[-config.rag_conversation_history_turns:]
-                               if config.rag_conversation_history_turns else [],
-                               budget=config.rag_conversation_history_tokens)
+    sent = turns[-config.rag_conversation_history_turns:] \
+        if config.rag_conversation_history_turns else []
+    history = history_messages(sent, budget=config.rag_conversation_history_tokens)
     plan = ask_prepare(question=question, top_k=top_k, fallback=fallback, config=config,
                        scope=scope, search_query=condensed.query, history=history,
+                       history_bases=sorted({slug for turn in sent
+                                             for slug in turn.knowledge_bases}),
                        on_llm_error=on_llm_error, filters=filters)
     trace = trace_current()
     if trace is not None:
@@ -219,7 +226,7 @@ def recent_turns(conversation: Conversation, *, limit: int) -> list[Turn]:
             continue
         turns.append(Turn(question=message.text,
                           standalone_query=answer.standalone_query or message.text,
-                          answer=answer.text))
+                          answer=answer.text, knowledge_bases=tuple(sorted(cited_slugs(answer)))))
     return turns[-limit:]
 
 

@@ -36,7 +36,7 @@ from knowledge.formats import NOTE_SUFFIX, format_name, suffix_of
 from knowledge.formats.base import FormatRejected
 from knowledge.formats.plain_text import text_decode
 from knowledge.ingest import vault_ingest
-from knowledge.outbound import outbound_check
+from knowledge.outbound import OutboundRefused, outbound_check
 from knowledge.signals import chunks_committed
 from knowledge.upload_names import source_name_clean, source_name_unique
 from knowledge.upload_store import (
@@ -321,6 +321,11 @@ def document_ingest_job(context: JobContext) -> dict[str, Any]:
             if job_get(context.id).status == "cancelled":
                 _document_settle(document_id, reason="the job was cancelled")
             raise
+        except OutboundRefused as exc:
+            # The base's policy forbids sending its text to this embedding server: no retry
+            # changes that, so the job fails now, with the policy's reason.
+            _document_settle(document_id, reason=exc.message)
+            raise JobPermanentError(exc.message) from exc
         except BaseException as exc:
             if context.attempt >= context.max_attempts:  # the job ends here: so does the wait
                 _document_settle(document_id, reason=f"{type(exc).__name__}: {exc}")

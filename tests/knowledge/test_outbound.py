@@ -199,3 +199,26 @@ def test_the_policy_is_set_and_shown_through_the_api(db):
     listed = json.loads(client.get("/knowledge-bases").content)
     assert {base["slug"]: base["outbound"] for base in listed} == {
         "default": "local-only", "field": "allowed", "made": "local-only"}
+
+
+def test_an_upload_job_refused_by_the_policy_fails_at_once(clean_tables, config_override,
+                                                          tmp_path):
+    from access.callers import OPERATOR
+    from jobs.queue import job_get
+    from jobs.worker import Worker
+    from knowledge.documents import document_upload
+
+    config_override(project_root=tmp_path)
+    kb_create(slug="field", name="Field reports")  # local-only, as every new base
+    done = document_upload(caller=OPERATOR, slug="field", filename="memo.txt",
+                           chunks=[b"Greisen veins on ridge 9 carry tin."])
+    with StubEmbeddings() as stub:
+        # The worker embeds through a server elsewhere: the policy forbids it, and always will.
+        config_override(**{field: getattr(remote_embedding(stub), field) for field in (
+            "embedding_provider", "embedding_model", "embedding_base_urls",
+            "rag_outbound_local_hosts")}, project_root=tmp_path)
+        Worker(poll_seconds=0.01).run(until_idle=True)
+        assert stub.requests == []
+    job = job_get(done.job_id)
+    assert (job.status, job.attempt) == ("failed", 1), job.last_error
+    assert job.max_attempts > 1 and "local-only" in job.last_error

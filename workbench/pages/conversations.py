@@ -9,12 +9,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.template.loader import render_to_string
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
 
 from access.callers import Caller
 from conversations.condense import AS_ASKED
 from conversations.models import FEEDBACK_UP, Conversation, Message
+from conversations.selectors import WITHHELD_MESSAGE, cited_slugs
 from conversations.services import TurnEventStream, conversations_list
 from workbench.forms import ConversationStartForm
 from workbench.pages.ask import (
@@ -57,12 +59,21 @@ def thread_turns(*, caller: Caller, conversation: Conversation) -> list[ThreadTu
     rows = chunk_rows([citation.get("chunk_id") for message in messages
                        for citation in message.citations],
                       knowledge_base_ids=caller.scope().knowledge_base_ids)
+    # As the API shows them (conversations/selectors.py): an answer citing a base the person
+    # can no longer read is withheld.
+    unreadable = caller.unreadable(slug for message in messages for slug in cited_slugs(message))
     turns = []
     for index, message in enumerate(messages):
         if message.role != Message.USER:
             continue
         following = messages[index + 1] if index + 1 < len(messages) else None
         answer = following if following and following.role == Message.ASSISTANT else None
+        if answer is not None and unreadable & cited_slugs(answer):
+            turns.append(ThreadTurn(question=message.text, question_id=message.pk,
+                                    searched_as="", answer_html=format_html(
+                                        '<p class="muted withheld">{}</p>',
+                                        gettext(WITHHELD_MESSAGE))))
+            continue
         turns.append(ThreadTurn(
             question=message.text, question_id=message.pk,
             searched_as=searched_as(query=answer.standalone_query,
