@@ -159,14 +159,16 @@ def bucket_endpoint(config: Config) -> str:
 
 @contextlib.contextmanager
 def _translated(config: Config, *, action: str, key: str) -> Iterator[None]:
-    """boto3's errors as UploadStoreError naming the bucket, the action and the object (never
-    a credential), with `details.reason` saying what kind of failure it was."""
+    """boto3's errors as UploadStoreError naming the bucket, the action and the object, with
+    `details.reason` saying what kind of failure it was. Never the endpoint: the message reaches
+    API callers and job listings, and the URL may name an internal host (administrators see
+    the endpoint on /health and the status page)."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     try:
         yield
     except (BotoCoreError, ClientError) as exc:
-        where = f"bucket {config.upload_s3_bucket} at {bucket_endpoint(config)}"
+        where = f"bucket {config.upload_s3_bucket}"
         details: dict[str, Any] = {"bucket": config.upload_s3_bucket, "action": action}
         if key:
             details["key"] = key

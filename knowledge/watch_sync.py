@@ -75,21 +75,36 @@ def _report(result: IngestResult) -> SyncReport:
                       seconds=result.elapsed_seconds)
 
 
-def sync_now(*, config: Config, stop: threading.Event,
-             knowledge_base: str | None = None) -> Callable[[WatchFolder, frozenset[str] | None],
-                                                            SyncReport]:
+class SyncNow:
     """A sync that ingests in this process (`rag watch`); a stop ends it at its next safe
     point, nothing half-written."""
 
-    def checkpoint() -> None:
-        if stop.is_set():
+    def __init__(self, *, config: Config, stop: threading.Event,
+                 knowledge_base: str | None = None) -> None:
+        self._config = config
+        self._stop = stop
+        self._knowledge_base = knowledge_base
+        self._lock = threading.Lock()
+        self._running = 0  # each folder's watch syncs on a thread of its own
+
+    @property
+    def under_way(self) -> bool:
+        """True while an ingest of any folder runs."""
+        return self._running > 0
+
+    def __call__(self, folder: WatchFolder, only: frozenset[str] | None) -> SyncReport:
+        with self._lock:
+            self._running += 1
+        try:
+            return folder_sync(folder=folder.path, only=only, config=self._config,
+                               knowledge_base=self._knowledge_base, checkpoint=self._checkpoint)
+        finally:
+            with self._lock:
+                self._running -= 1
+
+    def _checkpoint(self) -> None:
+        if self._stop.is_set():
             raise WatchStopped()
-
-    def sync(folder: WatchFolder, only: frozenset[str] | None) -> SyncReport:
-        return folder_sync(folder=folder.path, only=only, config=config,
-                           knowledge_base=knowledge_base, checkpoint=checkpoint)
-
-    return sync
 
 
 def sync_through_jobs(*, stop: threading.Event) -> Callable[[WatchFolder, frozenset[str] | None],

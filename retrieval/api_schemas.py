@@ -96,6 +96,8 @@ class SearchResult(Schema):
     heading: str
     score: float
     chunk_index: int
+    # The chunk's row id, which MCP's get_chunk takes.
+    chunk_id: int
     document_id: int
     knowledge_base: str | None = None
     # The PDF pages the chunk's text comes from (1-based, as a PDF viewer numbers them); null

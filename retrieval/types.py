@@ -24,7 +24,7 @@ class SearchHit:
     page_end: int | None = None
     # The slug of the chunk's knowledge base.
     knowledge_base: str | None = None
-    # The chunk's row id: recorded in traces, not part of the API's result shape.
+    # The chunk's row id: a /search result's `chunk_id`, and what traces record.
     chunk_id: int | None = field(default=None, compare=False)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -65,7 +66,32 @@ def test_list_never_shows_the_secret_or_the_hash(alice):
     assert (listed["name"], listed["user"], listed["knowledge_bases"]) == ("ci", "alice", ["hr"])
     assert listed["last_used_at"] is None and listed["revoked_at"] is None
     assert listed["created_at"].startswith(str(ApiToken.objects.get().created_at.year))
-    assert "user alice  bases hr  as granted" in plain and "last used never" in plain
+
+
+def test_list_is_a_table_with_a_header_and_one_row_per_token(alice):
+    laptop = json.loads(token("create", "--user", "alice", "--kb", "hr", "--kb", "eng",
+                              "--read-only", "--name", "laptop", "--json")[0])
+    spare = json.loads(token("create", "--user", "alice", "--json")[0])
+    token("revoke", str(spare["id"]))
+    stored = {row.id: row for row in ApiToken.objects.all()}
+
+    def when(moment) -> str:
+        return f"{moment:%Y-%m-%d %H:%M}"
+
+    lines = token("list")[0].splitlines()
+    assert [re.split(r" {2,}", line) for line in lines] == [
+        ["ID", "TOKEN", "NAME", "USER", "KNOWLEDGE BASES", "ACCESS", "CREATED (UTC)",
+         "LAST USED (UTC)", "STATUS"],
+        [str(laptop["id"]), f"{laptop['prefix']}…", "laptop", "alice", "eng, hr", "read-only",
+         when(stored[laptop["id"]].created_at), "never", "active"],
+        [str(spare["id"]), f"{spare['prefix']}…", "-", "alice", "all of the user's",
+         "the user's roles", when(stored[spare["id"]].created_at), "never",
+         f"revoked {when(stored[spare['id']].revoked_at)}"],
+    ]
+    # Aligned: every column starts where its header does.
+    starts = [lines[0].index(header) for header in ("TOKEN", "USER", "ACCESS", "STATUS")]
+    for line in lines[1:]:
+        assert all(line[start - 2:start] == "  " and line[start] != " " for start in starts)
 
 
 def test_revoke_stops_the_token_and_list_shows_it(alice):

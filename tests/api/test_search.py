@@ -17,12 +17,28 @@ def test_search_shape(client, sample_index):
     assert set(body) == {"confidence", "results", "trace_id"} and len(body["results"]) == 3
     assert response["X-Request-ID"] == body["trace_id"]
     assert set(body["results"][0]) == {"content", "source", "relative_path", "heading_path",
-                                       "heading", "score", "chunk_index", "document_id",
-                                       "page_start", "page_end", "knowledge_base"}
+                                       "heading", "score", "chunk_index", "chunk_id",
+                                       "document_id", "page_start", "page_end",
+                                       "knowledge_base"}
     assert {result["knowledge_base"] for result in body["results"]} == {"default"}
     # hybrid: the best cosine among the results (the query names no identifier)
     assert body["confidence"] == max(result["score"] for result in body["results"])
     assert "导出" in response.content.decode("utf-8")  # UTF-8, not \\u escapes
+
+
+def test_search_results_carry_the_chunk_id_of_their_chunk(client, sample_index):
+    from django.db import connection
+
+    response = post(client, "/search", {"query": IN_DOMAIN, "top_k": 5})
+    assert response.status_code == 200
+    results = json.loads(response.content)["results"]
+    assert results and all(type(result["chunk_id"]) is int for result in results)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, document_id, chunk_index, content FROM chunks "
+                       "WHERE id = ANY(%s)", [[result["chunk_id"] for result in results]])
+        rows = {row[0]: row[1:] for row in cursor.fetchall()}
+    assert [rows.get(result["chunk_id"]) for result in results] == [
+        (result["document_id"], result["chunk_index"], result["content"]) for result in results]
 
 
 def test_search_results_carry_page_spans_and_null_for_notes(client, paged_index):

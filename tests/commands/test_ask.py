@@ -7,6 +7,7 @@ from io import StringIO
 
 from django.core.management import call_command
 
+from core.embedded_pg import free_port
 from tests.conftest import PAGED_SOURCE, cli_env
 
 QUESTION = "客户 P1 工单应该怎么升级？"
@@ -16,6 +17,15 @@ def test_missing_llm_settings_exit_4(clean_tables, run_cli):
     assert run_cli("ingest", "samples/acme-vault").returncode == 0
     result = run_cli("ask", QUESTION, env=cli_env(LLM_PROVIDER="openai-compatible"))
     assert result.returncode == 4 and "llm_config_missing" in result.stderr
+
+
+def test_database_down_prints_the_error_line_and_no_log_line(run_cli):
+    dead = f"postgresql://nobody@127.0.0.1:{free_port()}/local_rag"
+    result = run_cli("ask", QUESTION, env=cli_env(DATABASE_URL=dead))
+    lines = result.stderr.splitlines()
+    assert result.returncode == 3
+    assert [line for line in lines if line.startswith("{")] == []
+    assert len(lines) == 1 and lines[0].startswith("error [database_unavailable]: ")
 
 
 def test_ask_prints_each_citations_page_span_and_nothing_for_notes(paged_index):

@@ -157,3 +157,28 @@ def test_rag_watch_reindexes_an_edit_and_stops_on_ctrl_c(clean_tables, tmp_path)
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_rag_watch_stopped_while_idle_announces_no_ingest(clean_tables, tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Otter.md").write_text("# Otter\n\nThe otter floats on its back.\n")
+    stdout, stderr = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    process = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "watch", str(vault)],
+                               cwd=ROOT, env=cli_env(), stdout=stdout, stderr=stderr)
+
+    def read(output) -> str:
+        output.seek(0)
+        return output.read().decode(errors="replace")
+
+    try:
+        # Printed once the first sync has ended: the watch is idle from here on.
+        eventually(lambda: "re-indexed 1 file" in read(stdout) or "up to date" in read(stdout),
+                   what="the first sync", log=lambda: read(stdout) + read(stderr))
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=15) == 0, read(stderr)
+        assert read(stderr).splitlines() == ["stopping"]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

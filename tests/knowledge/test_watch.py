@@ -8,6 +8,8 @@ import threading
 import time
 from pathlib import Path
 
+from core.config import get_config
+from knowledge import watch_sync
 from knowledge.watch import (
     LONGEST_BURST_SECONDS,
     ONLY_LIMIT,
@@ -18,6 +20,7 @@ from knowledge.watch import (
     WatchFolder,
     changes_classify,
 )
+from knowledge.watch_sync import SyncNow
 
 
 def test_a_burst_is_due_once_the_folder_is_quiet():
@@ -110,6 +113,27 @@ def test_a_file_rewritten_in_a_loop_is_one_sync_once_it_stops(tmp_path: Path):
         stop.set()
         thread.join(timeout=5)
     assert not thread.is_alive()
+
+
+def test_an_ingest_of_rag_watch_is_under_way_only_while_it_runs(monkeypatch):
+    entered, release = threading.Event(), threading.Event()
+
+    def held_sync(**arguments) -> SyncReport:
+        entered.set()
+        release.wait(10)
+        return SyncReport()
+
+    monkeypatch.setattr(watch_sync, "folder_sync", held_sync)
+    sync = SyncNow(config=get_config(), stop=threading.Event())
+    folder = WatchFolder(path="/vault", knowledge_base="default")
+    thread = threading.Thread(target=sync, args=(folder, None), daemon=True)
+    assert not sync.under_way
+    thread.start()
+    assert entered.wait(10)
+    assert sync.under_way
+    release.set()
+    thread.join(timeout=10)
+    assert not sync.under_way
 
 
 def wait_for(condition, *, timeout: float = 10.0) -> bool:

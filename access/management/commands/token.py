@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from access.api_tokens import token_create, token_revoke, tokens_list
 from core.commands import RagCommand
@@ -65,15 +65,21 @@ class Command(RagCommand):
             return
         if not tokens:
             self.stdout.write("no token issued yet; issue one with `rag token create --user NAME`")
+            return
+        rows = [("ID", "TOKEN", "NAME", "USER", "KNOWLEDGE BASES", "ACCESS", "CREATED (UTC)",
+                 "LAST USED (UTC)", "STATUS")]
         for token in tokens:
-            bases = ",".join(token["knowledge_bases"]) or "all granted"
-            state = (f"revoked {_when(token['revoked_at'])}" if token["revoked_at"]
-                     else f"last used {_when(token['last_used_at'])}")
-            name = f" {token['name']!r}" if token["name"] else ""
-            self.stdout.write(
-                f"{token['id']}  {token['prefix']}…{name}  user {token['user']}  bases {bases}  "
-                f"{'read-only' if token['read_only'] else 'as granted'}  created "
-                f"{_when(token['created_at'])}  {state}")
+            # A token of no base acts on every one its user has a grant on (all, a superuser's).
+            rows.append((str(token["id"]), f"{token['prefix']}…", token["name"] or "-",
+                         token["user"], ", ".join(token["knowledge_bases"]) or "all of the user's",
+                         "read-only" if token["read_only"] else "the user's roles",
+                         _when(token["created_at"]), _when(token["last_used_at"]),
+                         f"revoked {_when(token['revoked_at'])}" if token["revoked_at"]
+                         else "active"))
+        widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+        for row in rows:
+            self.stdout.write("  ".join(cell.ljust(width)
+                                        for cell, width in zip(row, widths)).rstrip())
 
 
 def _iso(value):
@@ -81,4 +87,4 @@ def _iso(value):
 
 
 def _when(value: datetime | None) -> str:
-    return f"{value:%Y-%m-%d %H:%M}" if value else "never"
+    return f"{value.astimezone(UTC):%Y-%m-%d %H:%M}" if value else "never"

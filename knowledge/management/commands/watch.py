@@ -9,7 +9,7 @@ import threading
 from core.commands import RagCommand
 from core.config import get_config
 from knowledge.watch import folders_watch
-from knowledge.watch_sync import sync_now, watch_folders
+from knowledge.watch_sync import SyncNow, watch_folders
 
 
 class Command(RagCommand):
@@ -27,18 +27,17 @@ class Command(RagCommand):
         config = get_config()
         folders = watch_folders(path=path, knowledge_base=kb, config=config)
         stop = threading.Event()
+        sync = SyncNow(config=config, stop=stop, knowledge_base=kb if path is not None else None)
 
         def stopping(signum: int, frame: object) -> None:
-            self.stderr.write("stopping: an ingest under way stops at its next safe point")
+            self.stderr.write("stopping: an ingest under way stops at its next safe point"
+                              if sync.under_way else "stopping")
             signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C again: now
             stop.set()
 
         signal.signal(signal.SIGTERM, stopping)
         signal.signal(signal.SIGINT, stopping)
-        folders_watch(folders, stop=stop,
-                      sync=sync_now(config=config, stop=stop,
-                                    knowledge_base=kb if path is not None else None),
-                      say=self._say, warn=self._warn)
+        folders_watch(folders, stop=stop, sync=sync, say=self._say, warn=self._warn)
 
     def _say(self, line: str) -> None:
         self.stdout.write(line)
