@@ -55,8 +55,8 @@ INSTRUCTIONS = (
     "local-rag answers from the operator's own documents (notes, PDF, DOCX, TXT) in knowledge "
     "bases. `ask` answers a question with citations (mode rag), or says it has no answer "
     "(no_answer); `search` returns the ranked chunks. Results name their document "
-    "(`get_document`); `search` with explain=true gives each result's chunk_id for "
-    "`get_chunk`. `list_knowledge_bases` names the bases these tools may be narrowed to. "
+    "(`get_document`) and carry their chunk_id (`get_chunk`). `list_knowledge_bases` names "
+    "the bases these tools may be narrowed to. "
     "For follow-up questions, `ask` with new_conversation=true starts a conversation and "
     "answers with its conversation_id; `ask` with that conversation_id then understands a "
     "follow-up (\"那 P2 呢？\", \"what about it?\") from the earlier turns. "
@@ -67,11 +67,9 @@ TopK = Annotated[int | None, Field(description="how many chunks, 1..20 (default 
 KnowledgeBaseSlugs = Annotated[list[str] | None, Field(
     description="only these knowledge bases (slugs from list_knowledge_bases; default: all "
                 "this server may read)")]
-Explain = Annotated[bool, Field(description="add each stage's ranks, scores and time, and "
-                                           "each result's chunk_id (for get_chunk)")]
+Explain = Annotated[bool, Field(description="add each stage's ranks, scores and time")]
 DocumentId = Annotated[int, Field(description="the document_id of a search result or citation")]
-ChunkId = Annotated[int, Field(description="the chunk_id of a result of search with "
-                                           "explain=true")]
+ChunkId = Annotated[int, Field(description="the chunk_id of a search result")]
 ConversationId = Annotated[int | None, Field(
     description="ask within this conversation (from new_conversation or list_conversations): "
                 "a follow-up is understood from its earlier turns")]
@@ -207,8 +205,8 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
 
     @server.tool(name="get_chunk", annotations=READ_ONLY)
     def get_chunk_tool(id: ChunkId) -> Annotated[CallToolResult, ChunkOut]:
-        """One chunk's full text, headings, pages, document and knowledge base, by its id (the
-        chunk_id that search gives with explain=true)."""
+        """One chunk's full text, headings, pages, document and knowledge base, by its id (a
+        search result's chunk_id)."""
         return _tool_result(lambda: ChunkOut.model_validate(
             chunk_get(caller=caller(), chunk_id=id)).model_dump())
 
