@@ -45,8 +45,9 @@ class CitationOut(Schema):
 
 
 class Notice(Schema):
-    # withheld: a stored answer citing a base its reader can no longer read (conversations).
-    code: Literal["llm_unavailable", "withheld"]
+    # withheld: a stored answer citing a base its reader can no longer read (conversations);
+    # interrupted: a stored answer whose stream the client left before it ended.
+    code: Literal["llm_unavailable", "withheld", "interrupted"]
     # The model's error code (e.g. llm_timeout) and a message for people.
     cause: str
     message: str

@@ -18,7 +18,13 @@ from conversations.api_schemas import (
     MessageAsk,
     TurnResponse,
 )
-from conversations.selectors import conversation_dict, conversation_summary, message_dict
+from conversations.selectors import (
+    MESSAGES_PAGE_DEFAULT,
+    MessagesPage,
+    conversation_dict,
+    conversation_summary,
+    message_dict,
+)
 from core.api_schemas import ErrorBody
 from core.config import get_config
 from retrieval.api_schemas import filters_plain
@@ -38,10 +44,10 @@ def conversation_create_view(request, payload: ConversationCreate):
     if payload.question is None:
         trace_discard()
     else:
-        answer = services.turn_answer(services.turn_prepare(
-            caller=request.auth, conversation_id=conversation.pk, question=payload.question,
+        answer = services.conversation_first_turn(
+            caller=request.auth, conversation=conversation, question=payload.question,
             top_k=payload.top_k, fallback=payload.fallback, on_llm_error=payload.on_llm_error,
-            config=get_config()), config=get_config())
+            config=get_config())
         conversation.refresh_from_db()
     return Status(201, {**conversation_dict(conversation, caller=request.auth),
                         "answer": answer})
@@ -55,11 +61,13 @@ def conversations_list_view(request, limit: int = 50, offset: int = 0):
 
 
 @router.get("/conversations/{conversation_id}", response={200: ConversationOut, **ERRORS},
-            summary="One conversation with its messages and their citations")
-def conversation_get_view(request, conversation_id: int):
+            summary="One conversation with a page of its messages (the newest first) and their "
+                    "citations")
+def conversation_get_view(request, conversation_id: int, limit: int = MESSAGES_PAGE_DEFAULT,
+                          before: int | None = None):
     return conversation_dict(services.conversation_get(caller=request.auth,
                                                        conversation_id=conversation_id),
-                             caller=request.auth)
+                             caller=request.auth, page=MessagesPage(limit=limit, before=before))
 
 
 @router.patch("/conversations/{conversation_id}", response={200: ConversationSummary, **ERRORS},

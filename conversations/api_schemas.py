@@ -99,7 +99,10 @@ class ConversationSummary(Schema):
 
 
 class ConversationOut(ConversationSummary):
+    # A page of the messages, oldest first: the newest `limit` (default 100) below `before`.
     messages: list[MessageOut]
+    # `before` of the next older page; null when this page reaches the first message.
+    older_before: int | None = None
 
 
 class TurnResponse(AskResponse):

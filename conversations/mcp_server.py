@@ -33,6 +33,7 @@ from conversations.api_schemas import ConversationOut, ConversationSummary, Turn
 from conversations.selectors import conversation_dict, conversation_summary
 from conversations.services import (
     conversation_create,
+    conversation_first_turn,
     conversation_get,
     conversations_list,
     turn_answer,
@@ -220,9 +221,12 @@ def _conversation_ask(caller: Caller, *, request: AskRequest,
     config = get_config()
     filters = filters_plain(request.filters)
     if conversation_id is None:
-        conversation_id = conversation_create(caller=caller,
-                                              knowledge_bases=request.knowledge_bases,
-                                              filters=filters).pk
+        conversation = conversation_create(caller=caller, knowledge_bases=request.knowledge_bases,
+                                           filters=filters)
+        return conversation_first_turn(caller=caller, conversation=conversation,
+                                       question=request.question, top_k=request.top_k,
+                                       fallback=request.fallback, on_llm_error="error",
+                                       config=config)
     return turn_answer(turn_prepare(caller=caller, conversation_id=conversation_id,
                                     question=request.question, top_k=request.top_k,
                                     fallback=request.fallback, on_llm_error="error",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from access.callers import Caller
 from conversations.models import FEEDBACK_UP, Conversation, Message
+from core.errors import InvalidRequest
 
 # In place of an answer that cites a knowledge base its reader may no longer read.
 WITHHELD_MESSAGE = ("This answer quoted a knowledge base you can no longer read, so it is "
@@ -46,12 +48,43 @@ def conversation_summary(conversation: Conversation) -> dict[str, Any]:
             "created_at": conversation.created_at, "updated_at": conversation.updated_at}
 
 
-def conversation_dict(conversation: Conversation, *, caller: Caller) -> dict[str, Any]:
-    """A conversation with all its messages, oldest first, as `caller` may see it now: an
-    answer whose citations name a base the caller can no longer read (a revoked grant, a
-    narrowed token, a deleted base) is withheld, its text, citations and standalone query
-    replaced by a notice."""
-    messages = list(conversation.messages.order_by("id"))
+# A page of messages: the newest first, so a long conversation is read from its end.
+MESSAGES_PAGE_DEFAULT = 100
+MESSAGES_PAGE_MAX = 200
+
+
+@dataclass(frozen=True)
+class MessagesPage:
+    """Which messages of a conversation to show: at most `limit`, the newest of those with an
+    id below `before` (None: the newest of all)."""
+
+    limit: int = MESSAGES_PAGE_DEFAULT
+    before: int | None = None
+
+    def checked(self) -> MessagesPage:
+        if not 1 <= self.limit <= MESSAGES_PAGE_MAX:
+            raise InvalidRequest(f"limit must be between 1 and {MESSAGES_PAGE_MAX}",
+                                 details={"field": "limit"})
+        if self.before is not None and self.before < 1:
+            raise InvalidRequest("before must be a message id", details={"field": "before"})
+        return self
+
+
+def conversation_dict(conversation: Conversation, *, caller: Caller,
+                      page: MessagesPage | None = None) -> dict[str, Any]:
+    """A conversation with a page of its messages (the newest, by default MESSAGES_PAGE_DEFAULT
+    of them), shown oldest first, as `caller` may see them now: an answer whose citations name
+    a base the caller can no longer read (a revoked grant, a narrowed token, a deleted base) is
+    withheld, its text, citations and standalone query replaced by a notice.
+    `message_count` counts them all; `older_before` is the `before` of the page before this
+    one (None at the conversation's start)."""
+    page = (page or MessagesPage()).checked()
+    query = conversation.messages.all()
+    if page.before is not None:
+        query = query.filter(pk__lt=page.before)
+    newest = list(query.order_by("-id")[:page.limit + 1])
+    older = len(newest) > page.limit
+    messages = newest[:page.limit][::-1]
     cited = {message.pk: cited_slugs(message) for message in messages}
     unreadable = caller.unreadable(slug for slugs in cited.values() for slug in slugs)
     shown = []
@@ -60,5 +93,5 @@ def conversation_dict(conversation: Conversation, *, caller: Caller) -> dict[str
         if unreadable & cited[message.pk]:
             body.update(text="", citations=[], standalone_query="", notice=WITHHELD_NOTICE)
         shown.append(body)
-    return {**conversation_summary(conversation), "message_count": len(messages),
-            "messages": shown}
+    return {**conversation_summary(conversation), "messages": shown,
+            "older_before": messages[0].pk if older and messages else None}

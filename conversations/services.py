@@ -10,6 +10,7 @@ only. No database connection is held while a model works (condensation or answer
 
 from __future__ import annotations
 
+import logging
 import random
 import re
 from collections.abc import Generator
@@ -41,12 +42,17 @@ from conversations.models import (
 )
 from conversations.selectors import cited_slugs
 from core.config import Config, get_config
-from core.errors import InvalidRequest, NotFound
+from core.errors import InvalidRequest, LocalRagError, NotFound
 from core.text_tokens import tokens_count
 from retrieval.filters import DocumentFilter, filters_parse
 from traces.recording import trace_current, trace_fail
 
+logger = logging.getLogger("localrag.conversations")
 RATINGS = {"up": FEEDBACK_UP, "down": FEEDBACK_DOWN}
+# The notice of an answer whose stream the client left before it ended.
+INTERRUPTED_NOTICE = {"code": "interrupted", "cause": "client_disconnected",
+                      "message": "The answer was interrupted: the client went away before it "
+                                 "ended; what had been generated is kept."}
 COMMENT_MAX_CHARS = 2000
 # One new conversation in this many also deletes those past their retention (as traces do).
 PRUNE_EVERY = 100
@@ -246,6 +252,23 @@ def history_messages(turns: list[Turn], *, budget: int) -> list[dict[str, str]]:
     return kept
 
 
+def conversation_first_turn(*, caller: Caller, conversation: Conversation, question: str,
+                            top_k: int | None, fallback: bool, on_llm_error: str,
+                            config: Config) -> dict[str, Any]:
+    """Answer the question a new conversation was started with. Refused before its answer is
+    stored (no base, a policy, the model's settings), the conversation goes with it: a refused
+    request leaves no empty conversation behind."""
+    try:
+        return turn_answer(turn_prepare(caller=caller, conversation_id=conversation.pk,
+                                        question=question, top_k=top_k, fallback=fallback,
+                                        on_llm_error=on_llm_error, config=config),
+                           config=config)
+    except Exception:
+        if not conversation.messages.filter(role=Message.ASSISTANT).exists():
+            conversation.delete()
+        raise
+
+
 def turn_answer(turn: ConversationTurn, *, config: Config) -> dict[str, Any]:
     """Generate and store the answer: the /ask body plus the conversation's ids and the
     standalone query."""
@@ -262,11 +285,16 @@ def turn_stream(turn: ConversationTurn, *, config: Config) -> TurnEventStream:
 class TurnEventStream:
     """A conversation's answer events: `retrieval` also names the standalone query, the answer
     is stored once its text is complete (before `usage` and `done`), and `done` carries the
-    message ids."""
+    message ids. A stream closed before that (the client went away) still stores what was
+    generated, marked with the INTERRUPTED notice: a question is never left without its
+    answer."""
 
     def __init__(self, *, turn: ConversationTurn, events: AskEventStream) -> None:
         self.turn = turn
         self._events = events
+        self._text: list[str] = []
+        self._stored: Message | None = None
+        self._ended = False  # the stream ran to its end, or ended with an error event
         self._iterator = self._run()
 
     def __iter__(self) -> TurnEventStream:
@@ -276,32 +304,45 @@ class TurnEventStream:
         return next(self._iterator)
 
     def _run(self) -> Generator[tuple[str, dict[str, Any]], None, None]:
-        text: list[str] = []
         notice = None
-        stored: Message | None = None
         for name, data in self._events:
             if name == "retrieval":
                 data = {**data, "standalone_query": self.turn.condensed.query,
                         "condensation": self.turn.condensed.method}
             elif name == "delta":
-                text.append(data["text"])
+                self._text.append(data["text"])
             elif name == "notice":
                 notice = data
-            elif name == "usage" and stored is None:
+            elif name == "usage" and self._stored is None:
                 try:
-                    stored = _answer_store(self.turn, text="".join(text) or (
+                    self._stored = _answer_store(self.turn, text="".join(self._text) or (
                         notice["message"] if notice else ""), notice=notice, usage=data)
                 except NotFound as exc:  # the conversation was deleted while it was answered
                     trace_fail(exc.code)
+                    self._ended = True
                     yield "error", exc.as_body()
                     return
-            elif name == "done" and stored is not None:
-                data = {**data, **_turn_fields(self.turn, stored)}
+            elif name == "done" and self._stored is not None:
+                data = {**data, **_turn_fields(self.turn, self._stored)}
+            elif name == "error":
+                self._ended = True
             yield name, data
+        self._ended = True
 
     def close(self) -> None:
         self._iterator.close()
         self._events.close()
+        if self._stored is None and not self._ended:
+            self._interrupted_store()
+
+    def _interrupted_store(self) -> None:
+        """What the model had written when the client went away, kept with the notice."""
+        try:
+            self._stored = _answer_store(self.turn, text="".join(self._text),
+                                         notice=INTERRUPTED_NOTICE)
+        except LocalRagError as exc:  # deleted meanwhile, or the database is gone
+            logger.warning("the interrupted answer to message %s was not kept: %s",
+                           self.turn.question.pk, exc.code)
 
 
 def _answer_store(turn: ConversationTurn, *, text: str, notice: dict[str, Any] | None,
