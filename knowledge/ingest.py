@@ -15,7 +15,7 @@ import contextlib
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +28,17 @@ from core.errors import LocalRagError, first_line
 from knowledge import store
 from knowledge.bases import kb_source_add, source_base
 from knowledge.db_schema import schema_ensure
-from knowledge.embeddings import ChunkText, EmbeddingProvider, embedding_remote_urls, get_embedder
+from knowledge.embeddings import EmbeddingProvider, embedding_remote_urls, get_embedder
 from knowledge.embeddings.base import Embedded, VectorRefused
 from knowledge.formats import ocr
 from knowledge.formats.base import ExtractOptions
+from knowledge.ingest_fill import (
+    EMBED_BATCH_CHUNKS,
+    fill_missing_lexical,
+    fill_missing_vectors,
+    vectors_refused_warn,
+)
+from knowledge.ingest_result import IngestResult, Timer
 from knowledge.outbound import outbound_check
 from knowledge.preparing import PrepareFailed, chunk_texts, notes_prepare
 from knowledge.sidecar import sidecar_merge, sidecar_same
@@ -52,13 +59,6 @@ from knowledge.vault_index import vault_overlap_check
 # refuses (data exceptions, a path over an index's row limit) or one JSON cannot encode.
 NOTE_REFUSED = (psycopg.DataError, psycopg.errors.ProgramLimitExceeded, ValueError)
 
-# Notes are parsed ahead, embedded together (a real model wants full batches) and written in one
-# transaction per batch of whole notes (a few round trips per batch instead of per row).
-EMBED_BATCH_CHUNKS = 256
-# Chunks indexed before the lexical columns existed, or by an older analyzer, get their terms in
-# transactions of this many chunks: an interrupted run keeps what it filled, and the next run
-# goes on from there.
-LEXICAL_FILL_BATCH = 500
 
 Progress = Callable[[int, int], None]
 
@@ -69,44 +69,6 @@ class IngestLocked(LocalRagError):
 
 class VaultEmpty(LocalRagError):
     code = "vault_empty"
-
-
-@dataclass
-class IngestResult:
-    """The run summary printed by `rag ingest --json`."""
-
-    run_id: int
-    status: str
-    vault_path: str
-    embedding_provider: str
-    embedding_model: str
-    documents_added: int = 0
-    documents_updated: int = 0
-    documents_deleted: int = 0
-    documents_skipped: int = 0
-    chunks_written: int = 0
-    embeddings_written: int = 0
-    chunks_lexical_filled: int = 0  # older chunks given (new) lexical terms, without re-embedding
-    # Chunks stored without a vector: the embedding server answered none usable for them
-    # (knowledge/embeddings/base.py VectorRefused); the next ingest embeds them again.
-    embeddings_skipped: int = 0
-    files_seen: int = 0
-    files_rejected: int = 0
-    ocr_pages: int = 0  # scanned PDF pages recognised in this run
-    warnings: list[dict[str, str]] = field(default_factory=list)
-    timings: dict[str, float] = field(default_factory=dict)
-    elapsed_seconds: float = 0.0
-    error_summary: str | None = None
-    # Endpoint host -> {"texts", "bytes"} sent to embedding servers outside this machine.
-    outbound: dict[str, dict[str, int]] = field(default_factory=dict)
-
-    def counts(self) -> dict[str, int]:
-        names = ("documents_added", "documents_updated", "documents_deleted", "documents_skipped",
-                 "chunks_written", "embeddings_written")
-        return {name: getattr(self, name) for name in names}
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -136,14 +98,6 @@ class _Reading:
         if skipped in ("not_installed", "disabled"):
             return self.options.ocr and self.ocr_pages > 0 and ocr.ocr_available()
         return False
-
-
-class _Timer:
-    def __init__(self) -> None:
-        self.totals: dict[str, float] = {}
-
-    def add(self, phase: str, started: float) -> None:
-        self.totals[phase] = self.totals.get(phase, 0.0) + time.perf_counter() - started
 
 
 def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress | None = None,
@@ -207,7 +161,7 @@ def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
     result = IngestResult(run_id=store.run_start(vault_path=vault, embedder=embedder),
                           status="running", vault_path=vault,
                           embedding_provider=embedder.provider, embedding_model=embedder.model)
-    timer = _Timer()
+    timer = Timer()
     try:
         _synchronise(root=root, embedder=embedder, result=result, timer=timer, progress=progress,
                      reading=reading, prepare_workers=prepare_workers, prune=prune,
@@ -238,7 +192,7 @@ def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
     return result
 
 
-def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResult, timer: _Timer,
+def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResult, timer: Timer,
                  progress: Progress | None, reading: _Reading,
                  prepare_workers: int | None, prune: bool, knowledge_base_id: int) -> None:
     vault = str(root)
@@ -316,7 +270,7 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
         _write(notes=changed_notes(), vault=vault, embedder=embedder, result=result,
                timer=timer, reading=reading, prepare_workers=prepare_workers,
                knowledge_base_id=knowledge_base_id, source_names=source_names)
-    _fill_missing_vectors(needs_vectors, embedder=embedder, result=result, timer=timer)
+    fill_missing_vectors(needs_vectors, embedder=embedder, result=result, timer=timer)
     mark = time.perf_counter()
     if store.statistics_refresh(chunks_written=result.chunks_written):
         timer.add("analyze", mark)
@@ -328,7 +282,7 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
     result.documents_deleted = store.documents_delete(vault_path=vault, relative_paths=gone)
     timer.add("delete", mark)
     # After the deletes, so no work is spent on chunks that are about to go.
-    _fill_missing_lexical(vault=vault, result=result, timer=timer)
+    fill_missing_lexical(vault=vault, result=result, timer=timer)
 
 
 # A note waiting in a batch: its version, its vectors when its worker embedded it already (None:
@@ -338,7 +292,7 @@ _Pending = tuple[store.DocumentVersion,
 
 
 def _write(*, notes: Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | bytes, str]],
-           vault: str, embedder: EmbeddingProvider, result: IngestResult, timer: _Timer,
+           vault: str, embedder: EmbeddingProvider, result: IngestResult, timer: Timer,
            reading: _Reading, prepare_workers: int | None, knowledge_base_id: int,
            source_names: dict[str, str]) -> None:
     """Prepare the changed notes in the workers and write them in batches. An embedder that
@@ -355,7 +309,7 @@ def _write(*, notes: Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | by
 
 def _prepare(*, notes: Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | bytes, str]],
              batches: _Batches, embedder: EmbeddingProvider, result: IngestResult,
-             timer: _Timer, reading: _Reading, prepare_workers: int | None,
+             timer: Timer, reading: _Reading, prepare_workers: int | None,
              source_names: dict[str, str]) -> None:
     pending: list[_Pending] = []
     pending_chunks = 0
@@ -406,7 +360,7 @@ class _Batches:
     arrived, or at the end; without, both happen at once."""
 
     def __init__(self, *, vault: str, embedder: EmbeddingProvider, result: IngestResult,
-                 timer: _Timer, knowledge_base_id: int, check: Callable[[], None],
+                 timer: Timer, knowledge_base_id: int, check: Callable[[], None],
                  embedding: ThreadPoolExecutor | None) -> None:
         self.vault, self.embedder, self.result, self.timer = vault, embedder, result, timer
         self.knowledge_base_id, self.check, self.embedding = knowledge_base_id, check, embedding
@@ -450,7 +404,7 @@ class _Batches:
 
 
 def _flush_write(pending: list[_Pending], per_note: list, *, vault: str,
-                 embedder: EmbeddingProvider, result: IngestResult, timer: _Timer,
+                 embedder: EmbeddingProvider, result: IngestResult, timer: Timer,
                  knowledge_base_id: int, check: Callable[[], None]) -> None:
     """Write embedded notes in one transaction (one by one when the batch is refused)."""
     check()  # embedding is the slow part: nothing is written for a run stopped meanwhile
@@ -486,7 +440,7 @@ def _flush_write(pending: list[_Pending], per_note: list, *, vault: str,
         version, _, is_new = entry
         refused = [vector for vector in vectors if isinstance(vector, VectorRefused)]
         if refused:
-            _vectors_refused_warn(result, relative_path=version.relative_path, refused=refused,
+            vectors_refused_warn(result, relative_path=version.relative_path, refused=refused,
                                   chunks=len(version.chunks))
         result.chunks_written += len(version.chunks)
         result.embeddings_written += len(version.chunks) - len(refused)
@@ -495,55 +449,6 @@ def _flush_write(pending: list[_Pending], per_note: list, *, vault: str,
         else:
             result.documents_updated += 1
     timer.add("write", mark)
-
-
-def _fill_missing_vectors(document_ids: list[int], *, embedder: EmbeddingProvider,
-                          result: IngestResult, timer: _Timer) -> None:
-    """Unchanged notes without vectors for this provider: embed only their existing chunks."""
-    if not document_ids:
-        return
-    mark = time.perf_counter()
-    rows = store.chunks_missing_embeddings(document_ids=document_ids, embedder=embedder)
-    timer.add("scan", mark)
-    for start in range(0, len(rows), EMBED_BATCH_CHUNKS):
-        batch = rows[start:start + EMBED_BATCH_CHUNKS]
-        mark = time.perf_counter()
-        vectors = embedder.embed_documents([
-            ChunkText(content=content, heading_path=list(heading_path),
-                      relative_path=relative_path, tags=list(tags), wikilinks=list(wikilinks))
-            for _, _, content, heading_path, relative_path, tags, wikilinks in batch])
-        timer.add("embed", mark)
-        mark = time.perf_counter()
-        store.embeddings_add(chunk_ids=[row[0] for row in batch], vectors=vectors,
-                             embedder=embedder)
-        by_note: dict[str, list[VectorRefused]] = {}
-        for row, vector in zip(batch, vectors, strict=True):
-            if isinstance(vector, VectorRefused):
-                by_note.setdefault(row[4], []).append(vector)
-        for relative_path, refused in by_note.items():
-            _vectors_refused_warn(result, relative_path=relative_path, refused=refused,
-                                  chunks=None)
-        result.embeddings_written += len(batch) - sum(map(len, by_note.values()))
-        timer.add("write", mark)
-
-
-def _vectors_refused_warn(result: IngestResult, *, relative_path: str,
-                          refused: list[VectorRefused], chunks: int | None) -> None:
-    """One warning per note whose chunks were stored without some of their vectors."""
-    result.embeddings_skipped += len(refused)
-    of = f" of {chunks}" if chunks is not None else ""
-    result.warnings.append({"file": relative_path, "reason": (
-        f"{len(refused)}{of} chunks stored without a vector: the embedding server answered "
-        f"none usable ({refused[0].reason}); they are found by their words until the next "
-        "ingest embeds them again")})
-
-
-def _fill_missing_lexical(*, vault: str, result: IngestResult, timer: _Timer) -> None:
-    """Chunks whose terms an older analyzer made (or none): new terms, their vectors kept."""
-    mark = time.perf_counter()
-    result.chunks_lexical_filled += store.chunks_lexical_refresh(vault_path=vault,
-                                                                 batch=LEXICAL_FILL_BATCH)
-    timer.add("lexical_fill", mark)
 
 
 def _sidecar_hash(stamp: dict[str, Any] | None) -> str | None:

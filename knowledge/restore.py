@@ -7,8 +7,8 @@ up to date afterwards by `db_init`), that the configured embedder made the archi
 that the database holds no table and the upload folder no file.
 
 The database is restored in one transaction: pg_restore writes the dump as a script that psql
-runs together with knowledge/sql.py RESTORE_FINISH (upload paths moved to this installation,
-row and object counts compared with the manifest), the product's schema files and
+runs together with knowledge/restore_sql.py RESTORE_FINISH (upload paths moved to this
+installation, row and object counts compared with the manifest), the product's schema files and
 knowledge/restore_catalogue.py's check that the schema holds nothing the product does not
 create. Any failure rolls all of it back. psql dies with this process (core/pg_tools.py
 die_with_parent), so a `rag restore` killed with SIGKILL leaves nothing committed.
@@ -43,7 +43,7 @@ from core.db import DatabaseRefused, PgvectorUnavailable, db_errors_translated
 from core.errors import InvalidRequest, first_line
 from core.pg_services import embedded_vector_extension_ensure
 from core.pg_tools import die_with_parent, libpq_environment, pg_tool_path, pg_tool_run
-from knowledge import sql
+from knowledge import restore_sql as sql
 from knowledge.backup import DUMP
 from knowledge.bases import kb_list
 from knowledge.db_schema import RAG_TABLES, db_init

@@ -9,7 +9,7 @@ What the restore trusts is the catalogue after the load instead, checked inside 
 own transaction:
 
 1. The dump is loaded. The row and object counts are compared with the manifest
-   (knowledge/sql.py RESTORE_FINISH).
+   (knowledge/restore_sql.py RESTORE_FINISH).
 2. The product's own schema files run: knowledge/schema.sql, and those the apps above register
    (knowledge/signals.py: index/schema.sql). Each of their functions and triggers is written
    with CREATE OR REPLACE, so an archived function or trigger of the same name now has the

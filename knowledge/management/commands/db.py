@@ -13,7 +13,7 @@ from core.commands import RagCommand
 from core.config import Config, get_config
 from core.errors import InvalidRequest
 from knowledge.db_schema import db_init, index_connection
-from knowledge.ingest import LEXICAL_FILL_BATCH
+from knowledge.ingest_fill import LEXICAL_FILL_BATCH
 from knowledge.store import chunks_lexical_refresh
 from knowledge.vector_index import (
     BuildProgress,
