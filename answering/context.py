@@ -4,7 +4,9 @@ The order and the merge rules, in this order:
 1. The hits keep the pipeline's final order (fused, reranked): block 1 is the best candidate.
    A chunk seen twice (same source, headings and content) is kept once, at its best place.
 2. At most `per_document` (RAG_CONTEXT_PER_DOCUMENT, 3) chunks of one document are kept, the
-   best-placed ones, so five chunks of one long report leave room for other documents.
+   best-placed ones, and at most `limit` in all (the answer's top_k): the places the cap frees
+   go to the next candidates, so five chunks of one long report leave room for the memo at
+   rank 10 (the ask path searches deeper when the cap frees places: answering/context_hits.py).
 3. Kept chunks of the same document whose chunk indexes follow each other (4 and 5, or 4, 5
    and 6) become one block, at the place of the best of them, with their texts in document
    order: a fact or a table split across two chunks reaches the model whole. The block's
@@ -14,10 +16,17 @@ The order and the merge rules, in this order:
    each way, 1 by default; `neighbour_places` names the chunks to fetch): the next chunk of its
    section while the cut falls inside a table (the chunk ends on a table row and the next begins
    with one) or inside a sentence (it ends on neither sentence nor clause punctuation); the
-   previous chunk while it begins inside a table without that table's header row. A neighbour
-   only ever joins the run of a kept chunk (rule 3), never makes a block of its own, and does
-   not count toward rule 2.
+   previous chunk while it begins inside a table without that table's header row, or inside a
+   sentence: it does not open a block (a heading, list item, table row, quote or code fence)
+   and the previous chunk ends neither a sentence (. ! ? … 。！？, closing quotes and brackets
+   aside) nor a block. A sentence's end is enough after a chunk, its start is not: a kept chunk
+   that begins after a `;` or `:` still lacks what the sentence is about. A neighbour only ever
+   joins the run of a kept chunk (rule 3), never makes a block of its own, and does not count
+   toward rule 2.
 5. Blocks are numbered in that order and packed within the budget; `[n]` is `citations[n-1]`.
+   A block that does not fit with its neighbours goes without those at its ends (its kept
+   chunks are the evidence; a neighbour only completes them); the first block, when even that
+   does not fit, is truncated.
 
 `block_hit` and `block_text` (with `block_truncated`) make a block's text from its chunks alone,
 without ranking or packing: answering/replay.py rebuilds a recorded context with them.
@@ -125,27 +134,33 @@ def context_build(*, hits: Sequence[SearchHit], token_budget: int,
                   dates: Mapping[int, str] | None = None,
                   per_document: int = PER_DOCUMENT_DEFAULT,
                   neighbours: Mapping[tuple[int, int], SearchHit] | None = None,
-                  neighbour_depth: int = 0) -> Context:
+                  neighbour_depth: int = 0, limit: int | None = None) -> Context:
     """Dedupe, cap per document, merge adjacent chunks, number and pack hits (in the pipeline's
     order) into blocks whose joined text fits `token_budget` (see the module docstring).
     `dates` (document id → its date) puts a `date:` line in the header of its blocks, so the
     model can tell sources of different dates apart. `neighbours` ((document id, chunk index) →
     chunk, fetched for `neighbour_places`) are taken on by rule 4, up to `neighbour_depth` each
-    way."""
+    way. `limit` bounds the chunks kept (rule 2): `hits` may then run deeper, and its further
+    candidates take the places the cap frees; None keeps every hit the cap allows."""
     blocks: list[str] = []
     citations: list[Citation] = []
     contents: list[str] = []
     dates = dates or {}
-    kept = _capped(_unique(hits), per_document)
+    kept = _capped(_unique(hits), per_document, limit=limit)
     joined = _neighbours_joined(kept, neighbours or {}, depth=neighbour_depth)
-    for position, (best, run) in enumerate(_runs(kept, joined)):
-        hit = block_hit(best=best, run=run)
+    evidence = {id(hit) for hit in kept}
+    for position, (best, whole) in enumerate(_runs(kept, joined)):
         number = len(blocks) + 1
-        date = dates.get(hit.document_id, "")
-        block = block_text(hit=hit, number=number, date=date)
+        date = dates.get(best.document_id, "")
         truncated = False
-        # Count the joined text, not block by block: tokens can merge across the separator.
-        if tokens_count(BLOCK_SEPARATOR.join([*blocks, block])) > token_budget:
+        # With its neighbours, else its kept chunks alone (rule 5).
+        for run in _packings(whole, evidence):
+            hit = block_hit(best=best, run=run)
+            block = block_text(hit=hit, number=number, date=date)
+            # Count the joined text, not block by block: tokens can merge across the separator.
+            if tokens_count(BLOCK_SEPARATOR.join([*blocks, block])) <= token_budget:
+                break
+        else:
             if position > 0:
                 continue
             cut = block_truncated(hit=hit, number=number, token_budget=token_budget, date=date)
@@ -188,14 +203,31 @@ def _document(hit: SearchHit) -> tuple[int, str]:
     return hit.document_id, hit.source
 
 
-def _capped(hits: list[SearchHit], per_document: int) -> list[SearchHit]:
+def _capped(hits: list[SearchHit], per_document: int, *,
+            limit: int | None = None) -> list[SearchHit]:
     kept: dict[tuple[int, str], int] = {}
-    capped = []
+    capped: list[SearchHit] = []
     for hit in hits:
+        if limit is not None and len(capped) >= limit:
+            break
         if kept.get(_document(hit), 0) < per_document:
             kept[_document(hit)] = kept.get(_document(hit), 0) + 1
             capped.append(hit)
     return capped
+
+
+def context_places_freed(*, hits: Sequence[SearchHit], per_document: int) -> int:
+    """How many of `hits` the context leaves out (duplicates, and chunks over the per-document
+    cap): places that deeper candidates could fill (rule 2)."""
+    return len(hits) - len(_capped(_unique(hits), per_document))
+
+
+def _packings(run: list[SearchHit], evidence: set[int]) -> list[list[SearchHit]]:
+    """The ways to pack `run`, best first: whole, then without the neighbours at its ends (from
+    its first kept chunk to its last: a neighbour between two kept chunks joins them)."""
+    places = [index for index, member in enumerate(run) if id(member) in evidence]
+    alone = run[places[0]:places[-1] + 1]
+    return [run] if len(alone) == len(run) else [run, alone]
 
 
 def neighbour_places(hits: Sequence[SearchHit], *, depth: int) -> list[tuple[int, int]]:
@@ -227,7 +259,7 @@ def _neighbours_joined(kept: list[SearchHit], neighbours: Mapping[tuple[int, int
         for step in range(1, depth + 1):
             before = neighbours.get((hit.document_id, hit.chunk_index - step))
             if before is None or (hit.document_id, before.chunk_index) in have \
-                    or not _table_headless(current) or not _table_cut(before, current):
+                    or not _begins_inside(before, current):
                 break
             joined[(hit.document_id, before.chunk_index)] = current = before
     return list(joined.values())
@@ -238,6 +270,12 @@ _TABLE_ROW = re.compile(r"^\s*\|")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 # Where a sentence or clause may end; a chunk ending on anything else was cut inside one.
 _SENTENCE_ENDS = frozenset(".!?;:。！？；：…\"'”’」』)）]】>*`|")
+# Where a sentence ends, and what may close it after its mark (quotes, brackets, emphasis).
+_SENTENCE_FINAL = frozenset(".!?…。！？．｡")
+_SENTENCE_CLOSERS = "\"'”’」』)）]】*_`"
+# A line that opens a Markdown block of its own: heading, list item, quote, table row, fence,
+# rule. A chunk beginning with one begins at a block, not inside a sentence.
+_BLOCK_START = re.compile(r"^\s*(?:#{1,6}(?:\s|$)|[-*+•]\s|\d{1,3}[.)]\s|>|\||```|~~~|-{3,}\s*$)")
 
 
 def _lines(text: str) -> list[str]:
@@ -255,6 +293,20 @@ def _table_headless(hit: SearchHit) -> bool:
     lines = _lines(hit.content)
     return bool(lines and _TABLE_ROW.match(lines[0])
                 and not any(_TABLE_SEPARATOR.match(line) for line in lines[1:3]))
+
+
+def _begins_inside(before: SearchHit, after: SearchHit) -> bool:
+    """`after` goes on with what `before` began: inside a table without its header row, or,
+    in the same section, inside a sentence `before` left unfinished."""
+    if _table_headless(after) and _table_cut(before, after):
+        return True
+    if list(before.heading_path) != list(after.heading_path):
+        return False
+    first, last = _lines(after.content), _lines(before.content)
+    if not first or not last or _BLOCK_START.match(first[0]) or _BLOCK_START.match(last[-1]):
+        return False
+    ending = last[-1].rstrip().rstrip(_SENTENCE_CLOSERS)
+    return bool(ending) and ending[-1] not in _SENTENCE_FINAL
 
 
 def _cut_inside(before: SearchHit, after: SearchHit) -> bool:

@@ -5,9 +5,13 @@
 - `signals` (design 9.5): a logistic model of "the knowledge base holds the answer" over the
   refusal signals of the results (retrieval/signals.py: the confidence, the gap between the two
   best documents, how many documents are close to the top, the key-term coverage, weighed per
-  script); answer when its probability reaches SIGNALS_CUT. RAG_MIN_SIMILARITY, when an
-  operator sets it, stays a floor under this rule too: a confidence below it is refused
-  whatever the other signals say.
+  script). A confidence that reaches the threshold is answered unless the model is nearly sure
+  the results miss (its probability below SIGNALS_VETO_CUT); a lower one is answered when the
+  probability reaches SIGNALS_CUT. A doubt alone no longer refuses what the threshold answers
+  (with one cut for both, the model refused answerable questions the threshold answered: issue
+  #37), and a low cosine that one document covers is still answered.
+  RAG_MIN_SIMILARITY, when an operator sets it, stays a floor under this rule too: a
+  confidence below it is refused whatever the other signals say.
 
 RAG_REFUSAL unset picks `signals` for the embedding providers the model was fitted for
 (SIGNALS_PROVIDERS) and `threshold` for the others: the model reads cosines on the scale of the
@@ -38,9 +42,14 @@ SIGNALS_PROVIDERS = ("fake",)
 # top, gap, 1/support, coverage, cjk_share, cjk_share × coverage:
 SIGNALS_COEFFICIENTS = (3.765, 0.269, 0.601, 5.147, 0.1, 3.695)
 SIGNALS_INTERCEPT = -4.567
-# The probability at which the fit's answerable train queries are answered as often as under
-# the fake provider's threshold of 0.20 (92.8%): the rule spends no answer rate on its refusals.
+# Below the threshold: the probability at which the fit's answerable train queries are
+# answered as often as under the fake provider's threshold of 0.20 (92.8%).
 SIGNALS_CUT = 0.402
+# At the threshold or above: the highest cut (0.01 steps) that refuses no answerable question
+# the threshold answers among the dev questions (bench/fit_refusal.py `veto_cut`: SciFact train
+# claims of their own base and of the sample vaults' bases, and the dev split of
+# eval/refusal-questions.yaml), where the lowest such probability is 0.188.
+SIGNALS_VETO_CUT = 0.18
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,12 @@ def signals_probability(signals: RefusalSignals) -> float:
     return 1 / (1 + math.exp(-max(-50.0, min(50.0, value))))
 
 
+def signals_grounded(*, probability: float, top: float, threshold: float) -> bool:
+    """The `signals` rule's decision: a confidence `top` that reaches `threshold` unless the
+    model's `probability` is below SIGNALS_VETO_CUT, a lower one when it reaches SIGNALS_CUT."""
+    return probability >= (SIGNALS_VETO_CUT if top >= threshold else SIGNALS_CUT)
+
+
 def refusal_rule(config: Config) -> str:
     """RAG_REFUSAL when set, else the rule fitted for the embedding provider."""
     if config.rag_refusal is not None:
@@ -89,6 +104,8 @@ def refusal_decide(*, signals: RefusalSignals, config: Config) -> Refusal:
                        signals=signals, probability=None, threshold=config.threshold)
     probability = signals_probability(signals)
     floor = config.rag_min_similarity
-    grounded = probability >= SIGNALS_CUT and (floor is None or signals.top >= floor)
+    grounded = (signals_grounded(probability=probability, top=signals.top,
+                                 threshold=config.threshold)
+                and (floor is None or signals.top >= floor))
     return Refusal(rule=REFUSAL_SIGNALS, grounded=grounded, signals=signals,
                    probability=probability, threshold=floor)

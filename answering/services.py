@@ -19,6 +19,7 @@ from typing import Any
 from access.callers import Scope
 from answering.citations import CitationStreamFilter, citations_strip
 from answering.context import context_build, neighbour_places
+from answering.context_hits import context_hits
 from answering.llm import LLMClient, get_llm_client, llm_outbound_check, llm_outbound_record
 from answering.llm_usage import TokenUsage
 from answering.modes import (
@@ -137,12 +138,17 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
     `history_bases` are the bases its earlier answers cite, which the outbound policy covers."""
     query = search_query or question
     outcome = search(query=query, top_k=top_k, config=config, scope=scope, filters=filters)
-    dates = document_dates(document_ids=[hit.document_id for hit in outcome.results])
-    context = context_build(hits=outcome.results, token_budget=config.rag_context_token_budget,
+    # The context's candidates: deeper than top_k when the per-document cap frees places.
+    candidates = context_hits(query=query, outcome=outcome, top_k=top_k,
+                              per_document=config.rag_context_per_document, config=config,
+                              scope=scope, filters=filters)
+    dates = document_dates(document_ids=[hit.document_id for hit in candidates.hits])
+    context = context_build(hits=candidates.hits, token_budget=config.rag_context_token_budget,
                             dates=dates, per_document=config.rag_context_per_document,
-                            neighbours=_neighbours(outcome.results,
+                            neighbours=_neighbours(candidates.hits,
                                                    depth=config.rag_context_neighbours),
-                            neighbour_depth=config.rag_context_neighbours)
+                            neighbour_depth=config.rag_context_neighbours,
+                            limit=candidates.limit)
     refusal = refusal_decide(signals=signals_measure(query=query, hits=outcome.results,
                                                      confidence=outcome.confidence),
                              config=config)

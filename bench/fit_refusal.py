@@ -20,11 +20,14 @@ retrieved does). One dump per (queries, base) pair, searched exactly as /ask sea
 the base (a second run skips the unchanged files). `fit` prints, as JSON, the weights of a
 class-balanced logistic model over `answering.refusal.signals_features` (Newton's method, L2
 --l2), its cut (the probability at which the answerable train queries are answered as often as
-under --shipped-threshold), the single threshold that separates the train dumps best, and per
-question set and per base the refusal precision and recall and the answer rate of the shipped
-threshold, of that fitted threshold, of the model at its cut and at 0.5, and of the constants
-answering/refusal.py ships with (which come from this output). The test dumps are read only to
-report: nothing is fitted on them.
+under --shipped-threshold), its veto cut and the shipped model's (`veto_cut`: the cut above the
+threshold that refuses none of the answerable train queries the threshold answers), the single
+threshold that separates the train dumps best, and per question set and per base the refusal
+precision and recall and the answer rate of the shipped threshold, of that fitted threshold, of
+the model at one cut (its own, 0.5) and at its two cuts, and of the rule answering/refusal.py
+ships (whose constants come from this output), also with its one former cut. The test dumps
+are read only to report: nothing is fitted on them. bench/refusal_questions.py `--dump` writes
+dumps of written questions (its dev split is where SIGNALS_VETO_CUT was chosen).
 """
 
 from __future__ import annotations
@@ -208,17 +211,37 @@ def cut_matched(samples: list[Sample], coefficients, intercept: float, *,
     return math.floor(ranked[target - 1] * 1000) / 1000
 
 
+def veto_cut(samples: list[Sample], coefficients, intercept: float, *,
+             threshold: float) -> float | None:
+    """The highest cut (0.01 steps) below the probability of every answerable sample that
+    `threshold` answers: above the threshold, the model refuses none of them."""
+    answered = [probability(s, coefficients, intercept) for s in samples
+                if s.answerable and s.has_results and s.confidence >= threshold]
+    return math.floor(min(answered) * 100) / 100 if answered else None
+
+
 def fit(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from answering.refusal import SIGNALS_COEFFICIENTS, SIGNALS_CUT, SIGNALS_INTERCEPT
+    from answering.refusal import (
+        SIGNALS_COEFFICIENTS,
+        SIGNALS_CUT,
+        SIGNALS_INTERCEPT,
+        SIGNALS_VETO_CUT,
+    )
 
     train = samples_load(args.train)
     coefficients, intercept = logistic_fit(train, l2=args.l2)
-    cut = cut_matched(train, coefficients, intercept, threshold=args.shipped_threshold)
+    shipped = args.shipped_threshold
+    cut = cut_matched(train, coefficients, intercept, threshold=shipped)
+    veto = veto_cut(train, coefficients, intercept, threshold=shipped)
     threshold = threshold_fit(train)
 
-    def signals_refuse(weights, bias: float, at: float):
-        return lambda s: not s.has_results or probability(s, weights, bias) < at
+    def signals_refuse(weights, bias: float, at: float, above: float | None = None):
+        """Refuse below `at`; at or above the threshold below `above` instead, when given."""
+        def refuses(s: Sample) -> bool:
+            cut_here = above if above is not None and s.confidence >= shipped else at
+            return not s.has_results or probability(s, weights, bias) < cut_here
+        return refuses
 
     rules = {
         f"threshold {args.shipped_threshold}": lambda s: (not s.has_results
@@ -228,8 +251,12 @@ def fit(args: argparse.Namespace) -> None:
         < threshold,
         f"signals (fitted now, cut {cut})": signals_refuse(coefficients, intercept, cut),
         "signals (fitted now, cut 0.5)": signals_refuse(coefficients, intercept, 0.5),
+        f"signals (fitted now, cuts {veto} / {cut})": signals_refuse(coefficients, intercept,
+                                                                     cut, veto),
         "signals (shipped)": signals_refuse(SIGNALS_COEFFICIENTS, SIGNALS_INTERCEPT,
-                                            SIGNALS_CUT),
+                                            SIGNALS_CUT, SIGNALS_VETO_CUT),
+        "signals (shipped, one cut)": signals_refuse(SIGNALS_COEFFICIENTS, SIGNALS_INTERCEPT,
+                                                     SIGNALS_CUT),
     }
 
     def table(samples: list[Sample]) -> dict:
@@ -242,7 +269,10 @@ def fit(args: argparse.Namespace) -> None:
                 for group, members in groups.items()}
 
     report: dict = {"features": FEATURES, "coefficients": coefficients, "intercept": intercept,
-                    "cut": cut, "fitted_threshold": threshold, "l2": args.l2,
+                    "cut": cut, "veto_cut": veto,
+                    "shipped_veto_cut": veto_cut(train, SIGNALS_COEFFICIENTS,
+                                                 SIGNALS_INTERCEPT, threshold=shipped),
+                    "fitted_threshold": threshold, "l2": args.l2,
                     "train": table(train)}
     if args.test:
         report["test"] = table(samples_load(args.test))

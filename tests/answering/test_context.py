@@ -393,3 +393,130 @@ def test_a_neighbour_never_makes_a_block_or_counts_toward_the_per_document_cap()
                             neighbours=neighbour_map(*after), neighbour_depth=1)
     assert context.blocks == 3
     assert context.contents == [f"part {n} goes on\n\nand ends {n}." for n in range(3)]
+
+
+# Rule 4, the other way: a chunk that begins inside a sentence takes on the chunk before it.
+PUMP_START = "The replacement pump for the north shaft, ordered from Hartmann Pumps, will"
+PUMP_END = "arrive on 14 April and be installed by the shaft crew."
+
+
+def test_a_chunk_that_begins_inside_a_sentence_takes_on_the_chunk_before_it() -> None:
+    section = ["Findings"]
+    before = hit(PUMP_START, source="r.md", heading_path=section, score=0.0, chunk_index=6)
+    kept = hit(PUMP_END, source="r.md", heading_path=section, score=0.8, chunk_index=7)
+    context = context_build(hits=[kept], token_budget=2000, neighbours=neighbour_map(before),
+                            neighbour_depth=1)
+    assert context.contents == [f"{PUMP_START}\n\n{PUMP_END}"]
+    # Cited by the retrieved chunk; both chunks recorded, in document order.
+    assert context.citations[0].chunk_index == 7
+    assert [member.chunk_index for member in context.citations[0].chunks] == [6, 7]
+    assert context_build(hits=[kept], token_budget=2000, neighbours=neighbour_map(before),
+                         neighbour_depth=0).contents == [PUMP_END]
+
+
+@pytest.mark.parametrize(("previous", "taken"), [
+    # A clause's end is no sentence's end: the kept chunk still lacks its subject.
+    ("The pump was ordered from Hartmann Pumps; it will", True),
+    ("The zone averages 2.1% Cu over", True),
+    ("新水泵由不来梅的哈特曼公司供货，预计", True),
+    ("The pump was ordered from Hartmann Pumps.", False),
+    ('The foreman said "it is ordered."', False),
+    ("The pump was ordered (see the memo.)", False),
+    ("新水泵由哈特曼公司供货。", False),
+    ("## Delivery", False),
+    ("- pump ordered from Hartmann", False),
+    ("| ZK01 | 12.0 |", False),
+])
+def test_only_a_previous_chunk_that_leaves_its_sentence_unfinished_is_taken_on(
+        previous: str, taken: bool) -> None:
+    section = ["Findings"]
+    before = hit(previous, source="r.md", heading_path=section, score=0.0, chunk_index=6)
+    kept = hit("arrive on 14 April.", source="r.md", heading_path=section, score=0.8,
+               chunk_index=7)
+    context = context_build(hits=[kept], token_budget=2000, neighbours=neighbour_map(before),
+                            neighbour_depth=1)
+    assert context.contents == [f"{previous}\n\n{kept.content}" if taken else kept.content]
+
+
+@pytest.mark.parametrize("opening", ["## Delivery\n\nThe pump arrives on 14 April.",
+                                     "- arrive on 14 April", "1. arrive on 14 April",
+                                     "> arrive on 14 April", "```\npump --arrive\n```"])
+def test_a_chunk_that_opens_a_block_does_not_take_on_the_chunk_before_it(opening: str) -> None:
+    section = ["Findings"]
+    before = hit(PUMP_START, source="r.md", heading_path=section, score=0.0, chunk_index=6)
+    kept = hit(opening, source="r.md", heading_path=section, score=0.8, chunk_index=7)
+    assert context_build(hits=[kept], token_budget=2000, neighbours=neighbour_map(before),
+                         neighbour_depth=1).contents == [opening]
+
+
+def test_a_sentence_is_never_continued_from_another_section() -> None:
+    before = hit(PUMP_START, source="r.md", heading_path=["Orders"], score=0.0, chunk_index=6)
+    kept = hit(PUMP_END, source="r.md", heading_path=["Findings"], score=0.8, chunk_index=7)
+    assert context_build(hits=[kept], token_budget=2000, neighbours=neighbour_map(before),
+                         neighbour_depth=1).contents == [PUMP_END]
+
+
+def test_a_sentence_cut_twice_takes_on_each_chunk_before_it_up_to_the_depth() -> None:
+    section = ["Findings"]
+    first = hit("The replacement pump for the north shaft,", source="r.md",
+                heading_path=section, score=0.0, chunk_index=5)
+    second = hit("ordered from Hartmann Pumps, will", source="r.md", heading_path=section,
+                 score=0.0, chunk_index=6)
+    kept = hit(PUMP_END, source="r.md", heading_path=section, score=0.8, chunk_index=7)
+    deep = context_build(hits=[kept], token_budget=2000,
+                         neighbours=neighbour_map(first, second), neighbour_depth=2)
+    assert deep.contents == [f"{first.content}\n\n{second.content}\n\n{PUMP_END}"]
+    shallow = context_build(hits=[kept], token_budget=2000,
+                            neighbours=neighbour_map(first, second), neighbour_depth=1)
+    assert shallow.contents == [f"{second.content}\n\n{PUMP_END}"]
+
+
+@pytest.mark.parametrize("direction", ["before", "after"])
+def test_a_neighbour_that_does_not_fit_leaves_its_kept_chunk_in_the_context(
+        direction: str) -> None:
+    section = ["Findings"]
+    padding = " ".join(f"word{n}" for n in range(300))
+    if direction == "before":
+        neighbour = hit(f"{padding} and the pump will", source="r.md", heading_path=section,
+                        score=0.0, chunk_index=6)
+        kept = hit(PUMP_END, source="r.md", heading_path=section, score=0.7, chunk_index=7)
+    else:
+        kept = hit(PUMP_START, source="r.md", heading_path=section, score=0.7, chunk_index=6)
+        neighbour = hit(f"arrive in April, {padding}.", source="r.md", heading_path=section,
+                        score=0.0, chunk_index=7)
+    first = hit("The memo names the supplier.", source="m.md", heading_path=["Memo"],
+                score=0.9)
+    first = replace(first, document_id=2)
+    budget = tokens_count(context_build(hits=[first, kept], token_budget=5000).text) + 5
+    context = context_build(hits=[first, kept], token_budget=budget,
+                            neighbours=neighbour_map(neighbour), neighbour_depth=1)
+    # The kept chunk is the evidence: it comes whole, without the neighbour that cannot fit.
+    assert context.contents == [first.content, kept.content]
+    assert [member.chunk_index for member in context.citations[1].chunks] == [kept.chunk_index]
+    assert not context.citations[1].truncated
+    # The first block too keeps its evidence whole rather than a neighbour's truncated text.
+    alone = context_build(hits=[kept], token_budget=tokens_count(context.block_texts[1]) + 5,
+                          neighbours=neighbour_map(neighbour), neighbour_depth=1)
+    assert alone.contents == [kept.content] and not alone.citations[0].truncated
+
+
+# Rule 2: the places the per-document cap frees go to the next candidates.
+def test_places_the_cap_frees_go_to_the_memo_beyond_the_top_k() -> None:
+    from answering.context import context_places_freed
+
+    report = [hit(f"Report part {rank}.", source="report.md", heading_path=[f"S{rank}"],
+                  score=0.9 - rank / 100, chunk_index=rank * 2) for rank in range(1, 10)]
+    memo = replace(hit("The memo moves the pump contract to Hartmann.", source="memo.md",
+                       heading_path=["Memo"], score=0.5), document_id=2)
+    hits = [*report, memo]  # the report holds ranks 1-9, the memo rank 10
+    assert context_places_freed(hits=hits[:5], per_document=3) == 2
+    context = context_build(hits=hits, token_budget=2000, limit=5)
+    assert [c.source for c in context.citations] == ["report.md"] * 3 + ["memo.md"]
+    assert [c.chunk_index for c in context.citations[:3]] == [2, 4, 6]
+    # Only freed places are filled: five chunks of five documents keep the memo out.
+    others = [replace(item, document_id=10 + rank, source=f"other{rank}.md")
+              for rank, item in enumerate(report[3:], start=4)]
+    crowded = context_build(hits=[*report[:3], *others, memo], token_budget=2000, limit=5)
+    assert [c.source for c in crowded.citations] == (["report.md"] * 3
+                                                     + ["other4.md", "other5.md"])
+    assert context_places_freed(hits=[*report[:3], *others[:2]], per_document=3) == 0

@@ -24,7 +24,7 @@ from answering.evaluation import (
     questions_load,
     questions_parse,
 )
-from answering.refusal import SIGNALS_CUT
+from answering.refusal import signals_grounded
 from core.config import get_config
 from core.errors import InvalidRequest
 from retrieval.services import search
@@ -79,7 +79,9 @@ def test_signals_rule_passes_the_questions_and_reports_its_decisions(sample_inde
         refusal = row["refusal"]
         assert refusal["rule"] == "signals"
         assert refusal["grounded"] == (row["mode"] == "rag")
-        assert (refusal["probability"] >= SIGNALS_CUT) == refusal["grounded"]
+        assert refusal["grounded"] == signals_grounded(
+            probability=refusal["probability"], top=refusal["signals"]["top"],
+            threshold=config.threshold)
 
 
 def test_failed_expectation_is_reported(sample_index, tmp_path: Path):

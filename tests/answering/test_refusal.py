@@ -12,8 +12,11 @@ from answering.modes import MODE_NO_ANSWER, MODE_RAG, mode_decide, mode_for
 from answering.refusal import (
     REFUSAL_SIGNALS,
     REFUSAL_THRESHOLD,
+    SIGNALS_CUT,
+    SIGNALS_VETO_CUT,
     refusal_decide,
     refusal_rule,
+    signals_grounded,
     signals_probability,
 )
 from answering.services import ask, ask_events, ask_prepare
@@ -64,6 +67,30 @@ def test_signals_answer_a_low_cosine_that_one_document_covers() -> None:
     assert decided_mode(LOW_BUT_COVERED, config_for(REFUSAL_THRESHOLD)) == MODE_NO_ANSWER
     assert signals_probability(LOW_BUT_COVERED) > 0.7
     assert decided_mode(LOW_BUT_COVERED, config) == MODE_RAG
+
+
+def test_signals_do_not_refuse_over_a_doubt_what_the_threshold_answers() -> None:
+    """Issue #37: a dev question the base answers (its source ranked 3rd), above the threshold,
+    whose key words the results half cover; one cut for both sides refused it."""
+    doubtful = RefusalSignals(top=0.2785, gap=0.2318, support=1, coverage=0.4286,
+                              cjk_share=0.0)
+    config = config_for(REFUSAL_SIGNALS)
+    assert SIGNALS_VETO_CUT <= signals_probability(doubtful) < SIGNALS_CUT
+    assert decided_mode(doubtful, config_for(REFUSAL_THRESHOLD)) == MODE_RAG
+    assert decided_mode(doubtful, config) == MODE_RAG
+    # Below the threshold the same doubt is a refusal: only a probable answer rescues a low
+    # cosine.
+    low = dataclasses.replace(doubtful, top=0.19)
+    assert signals_probability(low) < SIGNALS_CUT
+    assert decided_mode(low, config) == MODE_NO_ANSWER
+
+
+@pytest.mark.parametrize("top", [0.0, 0.1, 0.19999, 0.2, 0.3, 0.9])
+@pytest.mark.parametrize("probability", [0.0, 0.17999, 0.18, 0.3, 0.40199, 0.402, 1.0])
+def test_signals_grounded_takes_the_veto_cut_at_the_threshold_and_the_cut_below(
+        top: float, probability: float) -> None:
+    expected = probability >= (SIGNALS_VETO_CUT if top >= 0.2 else SIGNALS_CUT)
+    assert signals_grounded(probability=probability, top=top, threshold=0.2) is expected
 
 
 def test_each_signal_moves_the_probability_its_way() -> None:

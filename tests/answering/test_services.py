@@ -216,3 +216,51 @@ def test_a_table_cut_between_chunks_reaches_the_model_with_its_header_row(db, tm
     alone = ask_prepare(question=f"What is the copper grade of hole {asked}?", top_k=1,
                         fallback=False, config=get_config(), scope=scope_all())
     assert "| hole |" not in alone.block_contents[0] and asked in alone.block_contents[0]
+
+
+def test_a_sentence_cut_by_a_page_break_reaches_the_model_whole(db, tmp_path, config_override):
+    """A PDF whose page break cuts a sentence: its pages are chunks of their own, and retrieval
+    returns only the second; the context takes on the first, which says what the sentence is
+    about (RAG_CONTEXT_NEIGHBOURS)."""
+    from tests.knowledge.formats.files import pdf_bytes
+
+    opening = ("Shaft report 2024. Dewatering of the north shaft stopped in February when the "
+               "main pump failed. The replacement pump, ordered from Hartmann Pumps of Bremen, "
+               "will")
+    rest = "arrive on 14 April 2024 and be installed by the shaft crew within two shifts."
+    (tmp_path / "shaft.pdf").write_bytes(pdf_bytes([opening, rest]))
+    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT chunk_index, content, page_start FROM chunks ORDER BY chunk_index")
+        chunks = cursor.fetchall()
+    # The page break is the chunk boundary, and it falls inside the sentence.
+    assert [(index, page) for index, _, page in chunks] == [(0, 1), (1, 2)]
+    assert chunks[0][1].rstrip().endswith("will") and chunks[1][1].startswith("arrive")
+    question = "What arrives on 14 April 2024, to be installed by the shaft crew?"
+    plan = ask_prepare(question=question, top_k=1, fallback=False, config=get_config(),
+                       scope=scope_all())
+    assert plan.mode == "rag", (plan.mode, plan.confidence, plan.refusal)
+    assert plan.citations[0]["chunk_index"] == 1 and plan.citations[0]["page_start"] == 2
+    (block,) = plan.block_contents
+    assert "Hartmann Pumps" in block and "arrive on 14 April 2024" in block
+    assert "source: shaft.pdf, p. 1–2" in plan.messages[-1]["content"]
+    config_override(rag_context_neighbours=0)
+    alone = ask_prepare(question=question, top_k=1, fallback=False, config=get_config(),
+                        scope=scope_all())
+    assert alone.block_contents == [chunks[1][1]]
+
+
+def test_the_memo_beyond_the_top_k_reaches_the_answers_context(db, tmp_path):
+    # Five chunks of one report fill the top 5; the per-document cap frees places, and the
+    # memo below them takes one. Confidence and refusal stay the top_k search's.
+    from tests.answering.test_context_hits import QUESTION, vault_write
+
+    vault_write(tmp_path, parts=12)
+    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    outcome = search(query=QUESTION, top_k=5, config=get_config(), scope=scope_all())
+    assert {hit.source for hit in outcome.results} == {"report.md"}
+    plan = ask_prepare(question=QUESTION, top_k=5, fallback=False, config=get_config(),
+                       scope=scope_all())
+    assert plan.mode == "rag"
+    assert "memo.md" in [citation["source"] for citation in plan.citations]
+    assert plan.confidence == outcome.confidence

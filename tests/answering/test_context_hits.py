@@ -1,0 +1,83 @@
+"""The candidates of an answer's context: a deeper search when the per-document cap frees places
+of the top_k (answering/context_hits.py)."""
+
+from __future__ import annotations
+
+from access.callers import scope_all
+from answering.context import context_build
+from answering.context_hits import CONTEXT_SEARCH_DEPTH, context_hits
+from core.config import get_config
+from knowledge.ingest import vault_ingest
+from retrieval.services import search
+from traces.recording import trace_begin, trace_detach
+
+QUESTION = "What is the maintenance schedule of the north shaft dewatering pump?"
+
+
+def vault_write(folder, *, parts: int) -> None:
+    """A long report whose every section speaks of the pump, and a short memo that does too."""
+    sections = "\n\n".join(
+        f"## Part {n}\n\nThe north shaft dewatering pump maintenance schedule, inspection {n}: "
+        f"the dewatering pump of the north shaft is serviced on schedule, round {n}."
+        for n in range(1, parts + 1))
+    (folder / "report.md").write_text(f"# Pump report\n\n{sections}\n")
+    (folder / "memo.md").write_text(
+        "# Memo\n\nFrom May the pump contract moves to Hartmann Pumps, who keep the "
+        "maintenance schedule of the north shaft.\n")
+
+
+def test_the_memo_beyond_the_top_k_fills_a_place_the_cap_frees(db, tmp_path):
+    vault_write(tmp_path, parts=12)
+    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    config = get_config()
+    outcome = search(query=QUESTION, top_k=5, config=config, scope=scope_all())
+    assert [hit.source for hit in outcome.results] == ["report.md"] * 5
+    deeper = search(query=QUESTION, top_k=CONTEXT_SEARCH_DEPTH, config=config,
+                    scope=scope_all())
+    memo_rank = [hit.source for hit in deeper.results].index("memo.md") + 1
+    assert memo_rank > 5
+    candidates = context_hits(query=QUESTION, outcome=outcome, top_k=5, per_document=3,
+                              config=config, scope=scope_all())
+    assert candidates.limit == 5 and candidates.hits == deeper.results
+    context = context_build(hits=candidates.hits, token_budget=5000, per_document=3,
+                            limit=candidates.limit)
+    assert "memo.md" in [citation.source for citation in context.citations]
+    # Built from the top_k alone, the report leaves the memo out.
+    alone = context_build(hits=outcome.results, token_budget=5000, per_document=3)
+    assert {citation.source for citation in alone.citations} == {"report.md"}
+
+
+def test_a_top_k_the_cap_leaves_whole_is_not_searched_again(db, tmp_path, monkeypatch):
+    vault_write(tmp_path, parts=2)
+    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    config = get_config()
+    outcome = search(query=QUESTION, top_k=3, config=config, scope=scope_all())
+    assert sorted(hit.source for hit in outcome.results) == ["memo.md", "report.md", "report.md"]
+
+    def searched_again(**_: object) -> None:
+        raise AssertionError("searched again")
+
+    monkeypatch.setattr("answering.context_hits.search", searched_again)
+    candidates = context_hits(query=QUESTION, outcome=outcome, top_k=3, per_document=3,
+                              config=config, scope=scope_all())
+    assert candidates.hits == outcome.results and candidates.limit == 3
+    # Fewer results than the top_k: there is nothing deeper to fill a place with.
+    assert context_hits(query=QUESTION, outcome=outcome, top_k=5, per_document=1,
+                        config=config, scope=scope_all()).hits == outcome.results
+
+
+def test_the_deeper_search_leaves_the_traced_parameters_of_the_answer(db, tmp_path):
+    vault_write(tmp_path, parts=12)
+    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    config = get_config()
+    trace = trace_begin(operation="ask", channel="test")
+    try:
+        outcome = search(query=QUESTION, top_k=5, config=config, scope=scope_all())
+        stages = set(trace.timings_ms)
+        context_hits(query=QUESTION, outcome=outcome, top_k=5, per_document=3, config=config,
+                     scope=scope_all())
+    finally:
+        trace_detach(trace)
+    assert trace.parameters["top_k"] == 5
+    assert trace.parameters["context_search_depth"] == CONTEXT_SEARCH_DEPTH
+    assert set(trace.timings_ms) == stages | {"context_search"}
