@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 from typing import Any
 
 from django import forms
@@ -17,6 +18,9 @@ from core.errors import InvalidRequest
 from retrieval.filters import FORMATS, filters_parse
 
 MAX_QUESTIONS_BYTES = 1024 * 1024  # a YAML file of questions, far above any real set
+# The question set the project ships (what `rag eval` reads by default), by the name it is
+# offered and stored under.
+SHIPPED_QUESTIONS_NAME = "eval/questions.yaml"
 
 
 class FilterFields(forms.Form):
@@ -144,23 +148,39 @@ class ConversationRenameForm(forms.Form):
 
 
 class QuestionSetImportForm(forms.Form):
-    name = forms.CharField(max_length=200, strip=True)
+    # Required, except with the shipped questions: they are named after their file then.
+    name = forms.CharField(max_length=200, strip=True, required=False)
     knowledge_base = forms.ChoiceField()
     file = forms.FileField(required=False)
     text = forms.CharField(required=False, strip=False,
                            widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}))
+    shipped = forms.BooleanField(required=False)
 
-    def __init__(self, *args, bases: list[dict], **kwargs) -> None:
+    def __init__(self, *args, bases: list[dict], shipped: Path | None = None, **kwargs) -> None:
+        """`shipped`: the project's eval/questions.yaml, offered when it is there."""
         super().__init__(*args, **kwargs)
         knowledge_base = choice_field(self, "knowledge_base")
         knowledge_base.choices = [(base["slug"], base["name"]) for base in bases]
+        self.shipped_path = shipped
+        if shipped is None:
+            del self.fields["shipped"]
 
     def clean(self) -> dict[str, Any]:
-        """One of the two: an uploaded file (UTF-8) or pasted text; `yaml_text` and
-        `source_name` come out of it."""
+        """One of three: an uploaded file (UTF-8), pasted text or the shipped questions;
+        `yaml_text` and `source_name` come out of it."""
         data = super().clean()
         assert data is not None  # Form.clean() returns cleaned_data
         upload, text = data.get("file"), data.get("text") or ""
+        if data.get("shipped") and self.shipped_path is not None:
+            if upload or text.strip():
+                raise forms.ValidationError(_("Use the shipped questions, or upload or paste "
+                                              "your own: not both."))
+            data["yaml_text"] = self.shipped_path.read_text(encoding="utf-8")
+            data["source_name"] = SHIPPED_QUESTIONS_NAME
+            data["name"] = data.get("name") or SHIPPED_QUESTIONS_NAME
+            return data
+        if not data.get("name") and "name" not in self.errors:
+            self.add_error("name", self.fields["name"].error_messages["required"])
         if upload and text.strip():
             raise forms.ValidationError(_("Upload a file or paste the questions, not both."))
         if upload:

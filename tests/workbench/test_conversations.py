@@ -149,6 +149,31 @@ def test_a_two_turn_conversation_shows_the_follow_ups_standalone_query(reader, s
     assert 'href="/workbench/chunks/' in page
 
 
+def test_a_streamed_turn_brings_the_list_beside_the_thread_up_to_date(reader, sample_index):
+    older = own(reader, "An older conversation")
+    conversation_id = start(reader)
+    thread = f"/workbench/conversations/{conversation_id}/"
+    aside = reader.get(thread).content.decode()
+    assert "0 messages · " in aside  # before the question
+    events = sse_events(reader.post(f"{thread}stream", {"question": P1}))
+    name, result = events[-1]
+    assert name == "result"
+    items = re.findall(r"<li>(.*?)</li>", result["conversations"], re.DOTALL)
+    # The conversation just asked in comes first, titled by its question, with its two messages
+    # counted; the other keeps its place and count.
+    assert len(items) == 2
+    assert (f'<a href="/workbench/conversations/{conversation_id}/" aria-current="page">{P1}'
+            f'</a>') in items[0]
+    assert "2 messages · " in items[0]
+    assert f'href="/workbench/conversations/{older.pk}/">An older conversation' in items[1]
+    assert "0 messages · " in items[1]
+    # What the page shows after a reload is the same list.
+    page = reader.get(thread).content.decode()
+    listed = page[page.index('<ol class="conversation-list" id="conversation-list">'):]
+    assert listed.index(P1) < listed.index("An older conversation")
+    assert "2 messages · " in listed
+
+
 def test_a_card_whose_passage_changed_since_the_answer_loses_its_link(reader, sample_index):
     from knowledge.models import Chunk
 

@@ -124,6 +124,53 @@ def test_a_file_and_pasted_text_together_are_refused(reader):
     assert not QuestionSet.objects.exists()
 
 
+def test_the_shipped_questions_are_offered_and_imported_without_an_upload(reader):
+    panel = reader.get(PANEL).content.decode()
+    assert '<input type="checkbox" name="shipped" id="id_shipped">' in panel
+    assert "<code>eval/questions.yaml</code>" in panel
+    response = reader.post(f"{PANEL}sets/import", {"name": "", "knowledge_base": "default",
+                                                   "shipped": "on"})
+    question_set = QuestionSet.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == f"{PANEL}?set={question_set.pk}"
+    assert (question_set.name, question_set.source_name) == ("eval/questions.yaml",
+                                                             "eval/questions.yaml")
+    expected = questions_load(path=QUESTIONS)
+    assert [question["id"] for question in question_set.questions] == [
+        question.id for question in expected]
+    # Ready to run: the set is in the launch form.
+    launch_form = reader.get(PANEL).content.decode().split('id="launch-title"')[1]
+    assert f'<option value="{question_set.pk}"' in launch_form
+
+
+def test_the_shipped_questions_and_a_name_of_ones_own(reader):
+    reader.post(f"{PANEL}sets/import", {"name": "acme baseline", "knowledge_base": "default",
+                                        "shipped": "on"})
+    assert QuestionSet.objects.get().name == "acme baseline"
+
+
+def test_the_shipped_questions_with_pasted_ones_are_refused(reader):
+    response = reader.post(f"{PANEL}sets/import", {"name": "", "knowledge_base": "default",
+                                                   "shipped": "on", "text": "questions: []"})
+    assert response.status_code == 422 and "not both" in response.content.decode()
+    assert not QuestionSet.objects.exists()
+
+
+def test_without_a_shipped_file_nothing_is_offered(reader, config_override, tmp_path):
+    config_override(project_root=tmp_path)
+    assert 'name="shipped"' not in reader.get(PANEL).content.decode()
+    response = reader.post(f"{PANEL}sets/import", {"name": "x", "knowledge_base": "default",
+                                                   "shipped": "on"})
+    assert response.status_code == 422
+    assert "Upload a YAML file or paste the questions." in response.content.decode()
+
+
+def test_a_set_of_ones_own_still_needs_a_name(reader):
+    response = import_set(reader, name="")
+    assert response.status_code == 422 and "This field is required." in response.content.decode()
+    assert not QuestionSet.objects.exists()
+
+
 # ---- runs -------------------------------------------------------------------------------------
 
 def test_a_run_scores_exactly_what_evaluate_gives(reader, sample_index):

@@ -79,6 +79,69 @@ def test_a_base_page_lists_its_documents_for_a_reader_without_the_upload_form(re
     assert "Reindex" not in html and "Delete" not in html
 
 
+HANDBOOK = """---
+title: On-call handbook
+tags: [oncall]
+---
+# Pager rotation
+
+Hand the pager over every Monday at 09:00 with the open incidents written down.
+"""
+
+
+@pytest.fixture
+def handbook(db, tmp_path):
+    """A vault of one note whose frontmatter has a title, deep in folders, in `default`."""
+    from core.config import get_config
+    from knowledge.ingest import vault_ingest
+
+    note = tmp_path / "teams" / "platform" / "on-call" / "handbook.md"
+    note.parent.mkdir(parents=True)
+    note.write_text(HANDBOOK, encoding="utf-8")
+    result = vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    assert result.status == "success", result
+    return Document.objects.get(relative_path="teams/platform/on-call/handbook.md")
+
+
+def test_documents_are_links_to_their_page_named_by_the_frontmatter_title(reader, handbook,
+                                                                          sample_index):
+    html = reader.get("/workbench/knowledge/default/").content.decode()
+    row = re.search(rf'<tr id="document-{handbook.pk}">.*?</tr>', html, re.DOTALL).group(0)
+    assert (f'<a class="document-link" href="/workbench/documents/{handbook.pk}/">'
+            "On-call handbook</a>") in row
+    assert "teams/<wbr>platform/<wbr>on-call/<wbr>handbook.md" in row
+    # Without a title, the path is the name and the link.
+    policy = Document.objects.get(relative_path="policies/Support Escalation Policy.md")
+    assert (f'<a class="document-link" href="/workbench/documents/{policy.pk}/">'
+            "policies/<wbr>Support Escalation Policy.md</a>") in html
+    assert html.count('class="document-link"') == Document.objects.count()
+
+
+def test_a_documents_page_shows_its_text_as_indexed(reader, handbook):
+    response = reader.get(f"/workbench/documents/{handbook.pk}/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<title>On-call handbook · local-rag workbench</title>" in html
+    assert "<h1>On-call handbook</h1>" in html
+    assert "<code>teams/<wbr>platform/<wbr>on-call/<wbr>handbook.md</code>" in html
+    text = re.search(r'<pre class="page-text document-text">(.*?)</pre>', html, re.DOTALL)
+    assert "Hand the pager over every Monday at 09:00" in text.group(1)
+    assert 'href="/workbench/knowledge/default/"' in html
+
+
+def test_the_source_view_uses_the_frontmatter_title_too(reader, handbook):
+    chunk = handbook.chunks.order_by("chunk_index").first()
+    html = reader.get(f"/workbench/chunks/{chunk.pk}/").content.decode()
+    assert "<h1>On-call handbook</h1>" in html
+
+
+def test_another_bases_document_page_is_404_like_a_missing_one(person, handbook):
+    kb_create(slug="secret", name="Secret base")
+    outsider = person("oz", grants={"secret": Grant.READER})
+    assert outsider.get(f"/workbench/documents/{handbook.pk}/").status_code == 404
+    assert outsider.get("/workbench/documents/999999/").status_code == 404
+
+
 def test_a_base_the_person_cannot_read_is_404_like_a_missing_one(reader, sample_index):
     kb_create(slug="secret", name="Secret base")
     assert reader.get("/workbench/knowledge/secret/").status_code == 404

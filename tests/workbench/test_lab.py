@@ -4,6 +4,7 @@ says, refusals before anything runs, and a trace of every run."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from html.parser import HTMLParser
 
 import pytest
@@ -117,19 +118,38 @@ def test_the_run_shows_stage_times_parameters_confidence_and_what_a_list_holds(
 def test_vector_mode_says_the_other_stages_did_not_run(reader, sample_index):
     stages = stages_of(run(reader, mode="vector"))
     assert stages["vector"]["ran"] and len(stages["vector"]["entries"]) == 3
-    assert not any(stages[name]["ran"] for name in ("lexical", "fused", "rerank"))
-    assert all(not stages[name]["entries"] for name in ("lexical", "fused", "rerank"))
+    assert not any(stages[name]["ran"] for name in ("lexical", "fused"))
+    assert all(not stages[name]["entries"] for name in ("lexical", "fused"))
+    # Vector mode reranks nothing: no Reranked column, one line that says why.
+    assert "rerank" not in stages
     html = run(reader, mode="vector").content.decode()
     assert "Not run: vector mode does not search by BM25." in html
     assert "Not run: vector mode has a single channel and nothing to fuse." in html
-    assert "Not run: vector mode keeps the cosine order." in html
+    assert ('<p class="muted lab-rerank-off"><strong>Reranked</strong> · Not run: vector mode '
+            'keeps the cosine order.</p>') in html
 
 
-def test_rerank_none_says_the_fused_order_stands(reader, sample_index):
+def test_rerank_none_leaves_out_the_empty_reranked_column_and_says_why(reader, sample_index):
     response = run(reader, rerank="none")
     stages = stages_of(response)
-    assert stages["fused"]["ran"] and not stages["rerank"]["ran"]
-    assert "the rerank provider is none" in response.content.decode()
+    assert list(stages) == ["vector", "lexical", "fused"] and stages["fused"]["ran"]
+    html = response.content.decode()
+    assert html.count('class="card lab-stage"') == 3
+    assert ('<p class="muted lab-rerank-off"><strong>Reranked</strong> · Not run: the rerank '
+            'provider is none, so the fused order stands.</p>') in html
+
+
+def test_a_reranker_that_ran_keeps_its_column_and_no_off_line(reader, sample_index):
+    response = run(reader, rerank="features")
+    assert list(stages_of(response)) == ["vector", "lexical", "fused", "rerank"]
+    assert "lab-rerank-off" not in response.content.decode()
+
+
+def test_a_results_path_may_wrap_after_each_separator(reader, sample_index):
+    html = run(reader).content.decode()
+    sources = re.findall(r'<a class="card-title" href="/workbench/chunks/\d+/">(.*?)</a>', html)
+    assert sources and all("/<wbr>" in source for source in sources)
+    assert "policies/<wbr>Support Escalation Policy.md" in sources
 
 
 @pytest.mark.parametrize("candidates", ["0", "501"])

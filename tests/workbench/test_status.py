@@ -84,7 +84,9 @@ def test_the_vector_search_path_follows_the_setting(reader, sample_index, config
     assert "No HNSW index for the current embedding model" in html
     config_override(rag_vector_index="hnsw")
     html = reader.get("/workbench/status/").content.decode()
-    assert "there is no index; build it with <code>rag db index</code>" in html
+    assert '<strong id="vector-path">nothing: vector searches are refused</strong>' in html
+    assert ("the current embedding model has no HNSW index: build it with <code>rag db index"
+            "</code>.") in reason(html)
 
 
 def test_an_hnsw_index_is_described_and_used_when_auto_allows(reader, person, sample_index,
@@ -97,12 +99,13 @@ def test_an_hnsw_index_is_described_and_used_when_auto_allows(reader, person, sa
     build = vector_index_build(config=get_config())
     html = reader.get("/workbench/status/").content.decode()
     assert '<strong id="vector-path">exact scan</strong>' in html  # not measured yet
-    assert "recall@10 is not measured yet; `rag db index` measures it" in html
+    assert ("The HNSW index&#x27;s recall@10 is not measured yet; <code>rag db index</code> "
+            "measures it.") in reason(html)
     tuning = vector_index_tune(config=get_config())
     html = reader.get("/workbench/status/").content.decode()
     assert '<strong id="vector-path">HNSW index (approximate)</strong>' in html
     chosen = tuning.chosen(target=0.98)
-    assert f"≥ target 0.98 at ef_search {chosen.ef_search}" in reason(html)
+    assert f"reaches the target 0.98 at ef_search {chosen.ef_search}." in reason(html)
     # The index spans every base: its size is shown to administrators only.
     assert "An HNSW index exists" in html and f"~{build.vectors} vectors" not in html
     html = person("ops", grants={"default": "reader"}, staff=True).get(
@@ -125,11 +128,13 @@ def test_auto_scans_exactly_and_says_why_when_the_recall_misses_the_target(
     measurement_store(ef_searches=[100, 1000], recalls=[0.71, 0.8])
     html = reader.get("/workbench/status/").content.decode()
     assert '<strong id="vector-path">exact scan</strong>' in html
-    assert "HNSW recall@10 0.800 &lt; target 0.98 at ef_search 1000" in reason(html)
+    assert ("HNSW: recall@10 0.800 stays below the target 0.98 even at ef_search 1000."
+            in reason(html))
     config_override(rag_vector_index="hnsw")
     html = reader.get("/workbench/status/").content.decode()
     assert '<strong id="vector-path">HNSW index (approximate)</strong>' in html
-    assert "RAG_VECTOR_INDEX=hnsw, although recall@10 0.800 &lt; target 0.98" in reason(html)
+    assert ("RAG_VECTOR_INDEX=hnsw; recall@10 0.800 stays below the target 0.98 even at "
+            "ef_search 1000.") in reason(html)
 
 
 def reason(html: str) -> str:

@@ -113,10 +113,12 @@ def turn_fragment(turn: ThreadTurn) -> str:
     return render_to_string("workbench/_turn.html", {"turn": turn})
 
 
-def turn_events(stream: TurnEventStream, view: AnswerView) -> Iterator[tuple[str, dict]]:
+def turn_events(stream: TurnEventStream, view: AnswerView, *,
+                caller: Caller) -> Iterator[tuple[str, dict]]:
     """A question's events for the thread page: `status` (with the standalone query),
     `delta`..., `notice` when the model failed, and `result` with the rendered turn — its
-    sources shown whatever happened to the written answer."""
+    sources shown whatever happened to the written answer — and the conversation list beside
+    the thread as it is now (the turn's messages counted, the conversation first)."""
     turn = stream.turn
     view.citations = plan_cards(turn.plan)
     yield from answer_progress(stream, view, plan=turn.plan)
@@ -129,7 +131,9 @@ def turn_events(stream: TurnEventStream, view: AnswerView) -> Iterator[tuple[str
                                                   condensation=turn.condensed.method),
                           answer_html=mark_safe(answer_fragment(view)))
     yield "result", {"html": turn_fragment(rendered), "look": view.look,
-                     "title": turn.conversation.title}
+                     "title": turn.conversation.title,
+                     "conversations": conversation_list_html(caller=caller,
+                                                             current=turn.conversation)}
 
 
 def aside_context(*, caller: Caller, bases: list[dict],
@@ -137,6 +141,13 @@ def aside_context(*, caller: Caller, bases: list[dict],
     """What the conversation list beside the Ask page and a thread shows."""
     return {"aside_conversations": conversations_list(caller=caller, limit=ASIDE_LIMIT),
             "start_form": ConversationStartForm(bases=bases), "current_conversation": current}
+
+
+def conversation_list_html(*, caller: Caller, current: Conversation | None) -> str:
+    """The items of the conversation list beside the Ask page and a thread."""
+    return render_to_string("workbench/_conversation_list.html", {
+        "aside_conversations": conversations_list(caller=caller, limit=ASIDE_LIMIT),
+        "current_conversation": current})
 
 
 def scope_label(conversation: Conversation, bases: list[dict]) -> str:

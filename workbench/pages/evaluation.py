@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -19,12 +20,13 @@ from django.utils import timezone
 
 from access.callers import Caller, Scope, caller_for_user
 from answering.evaluation import Question, evaluate, questions_parse
-from core.config import RETRIEVAL_MODES, get_config
+from core.config import RETRIEVAL_MODES, Config, get_config
 from core.errors import Conflict, InvalidRequest, LocalRagError, NotFound
 from jobs.queue import JobRecord, job_enqueue, job_get
 from jobs.worker import JobContext, JobPermanentError, LeaseLost
 from retrieval.services import top_k_validate
 from workbench.apps import JOB_EVAL_RUN
+from workbench.forms import SHIPPED_QUESTIONS_NAME
 from workbench.models import EvalRun, QuestionSet
 
 # One retry rides out a database restart; a domain error (nothing indexed, a bad setting)
@@ -67,6 +69,13 @@ def question_set_import(*, caller: Caller, slug: str, name: str, text: str,
     except IntegrityError:
         message = f"this knowledge base already has a question set named {name!r}"
         raise Conflict(message, details={"errors": [message]}) from None
+
+
+def shipped_questions(*, config: Config) -> Path | None:
+    """The project's eval/questions.yaml (what `rag eval` reads by default), when it is there:
+    the evaluation panel offers it without an upload."""
+    path = (config.project_root or Path.cwd()) / SHIPPED_QUESTIONS_NAME
+    return path if path.is_file() else None
 
 
 def question_sets_visible(*, caller: Caller) -> QuerySet[QuestionSet]:

@@ -14,6 +14,7 @@ from django.utils.translation import gettext, gettext_lazy
 from access.callers import Caller
 from core.config import Config
 from core.errors import Conflict, InvalidRequest, NotFound
+from knowledge.document_text import document_content
 from knowledge.documents import (
     JOB_DELETE,
     JOB_INGEST,
@@ -36,8 +37,12 @@ UPLOAD_CHUNK_BYTES = 1024 * 1024
 JOB_DONE = ("succeeded", "failed", "cancelled")
 JOB_LABELS = {JOB_INGEST: gettext_lazy("Indexing"), JOB_REINDEX: gettext_lazy("Reindexing"),
               JOB_DELETE: gettext_lazy("Deleting")}
-_DOCUMENT_FIELDS = ("id", "title", "original_name", "source_name", "relative_path", "vault_path",
-                    "format", "status", "page_count", "ocr_page_count", "metadata", "updated_at")
+_DOCUMENT_FIELDS = ("id", "title", "frontmatter", "original_name", "source_name",
+                    "relative_path", "vault_path", "format", "status", "page_count",
+                    "ocr_page_count", "metadata", "updated_at")
+# The document page shows this much of a document's text (the API's /documents/{id}/content
+# gives up to 2,000,000 characters).
+DOCUMENT_TEXT_CHARS = 200_000
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,14 @@ class BasePage:
     upload_max_mb: float
 
 
+@dataclass(frozen=True)
+class DocumentPage:
+    document: dict[str, Any]  # document_get's answer
+    name: str  # document_title's
+    text: str  # as indexed: its chunks in order, with page markers
+    truncated: bool  # the text goes on past DOCUMENT_TEXT_CHARS
+
+
 def kb_page(*, caller: Caller, slug: str, page: str | int | None,
             config: Config) -> BasePage:
     """A base the caller may read and one page of its documents, newest change first;
@@ -92,9 +105,23 @@ def _document_row(row: dict[str, Any], uploads: set[str]) -> dict[str, Any]:
     vault_path = row.pop("vault_path")
     metadata = row.pop("metadata") or {}
     row = document_shown(row)
-    return {**row, "uploaded": vault_path in uploads,
-            "name": document_title(row),
+    name = document_title(row)
+    row.pop("frontmatter")
+    return {**row, "uploaded": vault_path in uploads, "name": name,
             "error": metadata.get("error") if row["status"] == "failed" else None}
+
+
+def document_page(*, caller: Caller, document_id: int) -> DocumentPage:
+    """A document the caller may read with its text as indexed (the first
+    DOCUMENT_TEXT_CHARS characters); NotFound alike for a missing one and a hidden one."""
+    document = document_get(caller=caller, document_id=document_id)
+    frontmatter = (Document.objects.filter(pk=document_id)
+                   .values_list("frontmatter", flat=True).first()) or {}
+    text = document_content(caller=caller, document_id=document_id,
+                            max_chars=DOCUMENT_TEXT_CHARS)
+    return DocumentPage(document=document,
+                        name=document_title({**document, "frontmatter": frontmatter}),
+                        text=text["content"], truncated=text["truncated"])
 
 
 def kb_upload(*, caller: Caller, slug: str, file: UploadedFile | None,

@@ -108,6 +108,9 @@ class LabRun:
     columns: list[LabColumn]
     result_count: int
     knowledge_bases: list[str]
+    # Why nothing was reranked when rerank was off (provider none, or vector mode): then the
+    # empty Reranked column is left out and this line says why instead.
+    rerank_off: str = ""
 
 
 def lab_rerankers(*, config: Config) -> list[str]:
@@ -151,12 +154,15 @@ def lab_run(*, query: str, mode: str, top_k: int, candidates: int, rerank: str,
     # explain.results[i] explains results[i] (docs/api.md): the hits carry the display fields
     # of the very chunks this scoped search returned, so no second query is needed.
     pairs = list(zip(outcome.results, explain.get("results", []), strict=True))
+    parameters = explain["parameters"]
     return LabRun(mode=explain["mode"], confidence=outcome.confidence,
-                  threshold=run_config.threshold, parameters=explain["parameters"],
+                  threshold=run_config.threshold, parameters=parameters,
                   timings_ms=explain["timings_ms"], rerank=explain["rerank"],
                   columns=_columns(explain, pairs), result_count=len(outcome.results),
                   knowledge_bases=sorted({hit.knowledge_base for hit, _item in pairs
-                                          if hit.knowledge_base}))
+                                          if hit.knowledge_base}),
+                  rerank_off=_not_run_note("rerank", mode=explain["mode"], parameters=parameters)
+                  if _rerank_off(parameters) else "")
 
 
 # stage, title, score name, rank field, score field (None: computed), timing key
@@ -171,6 +177,8 @@ def _columns(explain: dict[str, Any], pairs: list[tuple[SearchHit, dict[str, Any
     columns = []
     parameters = explain["parameters"]
     for stage, title, score_name, rank_field, score_field, timing in _STAGES:
+        if stage == "rerank" and _rerank_off(parameters):
+            continue
         ran = timing in explain["timings_ms"]
         entries = []
         for hit, item in pairs:
@@ -189,6 +197,12 @@ def _columns(explain: dict[str, Any], pairs: list[tuple[SearchHit, dict[str, Any
         columns.append(LabColumn(stage=stage, title=str(title), score_name=str(score_name), ran=ran,
                                  note=note, entries=entries))
     return columns
+
+
+def _rerank_off(parameters: dict[str, Any]) -> bool:
+    """Whether the run had no reranker at all (search's explain says `none` for the provider
+    none and for vector mode), rather than one that ran, failed or had nothing to rerank."""
+    return parameters["rerank"] == "none"
 
 
 def _entry(hit: SearchHit, *, rank: int, score: float | None, extra: str) -> LabEntry:

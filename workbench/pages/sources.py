@@ -44,8 +44,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 # several threads of one process: one page is read or rendered at a time. (Ingest reads PDFs in
 # the jobs worker, another process.)
 _PDFIUM_LOCK = threading.Lock()
-_DOCUMENT_FIELDS = ("id", "knowledge_base_id", "title", "original_name", "source_name",
-                    "relative_path", "file_path", "format", "page_count", "status")
+_DOCUMENT_FIELDS = ("id", "knowledge_base_id", "title", "frontmatter", "original_name",
+                    "source_name", "relative_path", "file_path", "format", "page_count",
+                    "status")
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,12 @@ def source_get(*, caller: Caller, chunk_id: int, page: str | int | None = None,
 
 
 def document_title(document: dict[str, Any]) -> str:
-    """What a person calls a document: its title, else its source (an upload's source name,
-    a vault document's path)."""
+    """What a person calls a document: the `title` of its frontmatter (a note's, or a PDF's or
+    DOCX's properties), else the title its format gave it, else its source (an upload's source
+    name, a vault document's path)."""
+    title = (document.get("frontmatter") or {}).get("title")
+    if isinstance(title, str) and title.strip():
+        return title.strip()
     return document.get("title") or document.get("source_name") or document["relative_path"]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.safestring import SafeString
 from django.utils.translation import gettext
 
 from access.callers import Caller
@@ -24,6 +25,7 @@ from knowledge.vector_index import VectorIndex, vector_index_status
 from knowledge.vector_path import VectorPath, vector_path_plan
 from retrieval.rerank.providers import reranker_spec, reranker_status
 from workbench.answer_texts import error_shown
+from workbench.pages.vector_reason import vector_reason_shown
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class VectorSearch:
     index: VectorIndex | None  # the HNSW index of the configured provider/model, if any
     min_chunks: int
     plan: VectorPath  # why that path, the ef_search and the recall measured
+    reason: SafeString  # the plan's reason in the interface language
 
 
 @dataclass(frozen=True)
@@ -120,4 +123,5 @@ def _vector_search(config: Config) -> VectorSearch:
         plan = vector_path_plan(conn=raw_connection(), config=config,
                                 provider=config.embedding_provider, model=config.embedding_model)
     return VectorSearch(setting=config.rag_vector_index, path=plan.path, index=current,
-                        min_chunks=config.rag_hnsw_min_chunks, plan=plan)
+                        min_chunks=config.rag_hnsw_min_chunks, plan=plan,
+                        reason=vector_reason_shown(plan.reason))

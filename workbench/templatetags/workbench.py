@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from django import template
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 
 from workbench.labels import code_label
 
 register = template.Library()
+_SEPARATOR = re.compile(r"([/\\])")
 
 
 @register.filter
@@ -29,6 +33,13 @@ def page_span(item: Any) -> str:
 def label(code: object) -> str:
     """A role's or a status's word in the interface language (workbench/labels.py)."""
     return code_label(code)
+
+
+@register.filter
+def path_breaks(path: object) -> SafeString:
+    """A path, escaped, that may wrap after each separator rather than overflow or break
+    inside a name: `a/<wbr>b/<wbr>c.md`."""
+    return mark_safe(_SEPARATOR.sub(r"\1<wbr>", str(escape(path))))
 
 
 @register.filter

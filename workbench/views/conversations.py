@@ -123,7 +123,8 @@ def conversation_stream(request: PersonRequest,
         return events_response([("result", {"html": turn_fragment(_refused(data["question"],
                                                                             exc)),
                                             "look": "error"})], status=exc.http_status)
-    return sse_response(SSEFrames(turn_events(events, AnswerView()), closes=events))
+    return sse_response(SSEFrames(turn_events(events, AnswerView(), caller=request.caller),
+                                  closes=events))
 
 
 @require_POST

@@ -24,6 +24,7 @@ from workbench.pages.evaluation import (
     run_launch,
     run_visible,
     runs_visible,
+    shipped_questions,
 )
 from workbench.pages.evaluation_report import (
     METRICS,
@@ -43,7 +44,8 @@ def panel(request: PersonRequest) -> HttpResponse:
 @person_view
 def set_import(request: PersonRequest) -> HttpResponse:
     form = QuestionSetImportForm(request.POST, request.FILES,
-                                 bases=kb_list_visible(caller=request.caller))
+                                 bases=kb_list_visible(caller=request.caller),
+                                 shipped=shipped_questions(config=get_config()))
     if form.is_valid():
         data = form.cleaned_data
         try:
@@ -146,7 +148,8 @@ def _panel(request: PersonRequest, *, import_form: QuestionSetImportForm | None 
     return render(request, "workbench/evaluation.html", {
         "bases": bases, "sets": sets, "chosen": chosen, "chart_set": chart_set,
         "charts": charts, "rows": [run_row(run) for run in runs], "metrics": METRICS,
-        "import_form": import_form or QuestionSetImportForm(bases=bases),
+        "import_form": import_form or QuestionSetImportForm(
+            bases=bases, shipped=shipped_questions(config=get_config())),
         "launch_form": launch_form or RunLaunchForm(
             sets=sets, configured_retrieval=configured,
             initial={"question_set": chosen.pk if chosen else None}),

@@ -1,7 +1,7 @@
-"""Knowledge: the person's knowledge bases, each base's documents, and for maintainers upload,
-reindex and delete, with the job's progress polled by htmx (a full page without JavaScript).
-A base, document or job the person may not read is answered like a missing one (404); a
-reader's change is 403."""
+"""Knowledge: the person's knowledge bases, each base's documents (each with a page of its text
+as indexed), and for maintainers upload, reindex and delete, with the job's progress polled by
+htmx (a full page without JavaScript). A base, document or job the person may not read is
+answered like a missing one (404); a reader's change is 403."""
 
 from __future__ import annotations
 
@@ -56,6 +56,13 @@ def document_change(request: PersonRequest, document_id: int, action: str) -> Ht
 
 @require_GET
 @person_view
+def document(request: PersonRequest, document_id: int) -> HttpResponse:
+    page = knowledge_pages.document_page(caller=request.caller, document_id=document_id)
+    return render(request, "workbench/document.html", {"page": page})
+
+
+@require_GET
+@person_view
 def job(request: PersonRequest, job_id: int) -> HttpResponse:
     view = knowledge_pages.job_view(caller=request.caller, job_id=job_id)
     # htmx polls for the fragment alone; a browser without JavaScript gets the whole page.
@@ -74,6 +81,7 @@ urlpatterns = [
     path("knowledge/", knowledge, name="knowledge"),
     path("knowledge/<slug:slug>/", knowledge_base, name="knowledge-base"),
     path("knowledge/<slug:slug>/upload/", knowledge_upload, name="knowledge-upload"),
+    path("documents/<int:document_id>/", document, name="document"),
     path("documents/<int:document_id>/reindex/", document_change, {"action": "reindex"},
          name="document-reindex"),
     path("documents/<int:document_id>/delete/", document_change, {"action": "delete"},

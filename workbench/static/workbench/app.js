@@ -170,8 +170,9 @@
         status.textContent = "";
         const title = document.getElementById("conversation-title");
         if (data.title && title) title.textContent = data.title;
-        const current = document.querySelector('.conversation-list a[aria-current="page"]');
-        if (data.title && current) current.textContent = data.title;
+        // The list beside the thread, rendered again: this conversation's new count and title.
+        const list = document.getElementById("conversation-list");
+        if (data.conversations && list) list.innerHTML = data.conversations;
         return true;
       } else if (name === "invalid") {
         slot.remove();
@@ -191,7 +192,21 @@
     });
   }
 
+  // The top bar's menu, folded behind its button on a phone's width (app.css); without this
+  // script the menu simply wraps.
+  function foldMenu() {
+    const toggle = document.querySelector(".topbar .nav-toggle");
+    if (!toggle) return;
+    const bar = toggle.closest(".topbar");
+    bar.classList.add("foldable");
+    toggle.addEventListener("click", function () {
+      const open = bar.classList.toggle("menu-open");
+      toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    foldMenu();
     streamOnSubmit("ask-form", ask);
     streamOnSubmit("conversation-form", askInConversation);
     // Elements that ask to be scrolled into view (the highlighted chunk of a source view).
