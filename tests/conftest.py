@@ -52,6 +52,18 @@ def knowledge_base_first_id() -> int:
     return 1 + ((int(worker.removeprefix("gw")) + 1) * WORKER_ID_STRIDE if worker else 0)
 
 
+@pytest.fixture(autouse=True)
+def search_index_background_off():
+    """No test meets a search-index catch-up thread it did not start: pytest-django's live
+    server imports localrag_site.wsgi, which enables the server's background catch-ups for the
+    rest of that test process, and a later test would then race them."""
+    from index import maintenance
+
+    maintenance._background.enabled = False
+    yield
+    maintenance._background.enabled = False
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_blocker):
     """Use the database named by TEST_DATABASE_URL as it is: apply schema.sql and migrations,

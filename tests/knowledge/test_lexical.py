@@ -355,7 +355,7 @@ def chunk_lexical_v1(content: str) -> tuple[str, int]:
 @pytest.mark.django_db
 def test_fill_runs_in_batches_and_only_for_the_ingested_vault(vault: Path, tmp_path: Path,
                                                                monkeypatch):
-    from knowledge import ingest as ingest_module
+    from knowledge import ingest_fill as ingest_module
 
     other = tmp_path / "other"
     other.mkdir()
