@@ -2,7 +2,7 @@
 conversations and retrieval-lab runs, and /v1/chat/completions) runs under a trace
 (traces/recording.py): its id
 goes back as the X-Request-ID header (and as `trace_id` in the JSON body), and the trace is
-recorded when the response has been sent — for a stream, when its last event has been sent or
+recorded when the response is complete — for a stream, when its last event has been sent or
 the client went away."""
 
 from __future__ import annotations
@@ -78,11 +78,7 @@ class TraceMiddleware:
             trace_detach(trace)
             response.streaming_content = _TracedStream(response.streaming_content, trace)
         else:
-            # Recorded once the response is sent (the server closes it then; Django's test
-            # client too): the trace's write and commit, some 7-8 ms, are no longer part of the
-            # time the client waits.
-            trace_detach(trace)
-            response._resource_closers.append(lambda: trace_finish(trace))
+            trace_finish(trace)
         return response
 
 
