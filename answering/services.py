@@ -19,7 +19,7 @@ from typing import Any
 from access.callers import Scope
 from answering.citations import CitationStreamFilter, citations_strip
 from answering.context import context_build, neighbour_places
-from answering.context_hits import context_hits
+from answering.context_hits import QueryOnce, context_hits
 from answering.llm import LLMClient, get_llm_client, llm_outbound_check, llm_outbound_record
 from answering.llm_usage import TokenUsage
 from answering.modes import (
@@ -39,6 +39,7 @@ from core.config import Config
 from core.db import connection_released
 from core.errors import LocalRagError, error_body
 from core.text_tokens import tokens_count
+from knowledge.embeddings import get_embedder
 from knowledge.selectors import chunks_by_id_or_place, document_dates
 from retrieval.filters import DocumentFilter
 from retrieval.services import search
@@ -137,11 +138,13 @@ def ask_prepare(*, question: str, top_k: int | None, fallback: bool, config: Con
     (the follow-up made standalone) while the model reads `history` and the question asked;
     `history_bases` are the bases its earlier answers cite, which the outbound policy covers."""
     query = search_query or question
-    outcome = search(query=query, top_k=top_k, config=config, scope=scope, filters=filters)
+    embedder = QueryOnce(get_embedder(config=config))
+    outcome = search(query=query, top_k=top_k, config=config, scope=scope, filters=filters,
+                     embedder=embedder)
     # The context's candidates: deeper than top_k when the per-document cap frees places.
     candidates = context_hits(query=query, outcome=outcome, top_k=top_k,
                               per_document=config.rag_context_per_document, config=config,
-                              scope=scope, filters=filters)
+                              scope=scope, filters=filters, embedder=embedder)
     dates = document_dates(document_ids=[hit.document_id for hit in candidates.hits])
     context = context_build(hits=candidates.hits, token_budget=config.rag_context_token_budget,
                             dates=dates, per_document=config.rag_context_per_document,

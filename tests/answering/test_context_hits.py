@@ -7,10 +7,12 @@ from access.callers import scope_all
 from answering.context import context_build
 from answering.context_hits import CONTEXT_SEARCH_DEPTH, context_hits
 from core.config import get_config
+from knowledge.embeddings import FakeLexicalEmbedder
 from knowledge.ingest import vault_ingest
 from retrieval.services import search
 from traces.recording import trace_begin, trace_detach
 
+EMBEDDER = FakeLexicalEmbedder()
 QUESTION = "What is the maintenance schedule of the north shaft dewatering pump?"
 
 
@@ -30,14 +32,14 @@ def test_the_memo_beyond_the_top_k_fills_a_place_the_cap_frees(db, tmp_path):
     vault_write(tmp_path, parts=12)
     vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
     config = get_config()
-    outcome = search(query=QUESTION, top_k=5, config=config, scope=scope_all())
+    outcome = search(query=QUESTION, top_k=5, config=config, scope=scope_all(), embedder=EMBEDDER)
     assert [hit.source for hit in outcome.results] == ["report.md"] * 5
     deeper = search(query=QUESTION, top_k=CONTEXT_SEARCH_DEPTH, config=config,
                     scope=scope_all())
     memo_rank = [hit.source for hit in deeper.results].index("memo.md") + 1
     assert memo_rank > 5
     candidates = context_hits(query=QUESTION, outcome=outcome, top_k=5, per_document=3,
-                              config=config, scope=scope_all())
+                              config=config, scope=scope_all(), embedder=EMBEDDER)
     assert candidates.limit == 5 and candidates.hits == deeper.results
     context = context_build(hits=candidates.hits, token_budget=5000, per_document=3,
                             limit=candidates.limit)
@@ -51,7 +53,7 @@ def test_a_top_k_the_cap_leaves_whole_is_not_searched_again(db, tmp_path, monkey
     vault_write(tmp_path, parts=2)
     vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
     config = get_config()
-    outcome = search(query=QUESTION, top_k=3, config=config, scope=scope_all())
+    outcome = search(query=QUESTION, top_k=3, config=config, scope=scope_all(), embedder=EMBEDDER)
     assert sorted(hit.source for hit in outcome.results) == ["memo.md", "report.md", "report.md"]
 
     def searched_again(**_: object) -> None:
@@ -59,11 +61,11 @@ def test_a_top_k_the_cap_leaves_whole_is_not_searched_again(db, tmp_path, monkey
 
     monkeypatch.setattr("answering.context_hits.search", searched_again)
     candidates = context_hits(query=QUESTION, outcome=outcome, top_k=3, per_document=3,
-                              config=config, scope=scope_all())
+                              config=config, scope=scope_all(), embedder=EMBEDDER)
     assert candidates.hits == outcome.results and candidates.limit == 3
     # Fewer results than the top_k: there is nothing deeper to fill a place with.
     assert context_hits(query=QUESTION, outcome=outcome, top_k=5, per_document=1,
-                        config=config, scope=scope_all()).hits == outcome.results
+                        config=config, scope=scope_all(), embedder=EMBEDDER).hits == outcome.results
 
 
 def test_the_deeper_search_leaves_the_traced_parameters_of_the_answer(db, tmp_path):
@@ -72,10 +74,11 @@ def test_the_deeper_search_leaves_the_traced_parameters_of_the_answer(db, tmp_pa
     config = get_config()
     trace = trace_begin(operation="ask", channel="test")
     try:
-        outcome = search(query=QUESTION, top_k=5, config=config, scope=scope_all())
+        outcome = search(query=QUESTION, top_k=5, config=config, scope=scope_all(),
+                         embedder=EMBEDDER)
         stages = set(trace.timings_ms)
         context_hits(query=QUESTION, outcome=outcome, top_k=5, per_document=3, config=config,
-                     scope=scope_all())
+                     scope=scope_all(), embedder=EMBEDDER)
     finally:
         trace_detach(trace)
     assert trace.parameters["top_k"] == 5

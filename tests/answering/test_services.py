@@ -250,17 +250,24 @@ def test_a_sentence_cut_by_a_page_break_reaches_the_model_whole(db, tmp_path, co
     assert alone.block_contents == [chunks[1][1]]
 
 
-def test_the_memo_beyond_the_top_k_reaches_the_answers_context(db, tmp_path):
+def test_the_memo_beyond_the_top_k_reaches_the_answers_context(db, tmp_path, monkeypatch):
     # Five chunks of one report fill the top 5; the per-document cap frees places, and the
-    # memo below them takes one. Confidence and refusal stay the top_k search's.
+    # memo below them takes one. Confidence and refusal stay the top_k search's, and the
+    # question is embedded once for both searches.
+    from knowledge.embeddings import FakeLexicalEmbedder
     from tests.answering.test_context_hits import QUESTION, vault_write
 
     vault_write(tmp_path, parts=12)
     vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
     outcome = search(query=QUESTION, top_k=5, config=get_config(), scope=scope_all())
     assert {hit.source for hit in outcome.results} == {"report.md"}
+    embedded = []
+    embed_query = FakeLexicalEmbedder.embed_query
+    monkeypatch.setattr(FakeLexicalEmbedder, "embed_query",
+                        lambda self, text: embedded.append(text) or embed_query(self, text))
     plan = ask_prepare(question=QUESTION, top_k=5, fallback=False, config=get_config(),
                        scope=scope_all())
+    assert embedded == [QUESTION]
     assert plan.mode == "rag"
     assert "memo.md" in [citation["source"] for citation in plan.citations]
     assert plan.confidence == outcome.confidence
