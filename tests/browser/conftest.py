@@ -22,6 +22,7 @@ CHROMEDRIVER = shutil.which("chromedriver")
 PASSWORD = "a long browser password 1"
 DESKTOP = (1280, 900)
 NARROW = (390, 844)
+CHROMIUM_NARROWEST = 500  # px: the narrowest window headless Chromium makes
 WAIT_SECONDS = 30
 
 
@@ -66,6 +67,11 @@ def chrome(size: tuple[int, int] = DESKTOP, *, lang: str = "en-US"):
     options.add_experimental_option("prefs", {"intl.accept_languages": lang})
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    if size[0] < CHROMIUM_NARROWEST:
+        # Headless Chromium makes no window narrower than 500 px: a phone's screen is emulated
+        # (its viewport meta tag honoured, as a phone does), so 390 px is really 390 px.
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": size[0], "height": size[1], "deviceScaleFactor": 1, "mobile": True})
     driver.set_page_load_timeout(WAIT_SECONDS)
     driver._profile_dir = profile
     return driver

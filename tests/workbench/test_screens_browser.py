@@ -70,13 +70,10 @@ def chinese_phone(live_server, clean_tables):
 
 @contextmanager
 def sized_chrome(size: tuple[int, int], live_server, lang: str = "en-US") -> Iterator[Any]:
-    """tests/browser's Chromium with a window of `size`; below Chromium's narrowest window a
-    phone's screen is emulated (and its viewport meta tag honoured, as a phone does)."""
+    """tests/browser's Chromium with a window of `size` (a phone's screen emulated below
+    Chromium's narrowest window)."""
     driver = chrome(size, lang=lang)
     try:
-        if size[0] < 500:
-            driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-                "width": size[0], "height": size[1], "deviceScaleFactor": 1, "mobile": True})
         driver.base_url = live_server.url
         yield driver
     finally:
