@@ -316,6 +316,27 @@ def test_without_a_token_it_is_the_operator_and_says_so_once_on_stderr(two_bases
     assert errlog.read_text(encoding="utf-8").count(OPERATOR_NOTICE) == 1
 
 
+def raw_session(messages: list[dict], *, answers: int) -> tuple[list[dict], str, str, int]:
+    """`manage.py mcp` fed `messages` as JSON lines on stdin (what the SDK's client would not
+    send, too): (the first `answers` replies, the rest of stdout, stderr, the exit code). Read
+    until those are answered: at end of input the server stops, and any call still running."""
+    server = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "mcp"], cwd=ROOT,
+                              env=server_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    watchdog = threading.Timer(60, server.kill)
+    watchdog.start()
+    try:
+        server.stdin.write("".join(json.dumps(message) + "\n" for message in messages))
+        server.stdin.flush()
+        replies = []
+        while len(replies) < answers and (line := server.stdout.readline()):
+            replies.append(json.loads(line))
+        rest, stderr = server.communicate()  # closes stdin: the server's end of input
+    finally:
+        watchdog.cancel()
+    return replies, rest, stderr, server.returncode
+
+
 def test_stdout_carries_nothing_but_protocol_messages(two_bases):
     messages = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -327,23 +348,8 @@ def test_stdout_carries_nothing_but_protocol_messages(two_bases):
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
          "params": {"name": "get_document", "arguments": {"id": 999999}}},
     ]
-    server = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "mcp"], cwd=ROOT,
-                              env=server_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
-    watchdog = threading.Timer(60, server.kill)
-    watchdog.start()
-    try:
-        server.stdin.write("".join(json.dumps(message) + "\n" for message in messages))
-        server.stdin.flush()
-        # Read until every request is answered: at end of input the server stops, and with
-        # it any call still running.
-        replies = []
-        while len(replies) < 3 and (line := server.stdout.readline()):
-            replies.append(json.loads(line))
-        rest, stderr = server.communicate()  # closes stdin: the server's end of input
-    finally:
-        watchdog.cancel()
-    assert server.returncode == 0, stderr
+    replies, rest, stderr, returncode = raw_session(messages, answers=3)
+    assert returncode == 0, stderr
     assert rest == ""
     assert sorted(reply["id"] for reply in replies) == [1, 2, 3]
     assert {reply["jsonrpc"] for reply in replies} == {"2.0"}
@@ -372,21 +378,8 @@ def test_a_lone_surrogate_in_a_tool_call_gets_an_error_naming_the_field(two_base
         {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
          "params": {"name": "search", "arguments": {"query": QUERY}}},
     ]
-    server = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "mcp"], cwd=ROOT,
-                              env=server_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
-    watchdog = threading.Timer(60, server.kill)
-    watchdog.start()
-    try:
-        server.stdin.write("".join(json.dumps(message) + "\n" for message in messages))
-        server.stdin.flush()
-        replies = {}
-        while len(replies) < 4 and (line := server.stdout.readline()):
-            reply = json.loads(line)
-            replies[reply["id"]] = reply
-        _, stderr = server.communicate()
-    finally:
-        watchdog.cancel()
+    answered, _, stderr, _ = raw_session(messages, answers=4)
+    replies = {reply["id"]: reply for reply in answered}
     assert sorted(replies) == [1, 2, 3, 4], stderr
     for request_id, field in ((2, "arguments.query"),
                               (3, "a key of arguments.filters.frontmatter")):

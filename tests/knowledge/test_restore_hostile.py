@@ -189,23 +189,35 @@ HOSTILE_OBJECTS = [
 ]
 
 
-def test_an_archive_carrying_objects_of_its_own_is_refused(archive, run_cli, project,
-                                                           tmp_path, new_database):
-    # A self-consistent archive: restored, given objects of its own, and backed up again.
+def rebacked_restored(statements: list[str], *, archive: Path, run_cli, project: Path,
+                      tmp_path: Path,
+                      new_database) -> tuple[Path, str, subprocess.CompletedProcess]:
+    """A self-consistent archive with `statements` run in it: the archive restored into a new
+    database, the statements run there, `rag backup` of it; then that backup restored into
+    another new database, from another project folder. (that folder, its database's URL, the
+    restore)."""
     source = new_database()
     assert restore(run_cli, archive, url=source, cwd=project).returncode == 0
     with connect(source) as conn:
-        for statement in HOSTILE_OBJECTS:
+        for statement in statements:
             conn.execute(statement)
-    hostile = tmp_path / "hostile.tar"
-    made = run_cli("backup", str(hostile), cwd=project, env=cli_env(DATABASE_URL=source))
+    rebacked = tmp_path / "rebacked.tar"
+    made = run_cli("backup", str(rebacked), cwd=project, env=cli_env(DATABASE_URL=source))
     assert made.returncode == 0, made.stderr
     other = tmp_path / "other"
     other.mkdir()
     (other / "pyproject.toml").write_text("[project]\nname='scratch'\n")
     (other / ".env.sample").write_text("")
     target = new_database()
-    result = restore(run_cli, hostile, url=target, cwd=other)
+    return other, target, restore(run_cli, rebacked, url=target, cwd=other)
+
+
+def test_an_archive_carrying_objects_of_its_own_is_refused(archive, run_cli, project,
+                                                           tmp_path, new_database):
+    # A self-consistent archive: restored, given objects of its own, and backed up again.
+    other, target, result = rebacked_restored(HOSTILE_OBJECTS, archive=archive, run_cli=run_cli,
+                                              project=project, tmp_path=tmp_path,
+                                              new_database=new_database)
     refused(result, "the restore was refused and rolled back: the archive's schema holds 7 "
                     "objects local-rag does not create:", "schema stranger",
             "function stranger.noop()", "function search_index_log()",
@@ -217,21 +229,11 @@ def test_an_archive_carrying_objects_of_its_own_is_refused(archive, run_cli, pro
 def test_an_archived_product_function_gets_the_products_body(archive, run_cli, project,
                                                             tmp_path, new_database):
     # Same name and arguments as the product's: the restore's schema run replaces its body.
-    source = new_database()
-    assert restore(run_cli, archive, url=source, cwd=project).returncode == 0
-    with connect(source) as conn:
-        conn.execute("""CREATE OR REPLACE FUNCTION search_index_reset() RETURNS trigger
-                        LANGUAGE plpgsql AS $$ BEGIN RAISE NOTICE 'stranger'; RETURN NULL; END
-                        $$""")
-    changed = tmp_path / "changed.tar"
-    assert run_cli("backup", str(changed), cwd=project,
-                   env=cli_env(DATABASE_URL=source)).returncode == 0
-    other = tmp_path / "other"
-    other.mkdir()
-    (other / "pyproject.toml").write_text("[project]\nname='scratch'\n")
-    (other / ".env.sample").write_text("")
-    target = new_database()
-    result = restore(run_cli, changed, url=target, cwd=other)
+    _, target, result = rebacked_restored(
+        ["""CREATE OR REPLACE FUNCTION search_index_reset() RETURNS trigger
+            LANGUAGE plpgsql AS $$ BEGIN RAISE NOTICE 'stranger'; RETURN NULL; END $$"""],
+        archive=archive, run_cli=run_cli, project=project, tmp_path=tmp_path,
+        new_database=new_database)
     assert result.returncode == 0, result.stderr
     with connect(target) as conn:
         [(body,)] = conn.execute("SELECT prosrc FROM pg_proc WHERE proname = "
