@@ -51,9 +51,9 @@ def digital_pdf(pages: int, seed: int = 3) -> bytes:
 
 
 def parse(data: bytes, pages: int) -> dict:
-    from knowledge.chunking import blocks_chunk
-    from knowledge.formats import pdf
-    from knowledge.formats.base import ExtractOptions
+    from parsing.chunking import blocks_chunk
+    from parsing.formats import pdf
+    from parsing.formats.base import ExtractOptions
 
     started = time.perf_counter()
     extracted = pdf.extract(data, name="bench.pdf", options=ExtractOptions(ocr=False))
@@ -94,13 +94,13 @@ def pdf_pages(root: Path) -> int:
 
 
 def ocr_seconds_per_page(data: bytes | None) -> dict | None:
-    from knowledge.formats import ocr, pdf
-    from knowledge.formats.base import ExtractOptions
+    from parsing.formats import ocr, pdf
+    from parsing.formats.base import ExtractOptions
 
     if not ocr.ocr_available():
         return None
     if data is None:
-        from tests.knowledge.formats.files import scanned_pdf_bytes
+        from tests.parsing.formats.files import scanned_pdf_bytes
 
         data = scanned_pdf_bytes([[f"Drill hole ZK-{page:04d} core log, page {page}",
                                    "Copper grade 1.32 percent over 48 m"] for page in range(3)])

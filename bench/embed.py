@@ -44,8 +44,8 @@ def load() -> float:
 def sample_chunks(vault: Path) -> list:
     """The chunks ingest would embed for `vault` (notes and documents), as the embedder sees
     them."""
-    from knowledge.formats import SUFFIXES, is_document
     from knowledge.preparing import PreparedNote, chunk_texts, document_prepare
+    from parsing.formats import SUFFIXES, is_document
 
     chunks = []
     for path in sorted(p for p in vault.rglob("*") if p.name.lower().endswith(SUFFIXES)):

@@ -3,7 +3,7 @@
 Runs against DATABASE_URL (start it with `rag pg start && rag db init`). Writes N synthetic
 chunks of mixed Chinese/English prose with identifiers (ERR-1042, v2.3.1, inc-2024-031,
 snake_case.names()) under a scratch vault through the ingest's own write path (fake-lexical-v1
-vectors, lexical terms built by knowledge/lexical.py), then measures a few query shapes and prints
+vectors, lexical terms built by parsing/lexical.py), then measures a few query shapes and prints
 one JSON line per shape. The scratch vault is removed afterwards unless --keep is given.
 
     .venv/bin/python bench/lexical.py --chunks 20000
@@ -97,10 +97,10 @@ def chunk_text(rng: random.Random, words: tuple) -> str:
 
 def seed(chunks: int, rng: random.Random) -> None:
     """Store `chunks` synthetic chunks (10 per note) with vectors and lexical terms."""
-    from knowledge.chunking import ChunkDraft
     from knowledge.embeddings import FakeLexicalEmbedder
     from knowledge.preparing import chunk_texts
     from knowledge.store import DocumentVersion, documents_write
+    from parsing.chunking import ChunkDraft
 
     embedder = FakeLexicalEmbedder()
     words = vocabulary(rng)

@@ -110,7 +110,7 @@ CASES: dict[str, Callable[[int], str]] = {
 
 
 def measure(case: str, size: int, rounds: int) -> dict:
-    from knowledge.markdown import note_parse
+    from parsing.markdown import note_parse
 
     text = CASES[case](size)
     seconds = []

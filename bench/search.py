@@ -33,10 +33,10 @@ CHUNKS_PER_NOTE = 10
 
 def seed(vault: str, chunks: int, rng: random.Random) -> None:
     """Store `chunks` synthetic chunks (10 per note) with their fake-lexical vectors."""
-    from knowledge.chunking import ChunkDraft
     from knowledge.embeddings import FakeLexicalEmbedder
     from knowledge.preparing import chunk_texts
     from knowledge.store import DocumentVersion, documents_write
+    from parsing.chunking import ChunkDraft
 
     embedder = FakeLexicalEmbedder()
     notes = chunks // CHUNKS_PER_NOTE

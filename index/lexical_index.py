@@ -2,7 +2,7 @@
 chunks a query's BM25 is likely to rank first (retrieval/lexical.py scores them in SQL).
 
 A chunk is indexed pre-tokenized with the project's own analyzer: its stored lexemes
-(knowledge/lexical.py: stems, whole identifiers and their parts, CJK bigrams, the file name and
+(parsing/lexical.py: stems, whole identifiers and their parts, CJK bigrams, the file name and
 headings), each repeated as often as BM25 counts it in SQL (an occurrence in a heading or the
 file name counts LEXICAL_HEADING_WEIGHT times), joined by spaces and split again by tantivy's
 whitespace tokenizer, which keeps every lexeme as one term. So tantivy scores the same terms

@@ -41,7 +41,7 @@ from index.store import (
     writer_lock,
 )
 from knowledge.embeddings.fake import FAKE_MODEL
-from knowledge.lexical import HEADING_WEIGHT
+from parsing.lexical import HEADING_WEIGHT
 
 logger = logging.getLogger("localrag.index")
 

@@ -3,7 +3,7 @@ order, each continuation chunk's overlap with the one before taken out again, wi
 before each page of a paged document (`--- page 3 ---`).
 
 The text is rebuilt from the chunks rather than read from the file, so that it is exactly what
-search results and citations quote. A continuation chunk (knowledge/chunking.py) starts with the
+search results and citations quote. A continuation chunk (parsing/chunking.py) starts with the
 tail of the chunk before it, in the same section, and a chunk of a paged document starts a new
 page group only on a page after the previous chunk's last page; a chunk of another section or
 page group overlaps nothing. The overlap is found as the longest end of the previous chunk that
@@ -23,7 +23,7 @@ from access.callers import Caller
 from core.db import db_errors_translated
 from core.errors import NotFound
 from knowledge import sql
-from knowledge.chunking import OVERLAP_TOKENS
+from parsing.chunking import OVERLAP_TOKENS
 
 # The longest text a response carries; past it, the text is cut and `truncated` is true.
 CONTENT_MAX_CHARS = 2_000_000

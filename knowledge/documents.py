@@ -32,9 +32,6 @@ from jobs.queue import job_enqueue, job_get
 from jobs.worker import JobContext, JobPermanentError, LeaseLost
 from knowledge import sql
 from knowledge.bases import kb_get_visible, uploads_folder
-from knowledge.formats import NOTE_SUFFIX, format_name, suffix_of
-from knowledge.formats.base import FormatRejected
-from knowledge.formats.plain_text import text_decode
 from knowledge.ingest import vault_ingest
 from knowledge.outbound import OutboundRefused, outbound_check
 from knowledge.signals import chunks_committed
@@ -50,6 +47,9 @@ from knowledge.upload_store import (
     upload_remove,
     upload_remove_quietly,
 )
+from parsing.formats import NOTE_SUFFIX, format_name, suffix_of
+from parsing.formats.base import FormatRejected
+from parsing.formats.plain_text import text_decode
 
 JOB_INGEST = "document_ingest"
 JOB_DELETE = "document_delete"

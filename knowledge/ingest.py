@@ -1,4 +1,4 @@
-"""`rag ingest`: turn a vault of notes and documents (PDF, DOCX, TXT: knowledge/formats/) into
+"""`rag ingest`: turn a vault of notes and documents (PDF, DOCX, TXT: parsing/formats/) into
 documents, chunks and embeddings, incrementally.
 
 Unchanged notes are skipped; notes whose text is unchanged but which lack vectors for the
@@ -30,8 +30,6 @@ from knowledge.bases import kb_source_add, source_base
 from knowledge.db_schema import schema_ensure
 from knowledge.embeddings import EmbeddingProvider, embedding_remote_urls, get_embedder
 from knowledge.embeddings.base import Embedded, VectorRefused
-from knowledge.formats import ocr
-from knowledge.formats.base import ExtractOptions
 from knowledge.ingest_fill import (
     EMBED_BATCH_CHUNKS,
     fill_missing_lexical,
@@ -41,7 +39,6 @@ from knowledge.ingest_fill import (
 from knowledge.ingest_result import IngestResult, Timer
 from knowledge.outbound import outbound_check
 from knowledge.preparing import PrepareFailed, chunk_texts, notes_prepare
-from knowledge.sidecar import sidecar_merge, sidecar_same
 from knowledge.signals import chunks_committed
 from knowledge.vault import (
     DEFAULT_MAX_FILE_BYTES,
@@ -54,6 +51,9 @@ from knowledge.vault import (
     vault_scan,
 )
 from knowledge.vault_index import vault_overlap_check
+from parsing.formats import ocr
+from parsing.formats.base import ExtractOptions
+from parsing.sidecar import sidecar_merge, sidecar_same
 
 # Failures that belong to the values of one note, never to the connection: a value PostgreSQL
 # refuses (data exceptions, a path over an index's row limit) or one JSON cannot encode.

@@ -22,13 +22,13 @@ from typing import Any, TypeVar
 
 from pgvector import Vector
 
-from knowledge.chunking import ChunkDraft, blocks_chunk, note_chunk
 from knowledge.embeddings import ChunkText, EmbeddingProvider
 from knowledge.embeddings.base import VectorRefused
-from knowledge.formats import format_module, ocr
-from knowledge.formats.base import ExtractOptions, FormatRejected, TextBudget
-from knowledge.lexical import ChunkLexical, chunk_lexical_build
-from knowledge.markdown import note_parse
+from parsing.chunking import ChunkDraft, blocks_chunk, note_chunk
+from parsing.formats import format_module, ocr
+from parsing.formats.base import ExtractOptions, FormatRejected, TextBudget
+from parsing.lexical import ChunkLexical, chunk_lexical_build
+from parsing.markdown import note_parse
 
 Item = TypeVar("Item")
 

@@ -75,7 +75,7 @@ CREATE INDEX IF NOT EXISTS idx_chunks_content_hash ON chunks (content_hash);
 CREATE INDEX IF NOT EXISTS idx_embeddings_config
   ON embeddings (embedding_provider, embedding_model, embedding_dim);
 
--- Lexical channel (BM25). The terms are made by knowledge/lexical.py and stored as a ready
+-- Lexical channel (BM25). The terms are made by parsing/lexical.py and stored as a ready
 -- tsvector: no text-search configuration of PostgreSQL can split Chinese. Chunks written
 -- before these columns existed keep NULL until the next `rag ingest` fills them in.
 -- pg_trgm is a trusted extension: the database's owner may create it without a superuser.
@@ -87,7 +87,7 @@ ALTER TABLE chunks ADD COLUMN IF NOT EXISTS lexical_length INTEGER;
 -- The terms are found through the GIN index of the impact cells (below), not one of their own.
 -- Finds the chunks still to fill without reading the table; empty once every chunk is filled.
 CREATE INDEX IF NOT EXISTS idx_chunks_lexical_missing ON chunks (id) WHERE lexical_terms IS NULL;
--- The analyzer that made a chunk's terms (knowledge/lexical.py ANALYZER_VERSION; NULL: before
+-- The analyzer that made a chunk's terms (parsing/lexical.py ANALYZER_VERSION; NULL: before
 -- versions were recorded). Chunks of an older analyzer are re-analysed, vectors untouched, by
 -- `rag ingest` and `rag db init`; a partial index (idx_chunks_lexical_stale_v3, below, with the
 -- impact cells) finds them without reading the table (its literal is the current version:
@@ -174,7 +174,7 @@ BEGIN
 END
 $$;
 
--- Documents beyond Markdown (PDF, DOCX, TXT; knowledge/formats/). Existing rows are notes, so
+-- Documents beyond Markdown (PDF, DOCX, TXT; parsing/formats/). Existing rows are notes, so
 -- `format` defaults to 'markdown'; every other column is nullable or defaulted, and an insert
 -- naming only the first release's columns keeps working.
 --   title           the PDF's or DOCX's metadata title, else the file name without extension
@@ -257,7 +257,7 @@ CREATE INDEX IF NOT EXISTS idx_chunks_knowledge_base_lexical ON chunks (knowledg
 -- BM25 top-k without scoring every candidate (retrieval/lexical.py). Three parts, all written in
 -- the chunks' own transaction, so they never drift from the chunks:
 -- * chunks.lexical_cells: one lexeme per distinct term of the chunk naming its impact cell
---   (`term~t.d`: term-frequency and chunk-length class, knowledge/lexical.py). Its GIN index is
+--   (`term~t.d`: term-frequency and chunk-length class, parsing/lexical.py). Its GIN index is
 --   an inverted index ordered by impact: search reads the cells that can weigh most first.
 --   It also finds every chunk holding a term (all the term's cells), so it replaces the plain
 --   index on lexical_terms.
@@ -285,7 +285,7 @@ CREATE TABLE IF NOT EXISTS lexical_scope_stats (
   chunk_count BIGINT NOT NULL,
   term_count BIGINT NOT NULL
 );
--- Chunks per length class (knowledge/lexical.py DL_CELL_LOWER, 0-based): a class without chunks
+-- Chunks per length class (parsing/lexical.py DL_CELL_LOWER, 0-based): a class without chunks
 -- in the caller's bases has no cell that could still add to a score.
 CREATE TABLE IF NOT EXISTS lexical_length_stats (
   knowledge_base_id BIGINT NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE,
@@ -303,7 +303,7 @@ CREATE TABLE IF NOT EXISTS lexical_term_stats (
 CREATE INDEX IF NOT EXISTS idx_lexical_term_stats_unused ON lexical_term_stats (knowledge_base_id)
   WHERE df <= 0;
 
--- The length class of a chunk of `length` terms: knowledge/lexical.py DL_CELL_LOWER, whose
+-- The length class of a chunk of `length` terms: parsing/lexical.py DL_CELL_LOWER, whose
 -- values tests/knowledge/test_lexical_cells.py checks against these.
 CREATE OR REPLACE FUNCTION lexical_length_cell(length INTEGER) RETURNS SMALLINT
   LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
@@ -311,7 +311,7 @@ CREATE OR REPLACE FUNCTION lexical_length_cell(length INTEGER) RETURNS SMALLINT
                                               676, 1001, 1501, 2251, 3376, 5064]) - 1, 0)::int2
 $$;
 
--- The impact cells of a chunk's stored terms, as knowledge/lexical.py makes them (the
+-- The impact cells of a chunk's stored terms, as parsing/lexical.py makes them (the
 -- frequency classes of TF_CELL_UPPER, headings counted HEADING_WEIGHT = 3 times):
 -- tests/knowledge/test_lexical_cells.py checks that both agree. The ingest writes the cells it
 -- made; this fills them for any other writer of lexical_terms.

@@ -22,10 +22,10 @@ from knowledge import sql
 from knowledge.bases import KnowledgeBaseInfo, kb_get_visible, kb_list
 from knowledge.db_schema import index_connection, schema_error, schema_state
 from knowledge.embeddings import embedder_status, embedding_endpoints, embedding_native_dim
-from knowledge.formats import FORMATS
 from knowledge.signals import health_sections
 from knowledge.upload_store import upload_store_shown
 from knowledge.vector_path import vector_path_plan
+from parsing.formats import FORMATS
 
 
 @dataclass(frozen=True)

@@ -98,7 +98,7 @@ WHERE document_id IN (SELECT id FROM documents WHERE vault_path = %s AND relativ
 # is how the client pairs the chunks with their vectors for COPY_EMBEDDINGS (the same
 # transaction). A chunk's own relative_path is its document's source: an upload's source name
 # (knowledge/upload_names.py), else its path. lexical_terms arrives as a ready tsvector literal
-# (knowledge/lexical.py): cast, never parsed by a text-search configuration. (Inserting the
+# (parsing/lexical.py): cast, never parsed by a text-search configuration. (Inserting the
 # vectors in the same statement joined them to the new chunks on the planner's estimate of one
 # row a side: a nested loop of 250 × 250 pairs per batch, a quarter of the statement.)
 INSERT_CHUNKS = """
@@ -149,7 +149,7 @@ DELETE_DOCUMENTS = "DELETE FROM documents WHERE vault_path = %s AND relative_pat
 # columns existed), a batch at a time after the last id seen. The version is the literal of the
 # partial index idx_chunks_lexical_stale_v3 (knowledge/schema.sql), so that index and
 # idx_chunks_lexical_missing find them without reading the table; tests/knowledge/test_lexical.py
-# checks that both agree with knowledge/lexical.py ANALYZER_VERSION. A NULL vault path means
+# checks that both agree with parsing/lexical.py ANALYZER_VERSION. A NULL vault path means
 # every vault.
 CHUNKS_LEXICAL_STALE = """
 SELECT c.id, c.content, c.heading_path, c.relative_path

@@ -16,11 +16,11 @@ from pgvector import Vector
 from psycopg.types.json import Jsonb
 
 from knowledge import sql
-from knowledge.chunking import MAX_TOKENS, OVERLAP_TOKENS, TARGET_TOKENS, ChunkDraft
 from knowledge.db_schema import index_connection
 from knowledge.embeddings import EmbeddingProvider
 from knowledge.embeddings.base import VectorRefused
-from knowledge.lexical import ANALYZER_VERSION, ChunkLexical, chunk_lexical_build
+from parsing.chunking import MAX_TOKENS, OVERLAP_TOKENS, TARGET_TOKENS, ChunkDraft
+from parsing.lexical import ANALYZER_VERSION, ChunkLexical, chunk_lexical_build
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class DocumentVersion:
     frontmatter: dict[str, Any]
     tags: list[str]
     chunks: list[ChunkDraft]
-    # documents.tags, for filters: `tags` and its sidecar's (knowledge/sidecar.py); None: `tags`.
+    # documents.tags, for filters: `tags` and its sidecar's (parsing/sidecar.py); None: `tags`.
     document_tags: list[str] | None = None
     format: str = "markdown"
     title: str | None = None
@@ -60,7 +60,7 @@ class DocumentState(NamedTuple):
     content_hash: str
     chunks: int
     embedded: int  # chunks with a vector for the current provider/model/dim
-    # Why scanned pages were left out when it was stored (knowledge/formats/pdf.py), or None.
+    # Why scanned pages were left out when it was stored (parsing/formats/pdf.py), or None.
     ocr_skipped: str | None = None
     # active; queued (an upload or a reindex waiting: built even if its hash is unchanged);
     # deleting (out of search, its file about to be removed: never built again)
@@ -68,7 +68,7 @@ class DocumentState(NamedTuple):
     # The file's modification time and size when its version was stored.
     mtime_ns: int | None = None
     size_bytes: int | None = None
-    # What was stored of its sidecar (knowledge/sidecar.py): file, sha256, mtime_ns, size_bytes.
+    # What was stored of its sidecar (parsing/sidecar.py): file, sha256, mtime_ns, size_bytes.
     sidecar: dict[str, Any] | None = None
     # An upload's source name (knowledge/upload_names.py); None for a vault's document.
     source_name: str | None = None

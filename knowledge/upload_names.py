@@ -18,8 +18,8 @@ import unicodedata
 from django.db import connection, transaction
 
 from knowledge import sql
-from knowledge.formats import suffix_of
-from knowledge.formats.base import title_from_name
+from parsing.formats import suffix_of
+from parsing.formats.base import title_from_name
 
 NAME_MAX_CHARS = 200
 FALLBACK_STEM = "document"

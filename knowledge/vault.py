@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from core.errors import LocalRagError
-from knowledge.formats import SUFFIXES, is_document
-from knowledge.sidecar import (
+from parsing.formats import SUFFIXES, is_document
+from parsing.sidecar import (
     SIDECAR_MAX_BYTES,
     Sidecar,
     is_sidecar,
@@ -46,7 +46,7 @@ class NoteFile:
     inode: int = 0
     mtime_ns: int = 0  # its modification time and size as the scan saw them (0, -1: unknown)
     size_bytes: int = -1
-    # Its sidecar `<name>.meta.yaml` (knowledge/sidecar.py) as the scan saw it; -1: none.
+    # Its sidecar `<name>.meta.yaml` (parsing/sidecar.py) as the scan saw it; -1: none.
     sidecar_mtime_ns: int = 0
     sidecar_size: int = -1
 

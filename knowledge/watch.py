@@ -30,8 +30,8 @@ import watchfiles
 from django.db import connection
 
 from core.errors import LocalRagError
-from knowledge.formats import SUFFIXES
-from knowledge.sidecar import SIDECAR_SUFFIX, is_sidecar
+from parsing.formats import SUFFIXES
+from parsing.sidecar import SIDECAR_SUFFIX, is_sidecar
 
 QUIET_SECONDS = 1.0
 LONGEST_BURST_SECONDS = 10.0

@@ -1,6 +1,6 @@
 """The lexical channel: BM25 over the chunks' stored terms, computed inside PostgreSQL.
 
-The query goes through the same analyzer as the chunks (knowledge/lexical.py: stems, stop
+The query goes through the same analyzer as the chunks (parsing/lexical.py: stems, stop
 words, identifiers whole). The statistics come from the per-base tables the chunk writes keep
 (knowledge/schema.sql); the formula is retrieval/sql.py's.
 
@@ -33,7 +33,7 @@ from core.errors import InvalidRequest
 from core.replicas import read_alias
 from index.search import Candidates, lexical_candidates
 from knowledge.db_schema import index_connection
-from knowledge.lexical import DL_CELL_LOWER, TF_CELL_UPPER, cell_lexeme, text_analyze
+from parsing.lexical import DL_CELL_LOWER, TF_CELL_UPPER, cell_lexeme, text_analyze
 from retrieval import sql
 from retrieval.filters import FilteredScope
 
@@ -44,7 +44,7 @@ MAX_QUERY_TERMS = 64
 # pieces (`v2.3.1`) are tokens in most chunks, and the lookup would read them all. Such an
 # identifier is still found exactly through its own term.
 _TRIGRAM_RUN = 3
-# Every impact cell (knowledge/lexical.py): term-frequency class `t`, length class `d`.
+# Every impact cell (parsing/lexical.py): term-frequency class `t`, length class `d`.
 ALL_CELLS = [f"{tf_cell}.{length_cell}" for tf_cell in range(len(TF_CELL_UPPER) + 1)
              for length_cell in range(len(DL_CELL_LOWER))]
 # The share of a term's chunks expected in each term-frequency class: only to size the reads

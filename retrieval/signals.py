@@ -14,7 +14,7 @@ so every retrieval mode measures them alike and they can be measured again from 
   SUPPORT_RATIO × c1 — the documents that are close to the top (0 without results);
 - coverage: the share of the query's key terms found in the result that holds most of them
   (its path, headings and content), terms as the lexical channel analyses them
-  (knowledge/lexical.py `text_analyze`: stop words dropped, English stemmed, Chinese as
+  (parsing/lexical.py `text_analyze`: stop words dropped, English stemmed, Chinese as
   bigrams); a query word counts once, found when any of its terms is. Measured on the text, not
   taken from the lexical channel's `matched_share`, so that a vector-only result (or
   RAG_RETRIEVAL=vector) is measured like the others. 0.0 when the query has no key term;
@@ -33,7 +33,7 @@ from functools import lru_cache
 from typing import Any
 
 # The analyser's own CJK runs: a key word is a bigram exactly when it was made from one.
-from knowledge.lexical import _CJK_RUN, text_analyze
+from parsing.lexical import _CJK_RUN, text_analyze
 from retrieval.types import SearchHit
 
 # A document "supports" the top one when its best cosine is within 20% of the best: chosen

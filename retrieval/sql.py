@@ -5,8 +5,8 @@ written into the statement, as the index's expression must be matched)."""
 import functools
 import re
 
-from knowledge.lexical import HEADING_WEIGHT
 from knowledge.vector_index import HnswKey
+from parsing.lexical import HEADING_WEIGHT
 
 # Within the caller's knowledge bases only: an empty answer says nothing about the others.
 HAS_EMBEDDINGS = """
@@ -15,14 +15,14 @@ SELECT EXISTS (SELECT 1 FROM embeddings e JOIN chunks c ON c.id = e.chunk_id
                  AND e.embedding_dim = %s AND c.knowledge_base_id = ANY(%s))
 """
 
-# BM25 of the lexical channel (retrieval/lexical.py), on the terms knowledge/lexical.py stored in
+# BM25 of the lexical channel (retrieval/lexical.py), on the terms parsing/lexical.py stored in
 # chunks.lexical_terms. Bound as parameters with the query; tuned values, not inputs.
 BM25_K1 = 1.2  # how fast repeated occurrences of a term stop adding to the score
 BM25_B = 0.75  # how much a long chunk is discounted against the average length
 LEXICAL_MAX_DF_SHARE = 0.5  # a query term in more chunks than this share of all is dropped
 LEXICAL_PHRASE_WEIGHT = 0.5  # bonus per query pair found adjacent: weight × mean idf of the two
 # An occurrence in a heading (weight B in the tsvector) counts this many times an occurrence in
-# the body: a rule of the index, since the impact cells are made with it (knowledge/lexical.py).
+# the body: a rule of the index, since the impact cells are made with it (parsing/lexical.py).
 LEXICAL_HEADING_WEIGHT = float(HEADING_WEIGHT)
 
 # score(chunk) = Σ over kept query terms t in the chunk of

@@ -15,8 +15,8 @@ import pytest
 
 from tests.harness import ROOT
 
-TIERS = (("core",), ("access", "jobs", "traces"), ("knowledge",), ("index",), ("retrieval",),
-         ("answering",), ("conversations",), ("workbench",), ("localrag_site",))
+TIERS = (("core",), ("access", "jobs", "traces"), ("parsing",), ("knowledge",), ("index",),
+         ("retrieval",), ("answering",), ("conversations",), ("workbench",), ("localrag_site",))
 LAYERS = tuple(package for tier in TIERS for package in tier)
 
 

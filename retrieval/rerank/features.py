@@ -3,7 +3,7 @@
 Each signal is in 0..1 and the weights sum to 1, so a score is in 0..1:
 
 - coverage: the share of the query's distinct terms found in the chunk (its path, headings and
-  content), terms as the lexical channel makes them (knowledge/lexical.py: `ERR-1042` gives
+  content), terms as the lexical channel makes them (parsing/lexical.py: `ERR-1042` gives
   `err-1042`, `err` and `1042`; Chinese gives bigrams), leaving out the query's most common
   English function words, which say nothing about a chunk;
 - proximity: how close together the query's words are in the chunk: matched query words /
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
-from knowledge.lexical import text_tokenize
+from parsing.lexical import text_tokenize
 from retrieval.rerank.base import RerankCandidate, RerankedCandidate, ranked_by_score
 
 # The weights of the score, fitted by bench/fit_retrieval.py (coordinate ascent on nDCG@10,

@@ -263,8 +263,8 @@ def test_geology_sample_finds_every_expected_file_and_page(db):
     """The second sample end to end: its PDFs, scan, DOCX and TXT ingested for real, and every
     question of eval/geo-questions.yaml finds its file, and its page where it names one, in
     the top 5 (the scanned pages only with the OCR extra)."""
-    from knowledge.formats import ocr
     from knowledge.ingest import vault_ingest
+    from parsing.formats import ocr
 
     result = vault_ingest(vault_path=ROOT / "samples" / "geo-kb", config=get_config(),
                           prepare_workers=0)

@@ -222,7 +222,7 @@ def test_a_sentence_cut_by_a_page_break_reaches_the_model_whole(db, tmp_path, co
     """A PDF whose page break cuts a sentence: its pages are chunks of their own, and retrieval
     returns only the second; the context takes on the first, which says what the sentence is
     about (RAG_CONTEXT_NEIGHBOURS)."""
-    from tests.knowledge.formats.files import pdf_bytes
+    from tests.parsing.formats.files import pdf_bytes
 
     opening = ("Shaft report 2024. Dewatering of the north shaft stopped in February when the "
                "main pump failed. The replacement pump, ordered from Hartmann Pumps of Bremen, "

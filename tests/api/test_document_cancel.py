@@ -18,7 +18,7 @@ from knowledge.ingest import vault_ingest
 from tests.api.test_documents import MARKER, upload
 from tests.harness import ADVISORY_LOCKS_HERE
 from tests.jobs.support import HeldJob
-from tests.knowledge.formats.files import pdf_bytes
+from tests.parsing.formats.files import pdf_bytes
 
 
 def test_a_checkpoint_that_raises_stops_the_run_with_nothing_written_and_the_lock_free(

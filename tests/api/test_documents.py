@@ -15,7 +15,7 @@ from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 from access.api_tokens import token_create
 from jobs.worker import Worker
 from tests.api.http import error_of
-from tests.knowledge.formats.files import docx_bytes, pdf_bytes
+from tests.parsing.formats.files import docx_bytes, pdf_bytes
 
 MARKER = "Wolframite veins at Ridge 9 carry tungsten trioxide grades near 0.8 percent."
 

@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from tests.api.test_documents import upload, work
 from tests.conversations.test_mcp import body_of, mcp_session
-from tests.knowledge.formats.files import docx_bytes, pdf_bytes
+from tests.parsing.formats.files import docx_bytes, pdf_bytes
 
 FIRST = "Ridge 9 drill cores carry wolframite veins with tungsten grades near 0.8 percent."
 SECOND = "Ridge 9 camp logistics: wolframite samples leave by helicopter every tuesday."

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from jobs.worker import Worker
 from tests.browser.conftest import css, sign_in, wait
-from tests.knowledge.formats.files import pdf_bytes
+from tests.parsing.formats.files import pdf_bytes
 
 
 def test_upload_watch_the_job_and_find_the_document(browser, account, tmp_path: Path,

@@ -8,7 +8,7 @@ import json
 import httpx
 
 from tests.commands.test_serve import serve  # noqa: F401 - the fixture
-from tests.knowledge.formats.files import docx_bytes, pdf_bytes
+from tests.parsing.formats.files import docx_bytes, pdf_bytes
 
 QUESTION = "molybdenite vein stockwork grade"
 

@@ -14,7 +14,7 @@ from access.api_tokens import token_create
 from core.config import get_config
 from knowledge.bases import kb_create, kb_list
 from tests.commands.test_serve import serve  # noqa: F401 - the fixture
-from tests.knowledge.formats.files import pdf_bytes
+from tests.parsing.formats.files import pdf_bytes
 
 QUERY = "cassiterite greisen tin"
 

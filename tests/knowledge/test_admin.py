@@ -57,7 +57,7 @@ def test_nothing_can_be_changed_or_deleted(admin_client, sample_index):
 def test_documents_show_format_pages_and_ocr_and_chunks_their_pages(admin_client, tmp_path):
     from core.config import get_config
     from knowledge.ingest import vault_ingest
-    from tests.knowledge.formats.files import pdf_bytes
+    from tests.parsing.formats.files import pdf_bytes
 
     vault = tmp_path / "vault"
     vault.mkdir()

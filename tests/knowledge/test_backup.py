@@ -18,7 +18,7 @@ from tests.commands.test_serve import Server
 from tests.commands.test_upload_serve import job_done
 from tests.conftest import scratch_project_folder
 from tests.harness import ROOT
-from tests.knowledge.formats.files import pdf_bytes
+from tests.parsing.formats.files import pdf_bytes
 
 VAULT_QUERY = "客户 P1 工单应该怎么升级？"
 UPLOAD_QUERY = "cassiterite greisen tin"

@@ -19,7 +19,7 @@ from knowledge.documents import document_reindex, document_upload
 from knowledge.embeddings import FakeLexicalEmbedder
 from tests.harness import ADVISORY_LOCKS_HERE
 from tests.jobs.support import HeldJob
-from tests.knowledge.formats.files import pdf_bytes
+from tests.parsing.formats.files import pdf_bytes
 
 TEXT = "Cassiterite greisen veins at Ridge 4 carry tin near 0.6 percent Sn. "
 

@@ -8,10 +8,10 @@ import random
 
 import pytest
 
-from knowledge.chunking import blocks_chunk, note_chunk
 from knowledge.document_text import ChunkText, overlap_length, text_pieces
-from knowledge.formats.base import Block
-from knowledge.markdown import note_parse
+from parsing.chunking import blocks_chunk, note_chunk
+from parsing.formats.base import Block
+from parsing.markdown import note_parse
 
 # A small vocabulary: the same words and phrases come back often, as coincidences would.
 WORDS = ("ridge drill vein survey the of and to with core sample grade tungsten copper "

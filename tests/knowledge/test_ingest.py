@@ -296,7 +296,7 @@ def test_yaml_escapes_postgres_cannot_store_are_dropped(vault: Path):
 
 
 def test_a_note_the_database_refuses_is_skipped_and_the_rest_stored(vault: Path, monkeypatch):
-    from knowledge import markdown
+    from parsing import markdown
 
     # Without the clean-up, the NUL from the YAML escape reaches PostgreSQL, which refuses it.
     monkeypatch.setattr(markdown, "_storable", lambda text: text)

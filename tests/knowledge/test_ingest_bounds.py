@@ -7,7 +7,7 @@ from pathlib import Path
 from django.db import connection
 
 from knowledge.ingest import vault_ingest
-from tests.knowledge.formats.files import docx_bytes
+from tests.parsing.formats.files import docx_bytes
 
 
 def test_files_past_the_character_or_chunk_limit_are_skipped_and_the_rest_indexed(

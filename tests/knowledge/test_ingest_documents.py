@@ -11,16 +11,16 @@ from django.db import connection
 
 from core.config import get_config
 from knowledge import preparing
-from knowledge.formats import ocr
 from knowledge.ingest import vault_ingest
 from knowledge.vault import vault_scan
-from tests.knowledge.formats.files import (
+from parsing.formats import ocr
+from tests.knowledge.test_ingest import write
+from tests.parsing.formats.files import (
     docx_bytes,
     encrypted_pdf_bytes,
     pdf_bytes,
     scanned_pdf_bytes,
 )
-from tests.knowledge.test_ingest import write
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,8 @@ from core.dburl import database_settings
 from knowledge import sql as knowledge_sql
 from knowledge.db_schema import DatabaseNotUtf8, database_utf8_check
 from knowledge.ingest import vault_ingest
-from knowledge.lexical import (
+from knowledge.store import chunks_lexical_refresh
+from parsing.lexical import (
     ANALYZER_VERSION,
     POSITION_MAX,
     TERM_MAX_CHARS,
@@ -24,7 +25,6 @@ from knowledge.lexical import (
     text_tokenize,
     tsvector_literal_build,
 )
-from knowledge.store import chunks_lexical_refresh
 from tests.conftest import cli_env
 from tests.harness import bootstrap_credentials
 

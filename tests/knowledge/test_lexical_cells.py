@@ -1,4 +1,4 @@
-"""The impact cells and the per-base BM25 statistics: the cells knowledge/lexical.py writes are
+"""The impact cells and the per-base BM25 statistics: the cells parsing/lexical.py writes are
 those the schema's function computes from the stored terms, and the statistics tables always
 equal a recount of the chunks, whatever wrote or removed them."""
 
@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 
 from knowledge.bases import kb_create
-from knowledge.lexical import (
+from parsing.lexical import (
     DL_CELL_LOWER,
     HEADING_WEIGHT,
     TF_CELL_UPPER,

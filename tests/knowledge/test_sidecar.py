@@ -15,12 +15,12 @@ from fpdf import FPDF
 
 from access.callers import scope_all
 from core.config import get_config
-from knowledge.formats.base import pdf_date
 from knowledge.ingest import vault_ingest
-from knowledge.sidecar import SIDECAR_MAX_BYTES
+from parsing.formats.base import pdf_date
+from parsing.sidecar import SIDECAR_MAX_BYTES
 from retrieval.filters import filters_parse
 from retrieval.services import search
-from tests.knowledge.formats.files import docx_bytes
+from tests.parsing.formats.files import docx_bytes
 
 REPORT_TEXT = "Porphyry copper exploration report: drill holes, assay intervals and grades."
 

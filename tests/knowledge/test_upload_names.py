@@ -13,10 +13,10 @@ from django.db import connection
 from knowledge.bases import kb_create
 from knowledge.db_schema import db_init
 from knowledge.ingest import vault_ingest
-from knowledge.lexical import chunk_lexical_build
 from knowledge.upload_names import NAME_MAX_CHARS, source_name_clean
+from parsing.lexical import chunk_lexical_build
 from tests.api.test_documents import upload, work
-from tests.knowledge.formats.files import pdf_bytes
+from tests.parsing.formats.files import pdf_bytes
 
 ORE = "Ridge 9 drill cores carry wolframite veins with tungsten grades near 0.8 percent."
 CAMP = "Ridge 9 camp logistics: wolframite samples leave by helicopter every tuesday."

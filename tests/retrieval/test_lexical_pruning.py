@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 
 from knowledge.bases import kb_create
-from knowledge.lexical import chunk_lexical_build
+from parsing.lexical import chunk_lexical_build
 from retrieval import lexical
 from retrieval.lexical import LexicalReport, lexical_search
 

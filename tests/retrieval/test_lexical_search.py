@@ -12,7 +12,7 @@ from django.db import connection
 from access.callers import scope_all
 from core.errors import InvalidRequest
 from knowledge.db_schema import index_connection
-from knowledge.lexical import chunk_lexical_build, tsvector_literal_build
+from parsing.lexical import chunk_lexical_build, tsvector_literal_build
 from retrieval import sql
 from retrieval.lexical import ALL_CELLS, lexical_query_terms, lexical_search
 

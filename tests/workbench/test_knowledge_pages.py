@@ -14,7 +14,7 @@ from access.models import Grant
 from jobs.worker import Worker
 from knowledge.bases import kb_create
 from knowledge.models import Document
-from tests.knowledge.formats.files import pdf_bytes
+from tests.parsing.formats.files import pdf_bytes
 from workbench.pages import knowledge as knowledge_pages
 
 MARKER = "Wolframite veins at Ridge 9 carry tungsten trioxide grades near 0.8 percent."

@@ -15,7 +15,7 @@ from core.config import get_config
 from knowledge.bases import kb_create
 from knowledge.ingest import vault_ingest
 from knowledge.models import Chunk, Document
-from tests.knowledge.formats.files import pdf_bytes
+from tests.parsing.formats.files import pdf_bytes
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SCRIPT = "<script>alert(1)</script>"

@@ -13,8 +13,8 @@ from django.template.loader import render_to_string
 from answering.modes import MODE_NO_ANSWER
 from answering.services import AskEventStream, AskPlan
 from core.errors import LocalRagError
-from knowledge.formats import format_name
 from knowledge.models import Chunk
+from parsing.formats import format_name
 from traces.recording import trace_fail
 from workbench.answer_texts import error_text, no_answer_localised, notice_cause
 from workbench.models import Feedback

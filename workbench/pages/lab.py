@@ -26,7 +26,7 @@ from core.config import (
     config_with,
 )
 from core.errors import InvalidRequest
-from knowledge.formats import format_name
+from parsing.formats import format_name
 from retrieval.filters import DocumentFilter
 from retrieval.rerank import RERANKERS, reranker_status
 from retrieval.services import search

@@ -27,9 +27,9 @@ from django.utils.safestring import SafeString
 
 from access.callers import Caller
 from core.errors import NotFound
-from knowledge.formats.pdf import page_image_oversized
 from knowledge.models import Chunk, Document
 from knowledge.selectors import chunk_get
+from parsing.formats.pdf import page_image_oversized
 from workbench.pages.quotes import marked_text, quote_offsets
 
 NEIGHBOURS = 2  # chunks shown before and after the cited one

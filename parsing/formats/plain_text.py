@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from knowledge.formats.base import (
+from parsing.formats.base import (
     Block,
     Extracted,
     ExtractOptions,

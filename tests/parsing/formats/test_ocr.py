@@ -7,10 +7,10 @@ import multiprocessing
 
 import pytest
 
-from knowledge.chunking import blocks_chunk
-from knowledge.formats import ocr, pdf
-from knowledge.formats.base import ExtractOptions
-from tests.knowledge.formats.files import pdf_bytes, scanned_pdf_bytes
+from parsing.chunking import blocks_chunk
+from parsing.formats import ocr, pdf
+from parsing.formats.base import ExtractOptions
+from tests.parsing.formats.files import pdf_bytes, scanned_pdf_bytes
 
 needs_ocr = pytest.mark.skipif(not ocr.ocr_available(),
                                reason=f"the OCR extra is not installed ({ocr.INSTALL_HINT})")

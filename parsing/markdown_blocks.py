@@ -25,7 +25,7 @@ from markdown_it.common.utils import mdTrim
 from markdown_it.rules_block.state_block import StateBlock
 from markdown_it.token import Token
 
-from knowledge.formats.base import TextBudget
+from parsing.formats.base import TextBudget
 
 # A line that may end a paragraph or underline it: empty, or starting (after indentation) like a
 # fence, blockquote, thematic break, list item, HTML block, ATX or setext heading; or holding a

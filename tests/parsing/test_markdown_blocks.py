@@ -7,7 +7,7 @@ import random
 import pytest
 from markdown_it import MarkdownIt
 
-from knowledge.markdown_blocks import block_parser, blocks_parse
+from parsing.markdown_blocks import block_parser, blocks_parse
 
 REFERENCE = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
 BLOCK_LINES = ["a", "b c", "# h", "## x", "- i", "* i", "+ i", "1. o", "2) o", "> q", ">", "```",

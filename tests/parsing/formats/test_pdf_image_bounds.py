@@ -7,8 +7,8 @@ import zlib
 
 import pytest
 
-from knowledge.formats import ocr, pdf
-from knowledge.formats.base import ExtractOptions
+from parsing.formats import ocr, pdf
+from parsing.formats.base import ExtractOptions
 
 
 def image_pdf_bytes(*, width: int, height: int) -> bytes:

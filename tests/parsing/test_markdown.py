@@ -4,7 +4,7 @@ import json
 import random
 import re
 
-from knowledge.markdown import (
+from parsing.markdown import (
     _code_spans_blank,
     code_mask,
     note_parse,
@@ -382,7 +382,7 @@ def test_many_aliases_of_one_target_are_kept_in_order_without_repeats():
 
 
 def test_heading_too_long_to_be_real_drops_its_markup_characters():
-    from knowledge.markdown import HEADING_PARSE_LIMIT, heading_text
+    from parsing.markdown import HEADING_PARSE_LIMIT, heading_text
 
     source = "**Big** [" * (HEADING_PARSE_LIMIT // 4) + "end"
     assert heading_text(source) == " ".join(["Big"] * (HEADING_PARSE_LIMIT // 4) + ["end"])

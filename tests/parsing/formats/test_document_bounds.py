@@ -11,10 +11,10 @@ import zipfile
 
 import pytest
 
-from knowledge.formats import pdf, plain_text, word
-from knowledge.formats.base import ExtractOptions, FormatRejected
 from knowledge.preparing import PreparedNote, PrepareFailed, document_prepare
-from tests.knowledge.formats.files import docx_bytes, pdf_bytes
+from parsing.formats import pdf, plain_text, word
+from parsing.formats.base import ExtractOptions, FormatRejected
+from tests.parsing.formats.files import docx_bytes, pdf_bytes
 
 SMALL = ExtractOptions(max_chars=5_000, max_chunks=3)
 

@@ -1,5 +1,5 @@
 """Document formats beyond Markdown notes: one module per format, each with `FORMAT`,
-`SUFFIXES` and `extract(data, *, name, options) -> Extracted` (knowledge/formats/base.py).
+`SUFFIXES` and `extract(data, *, name, options) -> Extracted` (parsing/formats/base.py).
 Adding a format is one module and one line in FORMATS.
 
 Format modules are imported on first use: the vault scan needs only the suffixes, and stays
@@ -14,9 +14,9 @@ from types import ModuleType
 NOTE_SUFFIX = ".md"
 # format name -> (module, suffixes it reads)
 FORMATS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "pdf": ("knowledge.formats.pdf", (".pdf",)),
-    "docx": ("knowledge.formats.word", (".docx",)),
-    "txt": ("knowledge.formats.plain_text", (".txt",)),
+    "pdf": ("parsing.formats.pdf", (".pdf",)),
+    "docx": ("parsing.formats.word", (".docx",)),
+    "txt": ("parsing.formats.plain_text", (".txt",)),
 }
 _BY_SUFFIX = {suffix: name for name, (_, suffixes) in FORMATS.items() for suffix in suffixes}
 # Every suffix the vault scan picks up (compared in lower case).

@@ -53,7 +53,7 @@ def sidecar_parse(data: bytes, *, name: str, mtime_ns: int) -> Sidecar:
     """The fields and tags of a sidecar file's bytes; a problem is a warning, never an error."""
     # Here, not at the top: the vault scan imports this module and stays free of the parsers
     # (and of their packages, which a scan run as another user may not be able to read).
-    from knowledge.markdown import tags_of, yaml_mapping
+    from parsing.markdown import tags_of, yaml_mapping
 
     stamp = {"file": name, "sha256": hashlib.sha256(data).hexdigest(), "mtime_ns": mtime_ns,
              "size_bytes": len(data)}

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.text_tokens import decode, encode, tokens_count
-from knowledge.formats.base import Block
-from knowledge.formats.ocr import confidence_mean
-from knowledge.markdown import ParsedNote, Section, wikilinks_extract
+from parsing.formats.base import Block
+from parsing.formats.ocr import confidence_mean
+from parsing.markdown import ParsedNote, Section, wikilinks_extract
 
 TARGET_TOKENS = 800
 MAX_TOKENS = 1200

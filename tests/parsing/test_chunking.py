@@ -6,7 +6,7 @@ import random
 import pytest
 
 from core.text_tokens import tokens_count
-from knowledge.chunking import (
+from parsing.chunking import (
     MAX_TOKENS,
     OVERLAP_TOKENS,
     TARGET_TOKENS,
@@ -14,7 +14,7 @@ from knowledge.chunking import (
     blocks_chunk,
     note_chunk,
 )
-from knowledge.markdown import ParsedNote, note_parse
+from parsing.markdown import ParsedNote, note_parse
 
 _WORDS = ("alpha beta gamma delta project meeting customer release migration database index "
           "the of and to with for schema vector search").split()
@@ -231,7 +231,7 @@ def test_wikilinks_inside_a_split_code_block_are_ignored_in_every_chunk():
 
 
 def test_short_pages_keep_their_own_page_spans_and_only_a_nearly_empty_one_joins_the_next():
-    from knowledge.formats.base import Block
+    from parsing.formats.base import Block
 
     pages = ["Cover", "The first finding is a copper grade of 1.2% over six metres.",
              "The second finding is a gold grade of 3 g/t over two metres.",

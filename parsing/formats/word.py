@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.text_tokens import tokens_count
-from knowledge.formats.base import (
+from parsing.formats.base import (
     Block,
     Extracted,
     ExtractOptions,

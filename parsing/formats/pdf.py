@@ -18,8 +18,8 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any
 
-from knowledge.formats import ocr
-from knowledge.formats.base import (
+from parsing.formats import ocr
+from parsing.formats.base import (
     Block,
     Extracted,
     ExtractOptions,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.chunking import blocks_chunk
-from knowledge.formats import ocr, pdf
-from knowledge.formats.base import ExtractOptions, FormatRejected
-from tests.knowledge.formats.files import (
+from parsing.chunking import blocks_chunk
+from parsing.formats import ocr, pdf
+from parsing.formats.base import ExtractOptions, FormatRejected
+from tests.parsing.formats.files import (
     encrypted_pdf_bytes,
     pdf_bytes,
     scanned_pdf_bytes,

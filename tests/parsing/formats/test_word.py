@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from core.text_tokens import tokens_count
-from knowledge.chunking import MAX_TOKENS, blocks_chunk
-from knowledge.formats import word
-from knowledge.formats.base import ExtractOptions, FormatRejected
-from tests.knowledge.formats.files import docx_bytes
+from parsing.chunking import MAX_TOKENS, blocks_chunk
+from parsing.formats import word
+from parsing.formats.base import ExtractOptions, FormatRejected
+from tests.parsing.formats.files import docx_bytes
 
 OPTIONS = ExtractOptions()
 HEADER = ["Hole", "From (m)", "To (m)", "Cu (%)", "Au (g/t)"]

@@ -21,8 +21,8 @@ from frontmatter.default_handlers import YAMLHandler
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from knowledge.formats.base import TextBudget
-from knowledge.markdown_blocks import blocks_parse
+from parsing.formats.base import TextBudget
+from parsing.markdown_blocks import blocks_parse
 
 # A YAML alias bomb expands to billions of values while staying a few hundred bytes long.
 FRONTMATTER_VALUE_LIMIT = 10_000

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.chunking import blocks_chunk
-from knowledge.formats import plain_text
-from knowledge.formats.base import ExtractOptions, FormatRejected
+from parsing.chunking import blocks_chunk
+from parsing.formats import plain_text
+from parsing.formats.base import ExtractOptions, FormatRejected
 
 TEXT = "第一段：斑岩型铜矿的找矿标志。\r\n\r\n第二段：钻孔 ZK-1042 见矿。\n"
 
