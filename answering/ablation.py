@@ -20,7 +20,7 @@ from access.callers import Scope
 from answering.evaluation import NDCG_DEPTH, Question, ndcg_at_10, refusal_scores
 from answering.modes import MODE_NO_ANSWER, MODE_RAG
 from core.config import Config
-from knowledge.embeddings import get_embedder
+from embeddings import get_embedder
 from knowledge.selectors import corpus_fingerprint
 from retrieval.rerank import reranker_status
 from retrieval.services import search

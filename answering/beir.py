@@ -34,8 +34,8 @@ from typing import Any
 from answering.beir_reference import ReferenceUnavailable, reference_rankings
 from core.config import Config
 from core.errors import InvalidRequest, NotFound
+from embeddings import EmbeddingProvider, get_embedder
 from knowledge.bases import kb_create, kb_delete, kb_get
-from knowledge.embeddings import EmbeddingProvider, get_embedder
 from knowledge.ingest import IngestResult, vault_ingest
 from knowledge.vault_index import vault_forget
 from retrieval.fitting import ndcg_at_10

@@ -21,7 +21,7 @@ from typing import Any
 from access.callers import Scope
 from answering.context import context_places_freed
 from core.config import TOP_K_RANGE, Config
-from knowledge.embeddings import EmbeddingProvider
+from embeddings import EmbeddingProvider
 from retrieval.filters import DocumentFilter
 from retrieval.services import search, top_k_validate
 from retrieval.types import SearchHit, SearchOutcome

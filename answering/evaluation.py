@@ -35,7 +35,7 @@ from answering.refusal import refusal_decide, refusal_rule
 from core.config import MAX_TEXT_CHARS, Config
 from core.errors import InvalidRequest
 from core.safe_yaml import YAMLRefused, yaml_load_plain
-from knowledge.embeddings import EmbeddingProvider, get_embedder
+from embeddings import EmbeddingProvider, get_embedder
 from retrieval.services import search
 from retrieval.signals import signals_measure
 from retrieval.types import SearchHit, SearchOutcome

@@ -31,7 +31,8 @@ from core.errors import LocalRagError
 from core.http_client import OpenAICompatibleHTTP, UpstreamService, upstream_malformed
 from core.http_deadlines import Deadline
 from core.http_retries import RetryableFailure, retry_wait
-from knowledge.outbound import outbound_check, outbound_record
+from embeddings.outbound import outbound_record
+from knowledge.outbound import outbound_check
 
 logger = logging.getLogger("localrag.llm")
 
@@ -85,7 +86,7 @@ def llm_config_check(*, config: Config) -> None:
 def llm_outbound_check(*, config: Config, what: str, knowledge_bases: Iterable[str] = (),
                        knowledge_base_ids: Iterable[int] = ()) -> None:
     """Refuse (OutboundRefused) to send `what`, text of these bases, to an LLM server outside
-    this machine when any of them is local-only (knowledge/outbound.py); the fake model is
+    this machine when any of them is local-only (embeddings/outbound.py); the fake model is
     this process."""
     if config.llm_provider == "openai-compatible":
         outbound_check(config=config, url=config.llm_base_url, what=what,

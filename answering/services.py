@@ -39,7 +39,7 @@ from core.config import Config
 from core.db import connection_released
 from core.errors import LocalRagError, error_body
 from core.text_tokens import tokens_count
-from knowledge.embeddings import get_embedder
+from embeddings import get_embedder
 from knowledge.selectors import chunks_by_id_or_place, document_dates
 from retrieval.filters import DocumentFilter
 from retrieval.services import search

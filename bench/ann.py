@@ -21,7 +21,7 @@ Two corpora (--corpus):
   note in an existing subtopic: ~100 chunks at almost the same distance, where recall@10 is
   hardest). --dims gives the model's own dimensions (384 by default, all-MiniLM-L6-v2's),
   zero-padded to 1,024 as every provider stores them; the index keys those dimensions.
-- `zipf`: fake-lexical-v1 vectors (hashed words, knowledge/embeddings/fake.py) of text drawn
+- `zipf`: fake-lexical-v1 vectors (hashed words, embeddings/fake.py) of text drawn
   from a Zipf-distributed vocabulary, headings and file names as ingest embeds them: the common
   words put every vector near one direction and the graph has no clusters to follow. Queries:
   "new_chunk" (a new chunk's text as a query) and "short" (three to eight words).
@@ -228,8 +228,8 @@ def zipf_seed(conn, *, vault: str, chunks: int, storage: str | None, zipf: Zipf,
               rng: random.Random) -> None:
     """Store `chunks` chunks of Zipf text with their fake-lexical-v1 vectors, embedded as
     ingest embeds a chunk (its text, its note's headings and file name)."""
-    from knowledge.embeddings import FakeLexicalEmbedder
-    from knowledge.embeddings.base import ChunkText
+    from embeddings import FakeLexicalEmbedder
+    from embeddings.base import ChunkText
 
     embedder = FakeLexicalEmbedder()
     notes = chunks // CHUNKS_PER_NOTE
@@ -255,7 +255,7 @@ def zipf_seed(conn, *, vault: str, chunks: int, storage: str | None, zipf: Zipf,
 
 def zipf_queries(*, count: int, zipf: Zipf, rng: random.Random) -> dict[str, list[list[float]]]:
     """`count` queries of each kind: a new chunk's text, and a few words."""
-    from knowledge.embeddings import FakeLexicalEmbedder
+    from embeddings import FakeLexicalEmbedder
 
     embedder = FakeLexicalEmbedder()
     return {"new_chunk": [embedder.embed_query(zipf.text(rng, rng.randint(*ZIPF_CHUNK_WORDS)))
@@ -306,7 +306,7 @@ def stored_queries(path: str, *, count: int, rng: random.Random) -> dict[str, li
     """`count` questions of a BEIR queries.jsonl (drawn with `rng`), embedded by the configured
     provider as a search embeds its query."""
     from core.config import get_config
-    from knowledge.embeddings import get_embedder
+    from embeddings import get_embedder
 
     with open(path, encoding="utf-8") as lines:
         texts = [json.loads(line)["text"] for line in lines if line.strip()]
@@ -347,8 +347,8 @@ def main() -> None:
         parser.error("--corpus stored needs --queries-file")
     django_setup()
     from core.config import get_config
+    from embeddings import embedding_native_dim
     from knowledge.db_schema import index_connection
-    from knowledge.embeddings import embedding_native_dim
     from knowledge.vector_index import vector_index_drop
 
     conn = index_connection()

@@ -60,7 +60,7 @@ def sample_chunks(vault: Path) -> list:
 
 def measure_throughput(embedder, chunks: list, rounds: int, label: str) -> None:
     """embed_documents against a plain encode of the same texts, alternating each round."""
-    from knowledge.embeddings.local import document_text
+    from embeddings.local import document_text
 
     encoder = embedder._encoder
     texts = [document_text(chunk) for chunk in chunks]
@@ -100,7 +100,7 @@ def measure_throughput(embedder, chunks: list, rounds: int, label: str) -> None:
 
 def measure_ingest(config, copies: int) -> None:
     """Ingest a fresh copy of the sample vault, timing the model calls inside it."""
-    from knowledge.embeddings.local import LocalModelEmbedder
+    from embeddings.local import LocalModelEmbedder
     from knowledge.ingest import vault_ingest
 
     model_seconds = 0.0
@@ -163,7 +163,7 @@ def main() -> None:
     args = parser.parse_args()
     django_setup()
     from core.config import get_config
-    from knowledge.embeddings import get_embedder
+    from embeddings import get_embedder
 
     base = get_config()
     config = dataclasses.replace(

@@ -49,8 +49,8 @@ def dump(args: argparse.Namespace) -> None:
     django_setup()
     from answering.beir import beir_index, beir_load
     from core.config import get_config
+    from embeddings import get_embedder
     from knowledge.bases import kb_get
-    from knowledge.embeddings import get_embedder
     from retrieval.pipeline import pipeline_run
 
     config = get_config()

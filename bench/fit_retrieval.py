@@ -47,7 +47,7 @@ def dump(args: argparse.Namespace) -> None:
     django_setup()
     from answering.beir import beir_index, beir_load
     from core.config import get_config
-    from knowledge.embeddings import get_embedder
+    from embeddings import get_embedder
     from retrieval.pipeline import pipeline_run
     from retrieval.rerank.base import RerankCandidate
     from retrieval.rerank.features import features_signals

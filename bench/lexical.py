@@ -97,7 +97,7 @@ def chunk_text(rng: random.Random, words: tuple) -> str:
 
 def seed(chunks: int, rng: random.Random) -> None:
     """Store `chunks` synthetic chunks (10 per note) with vectors and lexical terms."""
-    from knowledge.embeddings import FakeLexicalEmbedder
+    from embeddings import FakeLexicalEmbedder
     from knowledge.preparing import chunk_texts
     from knowledge.store import DocumentVersion, documents_write
     from parsing.chunking import ChunkDraft

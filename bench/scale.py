@@ -170,7 +170,7 @@ def index_measure() -> dict:
     seconds = time.perf_counter() - started
     after = index_status(config=config)
     before_rss = _rss_mb()
-    from knowledge.embeddings import get_embedder
+    from embeddings import get_embedder
     from retrieval.lexical import lexical_search
     from retrieval.vector import vector_search
 

@@ -33,7 +33,7 @@ CHUNKS_PER_NOTE = 10
 
 def seed(vault: str, chunks: int, rng: random.Random) -> None:
     """Store `chunks` synthetic chunks (10 per note) with their fake-lexical vectors."""
-    from knowledge.embeddings import FakeLexicalEmbedder
+    from embeddings import FakeLexicalEmbedder
     from knowledge.preparing import chunk_texts
     from knowledge.store import DocumentVersion, documents_write
     from parsing.chunking import ChunkDraft

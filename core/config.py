@@ -4,9 +4,8 @@ Precedence is fixed: OS environment > `.env` > code defaults. An empty value cou
 wherever it appears, so an empty OS variable never hides a value from `.env`. This module is the
 only place in the project that reads `os.environ`.
 
-Which embedding providers exist is not known here: core imports no app. The table lives in
-knowledge/embeddings/providers.py, and the project wiring (localrag_site/__init__.py) plugs it in
-with `embedding_providers_use()` before any configuration is loaded.
+Which embedding providers exist, and the defaults each implies, is core/embedding_providers.py:
+the configuration's half of the provider table (embeddings/providers.py adds how to build them).
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
 from urllib.parse import urlsplit
 
 from dotenv import dotenv_values
@@ -43,10 +41,11 @@ from core.config_defaults import (
     MAX_TEXT_CHARS as MAX_TEXT_CHARS,  # re-exported: the API schemas and the services read it
 )
 from core.dburl import database_url_valid, url_password_mask
+from core.embedding_providers import EMBEDDING_PROVIDERS, EmbeddingProviderFacts
 from core.errors import LocalRagError
 
 ENV_FILE_VARIABLE = "LOCALRAG_ENV_FILE"
-# Set for the server's processes by `rag serve --trusted-network` (core/serving.py), never in a
+# Set for the server's processes by `rag serve --trusted-network` (ops/serving.py), never in a
 # `.env`: the API then answers callers beyond loopback without a token while no token is issued.
 TRUSTED_NETWORK_VARIABLE = "LOCALRAG_TRUSTED_NETWORK"
 _TRUE = {"1", "true", "yes", "on"}
@@ -63,43 +62,9 @@ class ConfigError(LocalRagError):
         self.variable = variable
 
 
-class EmbeddingProviderSpec(Protocol):
-    """What the configuration and the installation commands read of one embedding provider.
-
-    Read-only properties: the table's entries are frozen dataclasses."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def fixed_model(self) -> str | None: ...  # None: the provider takes a model folder or package
-    @property
-    def default_threshold(self) -> float: ...  # RAG_MIN_SIMILARITY when that is unset
-    @property
-    def fusion_vector_weight(self) -> float: ...  # RAG_FUSION_VECTOR_WEIGHT when that is unset
-    @property
-    def default_rerank(self) -> str: ...  # RAG_RERANK when that is unset
-    @property
-    def loads_model(self) -> bool: ...  # runs a model inside each serving process
-
-    def native_dim(self, *, config: Config) -> int | None: ...
-
-
-_providers: Mapping[str, EmbeddingProviderSpec] | None = None
-
-
-def embedding_providers_use(table: Mapping[str, EmbeddingProviderSpec]) -> None:
-    """Plug in the table of embedding providers (done once by the project wiring)."""
-    global _providers, _config
-    _providers = table
-    _config = None
-
-
-def embedding_providers() -> Mapping[str, EmbeddingProviderSpec]:
-    """The plugged-in provider table."""
-    if _providers is None:
-        raise RuntimeError("no embedding provider table is plugged in; import localrag_site "
-                           "(the project wiring) before loading the configuration")
-    return _providers
+def embedding_providers() -> Mapping[str, EmbeddingProviderFacts]:
+    """The providers EMBEDDING_PROVIDER may name."""
+    return EMBEDDING_PROVIDERS
 
 
 @dataclass(frozen=True)
@@ -225,7 +190,7 @@ class Config:
         return (self.project_root or Path.cwd()) / self.search_index_folder
 
     @property
-    def embedding_spec(self) -> EmbeddingProviderSpec:
+    def embedding_spec(self) -> EmbeddingProviderFacts:
         """The table entry of EMBEDDING_PROVIDER."""
         return embedding_providers()[self.embedding_provider]
 

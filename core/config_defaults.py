@@ -44,7 +44,7 @@ DEFAULTS: dict[str, str] = {
     "EMBEDDING_DEVICE": "cpu",
     "EMBEDDING_CACHE_DIR": ".cache/embeddings",
     "EMBEDDING_BATCH_SIZE": "16",
-    # EMBEDDING_PROVIDER=openai-compatible (knowledge/embeddings/remote.py).
+    # EMBEDDING_PROVIDER=openai-compatible (embeddings/remote.py).
     "EMBEDDING_BASE_URL": "",  # one server or several, comma-separated
     "EMBEDDING_API_KEY": "",
     "EMBEDDING_DIMENSIONS": str(EMBEDDING_DIM),  # the length every returned vector must have

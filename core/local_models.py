@@ -1,5 +1,5 @@
 """One loader for the sentence-transformers models run in this process: the local embedders
-(knowledge/embeddings/local.py) and the cross-encoder reranker (retrieval/rerank/cross_encoder.py).
+(embeddings/local.py) and the cross-encoder reranker (retrieval/rerank/cross_encoder.py).
 
 `torch` and `sentence_transformers` are imported when a model is first loaded, never before, so
 /health, `rag config` and the fake provider stay light. A model is read from disk once per

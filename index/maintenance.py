@@ -29,6 +29,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 
 from core.config import EMBEDDING_DIM, Config, get_config
 from core.db import snapshot_connection
+from embeddings.fake import FAKE_MODEL
 from index import lexical_index, sparse_vectors, sql
 from index.store import (
     Manifest,
@@ -40,7 +41,6 @@ from index.store import (
     manifest_write,
     writer_lock,
 )
-from knowledge.embeddings.fake import FAKE_MODEL
 from parsing.lexical import HEADING_WEIGHT
 
 logger = logging.getLogger("localrag.index")

@@ -1,7 +1,7 @@
 """The vector part of a base's index for `fake-lexical-v1`: its vectors as a sparse matrix, by
 bucket, scored exactly for the chunks that share a bucket with the query.
 
-The fake vectors are hashed bags of words (knowledge/embeddings/fake.py): about 105 non-zero
+The fake vectors are hashed bags of words (embeddings/fake.py): about 105 non-zero
 buckets of 1024 per chunk, 2–21 per query. A chunk sharing no bucket with the query has a dot
 product of exactly 0, so cosine distance exactly 1: only the chunks in the query's buckets can
 rank before those, and those are all scored here. HNSW cannot do this (recall 0.956 at

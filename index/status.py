@@ -74,7 +74,7 @@ def index_status(*, config: Config, alias: str = DEFAULT_DB_ALIAS, counts: bool 
             if lexical is None or not (folder / lexical.folder).is_dir():
                 # A base without chunks needs no index: nothing to search.
                 has_chunks = chunks > 0 if counts else bool(
-                    conn.execute(sql.BASE_HAS_CHUNKS, [kb]).fetchone()[0])
+                    (conn.execute(sql.BASE_HAS_CHUNKS, [kb]).fetchone() or (False,))[0])
                 state = "missing" if has_chunks else "empty"
             elif not log_start - 1 <= lexical.generation <= generation:
                 state = "stale"

@@ -9,7 +9,7 @@ from ninja import Schema
 from pydantic import AfterValidator, Field
 
 from core.api_schemas import StrictRequest, no_control_characters
-from knowledge.outbound import OUTBOUND_POLICIES
+from embeddings.outbound import OUTBOUND_POLICIES
 from knowledge.selectors import DOCUMENT_FORMATS, DOCUMENT_STATUSES
 
 Outbound = Literal["local-only", "allowed"]
@@ -20,7 +20,7 @@ class KnowledgeBaseOut(Schema):
     slug: str
     name: str
     description: str
-    # Whether its text may be sent to servers outside this machine (knowledge/outbound.py).
+    # Whether its text may be sent to servers outside this machine (embeddings/outbound.py).
     outbound: Outbound
     documents: int
     chunks: int

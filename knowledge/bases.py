@@ -18,8 +18,8 @@ from access.models import ApiToken, Grant
 from core.config import Config
 from core.db import db_errors_translated
 from core.errors import Conflict, InvalidRequest, NotFound
+from embeddings.outbound import OUTBOUND_LOCAL_ONLY, outbound_policy_check
 from knowledge import sql
-from knowledge.outbound import OUTBOUND_LOCAL_ONLY, outbound_policy_check
 from knowledge.vault import vault_resolve
 from knowledge.vault_index import vault_overlap_check
 

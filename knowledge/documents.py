@@ -28,12 +28,13 @@ from access.callers import Caller
 from core.config import Config, get_config
 from core.db import db_errors_translated
 from core.errors import Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType
+from embeddings.outbound import OutboundRefused
 from jobs.queue import job_enqueue, job_get
 from jobs.worker import JobContext, JobPermanentError, LeaseLost
 from knowledge import sql
 from knowledge.bases import kb_get_visible, uploads_folder
 from knowledge.ingest import vault_ingest
-from knowledge.outbound import OutboundRefused, outbound_check
+from knowledge.outbound import outbound_check
 from knowledge.signals import chunks_committed
 from knowledge.upload_names import source_name_clean, source_name_unique
 from knowledge.upload_store import (
@@ -96,7 +97,7 @@ def document_upload(*, caller: Caller, slug: str, filename: str | None,
         final = folder / f"{uuid.uuid4().hex}{suffix}"
         if store_is_bucket(config):
             # A bucket is outside this machine unless its host is listed as local: a
-            # local-only base's files are not put there (knowledge/outbound.py).
+            # local-only base's files are not put there (embeddings/outbound.py).
             outbound_check(config=config, url=bucket_endpoint(config),
                            what="keeping this upload in the upload bucket",
                            knowledge_base_ids=[base.id])

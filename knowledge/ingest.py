@@ -25,11 +25,11 @@ from pgvector import Vector
 from core.config import Config
 from core.db import db_errors_translated
 from core.errors import LocalRagError, first_line
+from embeddings import EmbeddingProvider, embedding_remote_urls, get_embedder
+from embeddings.base import Embedded, VectorRefused
 from knowledge import store
 from knowledge.bases import kb_source_add, source_base
 from knowledge.db_schema import schema_ensure
-from knowledge.embeddings import EmbeddingProvider, embedding_remote_urls, get_embedder
-from knowledge.embeddings.base import Embedded, VectorRefused
 from knowledge.ingest_fill import (
     EMBED_BATCH_CHUNKS,
     fill_missing_lexical,
@@ -132,7 +132,7 @@ def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress |
             kb_source_add(slug=knowledge_base, path=vault)
         knowledge_base_id = source_base(path=vault)
         # Before a file is read: a base whose text stays here is never sent to a server that
-        # is not (knowledge/outbound.py).
+        # is not (embeddings/outbound.py).
         for url in embedding_remote_urls(config=config):
             outbound_check(config=config, url=url, what="embedding this folder's chunks",
                            knowledge_base_ids=[knowledge_base_id])

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import time
 
+from embeddings import ChunkText, EmbeddingProvider
+from embeddings.base import VectorRefused
 from knowledge import store
-from knowledge.embeddings import ChunkText, EmbeddingProvider
-from knowledge.embeddings.base import VectorRefused
 from knowledge.ingest_result import IngestResult, Timer
 
 # Notes are parsed ahead, embedded together (a real model wants full batches) and written in one

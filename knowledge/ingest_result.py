@@ -25,7 +25,7 @@ class IngestResult:
     embeddings_written: int = 0
     chunks_lexical_filled: int = 0  # older chunks given (new) lexical terms, without re-embedding
     # Chunks stored without a vector: the embedding server answered none usable for them
-    # (knowledge/embeddings/base.py VectorRefused); the next ingest embeds them again.
+    # (embeddings/base.py VectorRefused); the next ingest embeds them again.
     embeddings_skipped: int = 0
     files_seen: int = 0
     files_rejected: int = 0

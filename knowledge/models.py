@@ -16,7 +16,7 @@ class KnowledgeBase(models.Model):
     slug = models.SlugField(max_length=63, unique=True)
     name = models.TextField()
     description = models.TextField(blank=True, default="")
-    # knowledge/outbound.py: whether its text may be sent to servers outside this machine.
+    # embeddings/outbound.py: whether its text may be sent to servers outside this machine.
     outbound = models.TextField(
         choices=[("local-only", "local-only: never sent outside this machine"),
                  ("allowed", "allowed: may go to remote LLM, rerank and embedding servers")],

@@ -1,65 +1,22 @@
-"""Which text may leave this machine: the knowledge bases' outbound policy, checked by every
-remote call that would carry a base's text, and what did leave, recorded.
+"""The outbound policy's check against the knowledge bases: whether a call may carry their text.
 
-A knowledge base is `local-only` (every base created from now on, unless created otherwise) or
-`allowed`. A call that would send a base's text to a server outside this machine — its chunks
-to an embedding server, candidates to a rerank server, a context or a conversation to the LLM —
-is refused before anything is sent when any base whose text it carries is `local-only`
-(OutboundRefused, naming the bases). A server is on this machine when its URL's host is one of
-RAG_OUTBOUND_LOCAL_HOSTS (loopback by default); every other host, one of the team's own network
-included, is outside until it is listed there.
-
-Every call to a server outside this machine is recorded in the current trace
-(`parameters.outbound`: what for, the endpoint's host, the bases, the chunk ids, the bytes of
-text), and an ingest's in its run's summary, so an operator can show what left and where.
-"""
+The policy itself (what counts as this machine, what a refusal says, what a trace records of
+what left) is embeddings/outbound.py; this half reads the bases' `outbound` column, which this app
+owns."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any
-from urllib.parse import urlsplit
 
 from django.db import connection
 
 from core.config import Config
 from core.db import db_errors_translated
-from core.errors import InvalidRequest, LocalRagError
+from embeddings.outbound import OutboundRefused, endpoint_host, endpoint_is_local
 from knowledge import sql
-from traces.recording import trace_current
 
 logger = logging.getLogger("localrag.outbound")
-
-OUTBOUND_LOCAL_ONLY = "local-only"
-OUTBOUND_ALLOWED = "allowed"
-OUTBOUND_POLICIES = (OUTBOUND_LOCAL_ONLY, OUTBOUND_ALLOWED)
-
-
-class OutboundRefused(LocalRagError):
-    code = "outbound_refused"
-
-
-def outbound_policy_check(value: str) -> str:
-    if value not in OUTBOUND_POLICIES:
-        raise InvalidRequest(f"outbound must be one of {', '.join(OUTBOUND_POLICIES)}, got "
-                             f"{value!r}", details={"field": "outbound"})
-    return value
-
-
-def endpoint_host(url: str) -> str:
-    """The host of an endpoint URL, lower case (no port, user or path): what a trace keeps."""
-    try:
-        return (urlsplit(url).hostname or "").lower()
-    except ValueError:
-        return ""
-
-
-def endpoint_is_local(url: str, *, config: Config) -> bool:
-    """Whether text sent to `url` stays on this machine (its host is in
-    RAG_OUTBOUND_LOCAL_HOSTS)."""
-    host = endpoint_host(url)
-    return bool(host) and host in config.rag_outbound_local_hosts
 
 
 def outbound_check(*, config: Config, url: str, what: str, knowledge_base_ids: Iterable[int] = (),
@@ -87,20 +44,3 @@ def outbound_check(*, config: Config, url: str, what: str, knowledge_base_ids: I
             "`rag kb update SLUG --outbound allowed` (or the admin), use a server on this "
             "machine, or list the server's host in RAG_OUTBOUND_LOCAL_HOSTS",
             details={"knowledge_bases": blocked, "what": what})
-
-
-def outbound_record(*, config: Config, url: str, what: str, texts: Iterable[str],
-                    knowledge_bases: Iterable[str] = (),
-                    chunk_ids: Iterable[int | None] = ()) -> dict[str, Any] | None:
-    """Record in the current trace that `texts` went to `url` for `what` (nothing for a
-    server on this machine); the record, or None."""
-    if endpoint_is_local(url, config=config):
-        return None
-    record = {"what": what, "endpoint_host": endpoint_host(url),
-              "knowledge_bases": sorted(set(knowledge_bases)),
-              "chunk_ids": [chunk_id for chunk_id in chunk_ids if chunk_id is not None],
-              "bytes": sum(len(text.encode()) for text in texts)}
-    trace = trace_current()
-    if trace is not None:
-        trace.parameters.setdefault("outbound", []).append(record)
-    return record

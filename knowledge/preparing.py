@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 
 from pgvector import Vector
 
-from knowledge.embeddings import ChunkText, EmbeddingProvider
-from knowledge.embeddings.base import VectorRefused
+from embeddings import ChunkText, EmbeddingProvider
+from embeddings.base import VectorRefused
 from parsing.chunking import ChunkDraft, blocks_chunk, note_chunk
 from parsing.formats import format_module, ocr
 from parsing.formats.base import ExtractOptions, FormatRejected, TextBudget

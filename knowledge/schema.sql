@@ -214,7 +214,7 @@ CREATE TABLE IF NOT EXISTS knowledge_base_sources (
 );
 CREATE INDEX IF NOT EXISTS idx_kb_sources_knowledge_base ON knowledge_base_sources (knowledge_base_id);
 
--- Whether a base's text may leave this machine (knowledge/outbound.py): `local-only` (the
+-- Whether a base's text may leave this machine (embeddings/outbound.py): `local-only` (the
 -- default for every base created from now on) or `allowed`. Bases that existed before the
 -- policy keep what they did then, `allowed`; this runs before `default` is first inserted, so
 -- a new installation's `default` is local-only.
@@ -733,7 +733,7 @@ CREATE INDEX IF NOT EXISTS idx_documents_title_trgm_v2 ON documents
   USING gin (lower(coalesce(title, frontmatter ->> 'title', source_name, relative_path))
              gin_trgm_ops);
 
--- Each `rag restore` into this database (knowledge/restore.py): written in the restore's own
+-- Each `rag restore` into this database (ops/restore.py): written in the restore's own
 -- transaction, so a row here says that the restore committed; finished_at once its uploads are
 -- in place and its schema is up to date.
 CREATE TABLE IF NOT EXISTS restore_runs (

@@ -17,11 +17,11 @@ from core.config import Config
 from core.db import db_errors_translated
 from core.errors import InvalidRequest, LocalRagError, NotFound
 from core.replicas import replica_states
+from embeddings import embedder_status, embedding_endpoints, embedding_native_dim
 from jobs.workers import workers_alive
 from knowledge import sql
 from knowledge.bases import KnowledgeBaseInfo, kb_get_visible, kb_list
 from knowledge.db_schema import index_connection, schema_error, schema_state
-from knowledge.embeddings import embedder_status, embedding_endpoints, embedding_native_dim
 from knowledge.signals import health_sections
 from knowledge.upload_store import upload_store_shown
 from knowledge.vector_path import vector_path_plan

@@ -36,7 +36,7 @@ def health_sections(*, config: Config, knowledge_base_ids: list[int] | None,
 
 # The idempotent SQL files of the apps above (index/schema.sql), which their migrations apply: a
 # restore runs them inside its transaction after knowledge/schema.sql, so that every function
-# and trigger of theirs has the product's body (knowledge/restore_catalogue.py).
+# and trigger of theirs has the product's body (ops/restore_catalogue.py).
 _schema_files: list[Path] = []
 
 

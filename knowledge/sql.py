@@ -548,7 +548,7 @@ SELECT id, COALESCE(frontmatter->>'updated', frontmatter->>'date', frontmatter->
 FROM documents WHERE id = ANY(%s)
 """
 
-# Backup and restore (knowledge/backup.py, knowledge/restore.py). The tables and catalogue
+# Backup and restore (ops/backup.py, ops/restore.py). The tables and catalogue
 # objects of the application's schema, without those an extension owns.
 BACKUP_TABLES = """
 SELECT c.relname FROM pg_catalog.pg_class c

@@ -15,10 +15,10 @@ from django.db import DatabaseError, connection, transaction
 from pgvector import Vector
 from psycopg.types.json import Jsonb
 
+from embeddings import EmbeddingProvider
+from embeddings.base import VectorRefused
 from knowledge import sql
 from knowledge.db_schema import index_connection
-from knowledge.embeddings import EmbeddingProvider
-from knowledge.embeddings.base import VectorRefused
 from parsing.chunking import MAX_TOKENS, OVERLAP_TOKENS, TARGET_TOKENS, ChunkDraft
 from parsing.lexical import ANALYZER_VERSION, ChunkLexical, chunk_lexical_build
 

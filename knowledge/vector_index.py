@@ -42,8 +42,8 @@ from psycopg import sql as pgsql
 
 from core.config import EMBEDDING_DIM, Config, ConfigError
 from core.db import db_errors_translated
+from embeddings import embedding_native_dim
 from knowledge.db_schema import index_connection
-from knowledge.embeddings import embedding_native_dim
 
 INDEX_PREFIX = "idx_embeddings_hnsw_"
 # An interrupted build leaves its index under this suffix (invalid after a failed CONCURRENTLY):

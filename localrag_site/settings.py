@@ -46,12 +46,14 @@ INSTALLED_APPS = [
     "access",
     # Failed sign-ins counted in PostgreSQL, per account and per address (access/throttling.py).
     "axes",
+    "embeddings",
     "knowledge",
     # The search index that ranks candidates, derived from PostgreSQL (index/).
     "index.apps.IndexConfig",
     "retrieval",
     "answering",
     "conversations",
+    "ops",
     # The web workbench; django_htmx ships htmx itself (no CDN, works offline).
     "django_htmx",
     "workbench",

@@ -4,7 +4,7 @@ A candidate table holds, per judged query, its hybrid candidates (the union of b
 RAG_CANDIDATES, as the pipeline fuses them) with the raw channel scores, the rerank signals and
 the document each comes from, and the query's graded judgments. bench/fit_retrieval.py builds
 tables from the train or dev splits of public BEIR collections and calls these functions; the
-fitted numbers are then written into the code (knowledge/embeddings/providers.py,
+fitted numbers are then written into the code (embeddings/providers.py,
 retrieval/rerank/features.py) with the table in docs/benchmarks.md. Nothing here runs when the
 service answers a query.
 

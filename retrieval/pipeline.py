@@ -23,8 +23,8 @@ from pgvector import Vector
 
 from core.config import Config
 from core.db import db_errors_translated
+from embeddings import EmbeddingProvider
 from knowledge.db_schema import index_connection
-from knowledge.embeddings import EmbeddingProvider
 from retrieval import sql
 from retrieval.filters import FilteredScope
 from retrieval.fusion import (

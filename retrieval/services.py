@@ -14,8 +14,8 @@ from core.config import EMBEDDING_DIM, MAX_TEXT_CHARS, TOP_K_RANGE, Config
 from core.db import DatabaseUnavailable, db_errors_translated
 from core.errors import InvalidRequest
 from core.replicas import replica_failed, replica_reads
+from embeddings import EmbeddingDimMismatch, EmbeddingProvider, get_embedder
 from knowledge.db_schema import index_connection
-from knowledge.embeddings import EmbeddingDimMismatch, EmbeddingProvider, get_embedder
 from retrieval import sql
 from retrieval.filters import DocumentFilter, filtered_scope
 from retrieval.pipeline import pipeline_clock, pipeline_run

@@ -24,9 +24,9 @@ from pgvector import Vector
 from core.config import EMBEDDING_DIM, Config
 from core.db import db_errors_translated
 from core.errors import InvalidRequest, LocalRagError
+from embeddings import EmbeddingDimMismatch, EmbeddingProvider
 from index.search import Candidates, vector_candidates
 from knowledge.db_schema import index_connection
-from knowledge.embeddings import EmbeddingDimMismatch, EmbeddingProvider
 from knowledge.vector_path import VectorPath, vector_path_plan
 from retrieval import sql
 from retrieval.filters import FilteredScope

@@ -41,7 +41,7 @@ LABELS = {
     "error": pgettext_lazy("status", "error"),
     "unavailable": pgettext_lazy("status", "unavailable"),
     "disabled": pgettext_lazy("status", "disabled"),
-    # A knowledge base's outbound policy (knowledge/outbound.py).
+    # A knowledge base's outbound policy (embeddings/outbound.py).
     "local-only": _("local only"),
     "allowed": pgettext_lazy("outbound", "may leave this machine"),
 }

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from knowledge.embeddings import ChunkText
-from knowledge.embeddings.local import document_text
+from embeddings import ChunkText
+from embeddings.local import document_text
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.config import Config
-from knowledge.outbound import OutboundRefused, outbound_check, outbound_record
+from embeddings.outbound import OutboundRefused, outbound_record
+from knowledge.outbound import outbound_check
 from retrieval.rerank.base import RerankCandidate, RerankedCandidate, unscored
 from retrieval.rerank.cross_encoder import RerankModelUnavailable, RerankRuntimeMissing
 from retrieval.rerank.limits import RerankRequestInvalid

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from core.serving import host_is_loopback, serve_exposure_check
+from ops.serving import host_is_loopback, serve_exposure_check
 from tests.api.http import IN_DOMAIN, error_of
 
 TOKEN = "tok-7f3a9c1e5b2d4860"

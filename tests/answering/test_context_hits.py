@@ -7,7 +7,7 @@ from access.callers import scope_all
 from answering.context import context_build
 from answering.context_hits import CONTEXT_SEARCH_DEPTH, context_hits
 from core.config import get_config
-from knowledge.embeddings import FakeLexicalEmbedder
+from embeddings import FakeLexicalEmbedder
 from knowledge.ingest import vault_ingest
 from retrieval.services import search
 from traces.recording import trace_begin, trace_detach

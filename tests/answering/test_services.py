@@ -254,7 +254,7 @@ def test_the_memo_beyond_the_top_k_reaches_the_answers_context(db, tmp_path, mon
     # Five chunks of one report fill the top 5; the per-document cap frees places, and the
     # memo below them takes one. Confidence and refusal stay the top_k search's, and the
     # question is embedded once for both searches.
-    from knowledge.embeddings import FakeLexicalEmbedder
+    from embeddings import FakeLexicalEmbedder
     from tests.answering.test_context_hits import QUESTION, vault_write
 
     vault_write(tmp_path, parts=12)

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 import pytest
 from django.db import connection
 
+from embeddings import FakeLexicalEmbedder
 from jobs.queue import job_cancel, job_get
 from jobs.worker import Worker
-from knowledge.embeddings import FakeLexicalEmbedder
 from knowledge.ingest import vault_ingest
 from tests.api.test_documents import MARKER, upload
 from tests.harness import ADVISORY_LOCKS_HERE

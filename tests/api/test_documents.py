@@ -234,8 +234,8 @@ def test_an_ingest_that_read_the_document_before_its_delete_does_not_bring_it_ba
     """The delete lands between an ingest's read of the states and its write: the write
     leaves the `deleting` document alone (no status flip, no chunks)."""
     from core.config import get_config
+    from embeddings import get_embedder
     from knowledge import store
-    from knowledge.embeddings import get_embedder
     from knowledge.preparing import chunk_texts, document_prepare
 
     body = json.loads(upload(client, "a.txt", MARKER.encode()).content)

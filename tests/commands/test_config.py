@@ -11,8 +11,8 @@ from pathlib import Path
 
 from django.core.management import call_command
 
+from tests.embeddings.test_local_status import _model_files
 from tests.harness import ROOT
-from tests.knowledge.embeddings.test_local_status import _model_files
 
 
 def _rag_config(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:

@@ -1,5 +1,5 @@
 """`rag embeddings warmup` (the local-model cases are in
-tests/knowledge/embeddings/test_local.py)."""
+tests/embeddings/test_local.py)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import pytest
 
 from core.config import ConfigError, config_load
 from core.env_file import env_file_update, secret_key_persist
-from core.serving import serve_secret_key_ensure
+from ops.serving import serve_secret_key_ensure
 from tests.conftest import cli_env
 from tests.harness import ROOT
 from workbench.security import POLICY

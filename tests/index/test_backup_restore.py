@@ -13,7 +13,7 @@ from tests.knowledge.conftest import (  # noqa: F401 - fixtures
     new_database,
     project,
 )
-from tests.knowledge.test_restore import restore
+from tests.ops.test_restore import restore
 
 
 def test_a_restore_builds_the_search_indexes_and_the_archive_holds_none(

@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 
 from core.config import get_config
-from knowledge.embeddings import FakeLexicalEmbedder
+from embeddings import FakeLexicalEmbedder
 from knowledge.ingest import vault_ingest
 from retrieval.lexical import LexicalReport, lexical_search
 from retrieval.vector import vector_search

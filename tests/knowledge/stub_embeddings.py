@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from knowledge.embeddings.fake import FakeLexicalEmbedder
+from embeddings.fake import FakeLexicalEmbedder
 from tests.stub_http import JsonHandler, ServedStub
 
 

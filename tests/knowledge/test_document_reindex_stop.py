@@ -12,11 +12,11 @@ import pytest
 from django.db import connection
 
 from access.callers import OPERATOR
+from embeddings import FakeLexicalEmbedder
 from jobs.queue import job_cancel, job_get
 from jobs.worker import Worker
 from knowledge.bases import kb_create
 from knowledge.documents import document_reindex, document_upload
-from knowledge.embeddings import FakeLexicalEmbedder
 from tests.harness import ADVISORY_LOCKS_HERE
 from tests.jobs.support import HeldJob
 from tests.parsing.formats.files import pdf_bytes

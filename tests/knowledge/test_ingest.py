@@ -11,9 +11,9 @@ from django.db import connection
 
 from core.config import get_config
 from core.db import DatabaseRefused, SchemaNotInitialized
+from embeddings import FakeLexicalEmbedder
 from knowledge import ingest as ingest_module
 from knowledge import store
-from knowledge.embeddings import FakeLexicalEmbedder
 from knowledge.ingest import IngestLocked, vault_ingest
 from knowledge.vault import VaultNotFound
 from tests.harness import ROOT

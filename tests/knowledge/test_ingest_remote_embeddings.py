@@ -9,13 +9,13 @@ from django.db import connection
 
 from access.callers import scope_all
 from core.config import config_with, get_config
-from knowledge.embeddings import ChunkText, get_embedder
-from knowledge.embeddings.local import document_text
-from knowledge.embeddings.remote import EmbeddingUpstreamError
+from embeddings import ChunkText, get_embedder
+from embeddings.local import document_text
+from embeddings.remote import EmbeddingUpstreamError
 from knowledge.ingest import vault_ingest
 from retrieval.services import search
+from tests.embeddings.test_remote import expected
 from tests.harness import ROOT
-from tests.knowledge.embeddings.test_remote import expected
 from tests.knowledge.stub_embeddings import StubEmbeddings
 
 SAMPLE_VAULT = ROOT / "samples" / "acme-vault"

@@ -17,11 +17,11 @@ from core.config import ConfigError, config_load, get_config
 from core.errors import LocalRagError
 from jobs.queue import job_get
 from jobs.worker import Worker
-from knowledge.backup import backup_write
 from knowledge.bases import kb_create
 from knowledge.documents import document_delete, document_reindex, document_upload
 from knowledge.models import Document
 from knowledge.upload_store import object_key
+from ops.backup import backup_write
 from retrieval.services import search
 from tests.conftest import cli_env
 from tests.knowledge.stub_s3 import SECRET_KEY, stub_bucket

@@ -15,9 +15,9 @@ from pgvector import Vector
 
 from access.callers import scope_all
 from core.config import get_config
+from embeddings import FakeLexicalEmbedder
+from embeddings.base import ChunkText
 from knowledge.db_schema import index_connection
-from knowledge.embeddings import FakeLexicalEmbedder
-from knowledge.embeddings.base import ChunkText
 from knowledge.vector_index import vector_index_build, vector_index_name
 from knowledge.vector_path import vector_path_plan
 from knowledge.vector_recall import (

@@ -211,7 +211,7 @@ def test_a_value_cannot_reach_the_statement(reports):
 def test_a_filtered_search_through_the_hnsw_index_keeps_to_the_filter(reports, monkeypatch):
     """Above FILTER_EXACT_CHUNKS the vector channel walks the HNSW graph with the documents
     inside its statement (search_hnsw, filtered): every hit admitted and still top_k of them."""
-    from knowledge.embeddings import get_embedder
+    from embeddings import get_embedder
     from knowledge.vector_index import vector_index_build
     from retrieval.filters import filtered_scope
     from retrieval.vector import vector_search

@@ -11,8 +11,8 @@ from pgvector import Vector
 
 from access.callers import scope_all
 from core.config import get_config
+from embeddings import get_embedder
 from knowledge.db_schema import index_connection
-from knowledge.embeddings import get_embedder
 from retrieval.fusion import agreed_vector_weight, channel_agreement
 from retrieval.pipeline import channels_fetch, pipeline_run
 from retrieval.services import search

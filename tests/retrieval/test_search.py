@@ -8,7 +8,7 @@ from django.db import connection
 from access.callers import scope_all
 from core.config import get_config
 from core.errors import InvalidRequest
-from knowledge.embeddings import EmbeddingDimMismatch, FakeLexicalEmbedder
+from embeddings import EmbeddingDimMismatch, FakeLexicalEmbedder
 from retrieval.services import search
 from retrieval.vector import RetrievalNotReady
 

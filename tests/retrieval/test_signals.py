@@ -6,7 +6,7 @@ import pytest
 
 from access.callers import scope_all
 from core.config import get_config
-from knowledge.embeddings import get_embedder
+from embeddings import get_embedder
 from retrieval.pipeline import pipeline_run
 from retrieval.signals import RefusalSignals, signals_measure
 from retrieval.types import SearchHit

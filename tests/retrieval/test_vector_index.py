@@ -16,8 +16,8 @@ from pgvector import Vector
 
 from access.callers import scope_all
 from core.config import get_config
+from embeddings import FakeLexicalEmbedder
 from knowledge.db_schema import index_connection
-from knowledge.embeddings import FakeLexicalEmbedder
 from knowledge.vector_index import (
     BUILDING_SUFFIX,
     HnswKey,

@@ -18,7 +18,7 @@ from core.config import Config, endpoint_origin
 from core.db import db_errors_translated, raw_connection
 from core.errors import LocalRagError
 from core.replicas import replica_states
-from knowledge.embeddings import embedding_endpoints
+from embeddings import embedding_endpoints
 from knowledge.selectors import health_report, kb_list_visible
 from knowledge.upload_store import upload_store_shown
 from knowledge.vector_index import VectorIndex, vector_index_status

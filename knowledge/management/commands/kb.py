@@ -6,8 +6,8 @@ folders and whether their text may leave this machine."""
 from __future__ import annotations
 
 from core.commands import RagCommand
+from embeddings.outbound import OUTBOUND_LOCAL_ONLY, OUTBOUND_POLICIES
 from knowledge.bases import KnowledgeBaseInfo, kb_create, kb_list, kb_source_add, kb_update
-from knowledge.outbound import OUTBOUND_LOCAL_ONLY, OUTBOUND_POLICIES
 
 OUTBOUND_HELP = ("whether the base's text may be sent to servers outside this machine (a cloud "
                  "LLM, rerank or embedding server): local-only or allowed")
