@@ -47,9 +47,9 @@ FEATURES = ("top", "gap", "1/support", "coverage", "cjk_share", "cjk_share*cover
 
 def dump(args: argparse.Namespace) -> None:
     django_setup()
-    from answering.beir import beir_index, beir_load
     from core.config import get_config
     from embeddings import get_embedder
+    from evaluation.beir import beir_index, beir_load
     from knowledge.bases import kb_get
     from retrieval.pipeline import pipeline_run
 

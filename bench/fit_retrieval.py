@@ -16,7 +16,7 @@ unchanged files; `heading` ingests likewise), runs every judged query of the spl
 seeded sample) through the hybrid pipeline without rerank and writes each query's best
 RAG_CANDIDATES fused candidates (their cosine, BM25, channel ranks and features signals) and the
 query's judgments. `fit` prints, as JSON, the vector
-weight of convex fusion (retrieval/fitting.py fusion_fit), the `features` weights fitted on top
+weight of convex fusion (evaluation/fitting.py fusion_fit), the `features` weights fitted on top
 of it (rerank_fit, reproducible from --seed), and the per-collection nDCG@10 of each channel,
 of RRF, of the fitted fusion and of the fitted rerank. Never point it at a test split: the
 weights it prints are what the code ships with (docs/benchmarks.md).
@@ -45,9 +45,9 @@ def queries_sample(query_ids: list[str], args: argparse.Namespace) -> list[str]:
 
 def dump(args: argparse.Namespace) -> None:
     django_setup()
-    from answering.beir import beir_index, beir_load
     from core.config import get_config
     from embeddings import get_embedder
+    from evaluation.beir import beir_index, beir_load
     from retrieval.pipeline import pipeline_run
     from retrieval.rerank.base import RerankCandidate
     from retrieval.rerank.features import features_signals
@@ -94,10 +94,10 @@ def dump(args: argparse.Namespace) -> None:
 def heading(args: argparse.Namespace) -> None:
     """nDCG@10 of the lexical channel alone at each heading weight, on an ingested base."""
     django_setup()
-    from answering.beir import beir_index, beir_load
     from core.config import get_config
+    from evaluation.beir import beir_index, beir_load
+    from evaluation.fitting import ndcg_at_10
     from retrieval import sql
-    from retrieval.fitting import ndcg_at_10
     from retrieval.lexical import lexical_search
 
     collection = beir_load(path=Path(args.beir), split=args.split)
@@ -119,7 +119,7 @@ def heading(args: argparse.Namespace) -> None:
 
 def fit(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from retrieval.fitting import (
+    from evaluation.fitting import (
         TableCandidate,
         TableQuery,
         fusion_fit,

@@ -56,8 +56,8 @@ class Asked:
 
 def questions_read(path: Path, split: str) -> tuple[dict[str, dict[str, str]], list[tuple]]:
     """The file's bases and its questions of `split`, each as (base, Question)."""
-    from answering.evaluation import questions_parse
     from core.safe_yaml import yaml_load_plain
+    from evaluation.questions import questions_parse
 
     text = path.read_text(encoding="utf-8")
     questions = questions_parse(text, source=str(path))  # checks every field it knows
@@ -75,8 +75,8 @@ def questions_read(path: Path, split: str) -> tuple[dict[str, dict[str, str]], l
 
 def base_ready(*, name: str, spec: dict[str, str], config) -> int:
     """The id of the base `refusal-<name>`, ingested (unchanged files skipped)."""
-    from answering.beir import beir_index, beir_load
     from core.errors import NotFound
+    from evaluation.beir import beir_index, beir_load
     from knowledge.bases import kb_create, kb_get
     from knowledge.ingest import vault_ingest
 

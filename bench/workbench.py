@@ -71,12 +71,12 @@ def main() -> None:
 
     from access.callers import caller_for_user
     from core.config import get_config
+    from evaluation.models import QuestionSet
+    from evaluation.runs import question_set_import, run_launch
     from jobs.worker import Worker
     from knowledge.ingest import vault_ingest
     from knowledge.models import Chunk
     from knowledge.vault_index import vault_forget
-    from workbench.models import QuestionSet
-    from workbench.pages.evaluation import question_set_import, run_launch
 
     work = Path(tempfile.mkdtemp(prefix="local-rag-bench-workbench-"))
     users = get_user_model().objects

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "retrieval",
     "answering",
     "conversations",
+    "evaluation",
     "ops",
     # The web workbench; django_htmx ships htmx itself (no CDN, works offline).
     "django_htmx",

@@ -15,12 +15,12 @@ from django.utils.translation import gettext_lazy as _
 from conversations.models import TITLE_MAX_CHARS
 from core.config import MAX_TEXT_CHARS, RETRIEVAL_MODES, TOP_K_RANGE
 from core.errors import InvalidRequest
+from evaluation.runs import SHIPPED_QUESTIONS_NAME
 from retrieval.filters import FORMATS, filters_parse
 
 MAX_QUESTIONS_BYTES = 1024 * 1024  # a YAML file of questions, far above any real set
 # The question set the project ships (what `rag eval` reads by default), by the name it is
 # offered and stored under.
-SHIPPED_QUESTIONS_NAME = "eval/questions.yaml"
 
 
 class FilterFields(forms.Form):

@@ -9,10 +9,10 @@ import shutil
 
 import pytest
 
+from evaluation.models import EvalRun, QuestionSet
 from knowledge.bases import kb_get
 from tests.browser.conftest import DESKTOP, NARROW, chrome, css, ingest, sign_in
 from tests.harness import ROOT
-from workbench.models import EvalRun, QuestionSet
 
 SUMMARY = {"hit_at_1": 0.95, "hit_at_5": 1.0, "mrr": 0.975, "ndcg_at_10": 0.978,
            "no_answer_precision": 1.0, "no_answer_recall": 1.0, "mode_accuracy": 1.0,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from access.callers import caller_for_user
+from evaluation.runs import question_set_import, run_launch
 from jobs.worker import Worker
 from knowledge.bases import kb_create
 from knowledge.models import Chunk
@@ -21,7 +22,6 @@ from tests.browser.conftest import DESKTOP, NARROW, chrome, css, ingest, screens
 from tests.browser.conftest import sign_in as browser_sign_in
 from tests.harness import ROOT
 from traces.models import Trace
-from workbench.pages.evaluation import question_set_import, run_launch
 
 QUESTION = "客户 P1 工单应该怎么升级？"
 FOLLOW_UP = "那 P2 呢？"

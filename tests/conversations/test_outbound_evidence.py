@@ -2,7 +2,7 @@
 today: a turn citing a local-only base keeps it off any server elsewhere, a turn citing a base
 its reader lost is sent nowhere and no longer shown, and condensation is recorded in the trace
 like every other call to a server elsewhere. The LLM is a stub on loopback, counted as outside
-this machine (tests/knowledge/test_outbound.py)."""
+this machine (tests/embeddings/test_outbound.py)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from conversations.models import Conversation, Message
 from conversations.selectors import conversation_dict
 from knowledge.bases import kb_create, kb_update
 from tests.answering.stub_openai import StubOpenAI
-from tests.knowledge.test_outbound import SAMPLE_VAULT, remote_llm
+from tests.embeddings.test_outbound import SAMPLE_VAULT, remote_llm
 from traces.recording import traced
 
 SECRET = "主库切换口令：只在私有知识库中"  # text only the private base's answer holds

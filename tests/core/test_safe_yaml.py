@@ -7,9 +7,9 @@ import time
 import pytest
 import yaml
 
-from answering.evaluation import questions_parse
 from core.errors import InvalidRequest
 from core.safe_yaml import YAMLRefused, yaml_load_plain
+from evaluation.questions import questions_parse
 
 # 355 bytes that stand for 9**9 (387 million) strings once the aliases are followed.
 ALIAS_BOMB = "\n".join(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from answering.evaluation import questions_load
+from evaluation.questions import questions_load
 from tests.harness import ROOT
 from tools.make_geo_samples import FONT_PATH, FontMissing, samples_build
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from answering.beir import beir_load
+from evaluation.beir import beir_load
 from tools.squad_to_beir import squad_to_beir
 
 SQUAD = {"data": [

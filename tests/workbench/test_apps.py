@@ -15,7 +15,7 @@ import json, sys
 import django
 django.setup()
 from jobs.worker import JOB_HANDLERS
-loaded = [name for name in ("workbench.pages.evaluation", "answering.evaluation",
+loaded = [name for name in ("evaluation.runs", "evaluation.questions",
                             "retrieval.services") if name in sys.modules]
 print(json.dumps({"registered": "eval_run" in JOB_HANDLERS, "loaded": loaded}))
 """

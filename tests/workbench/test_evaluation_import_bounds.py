@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
+from evaluation.models import QuestionSet
 from tests.core.test_safe_yaml import ALIAS_BOMB
 from tests.workbench.test_evaluation_panel import import_set
-from workbench.models import QuestionSet
 
 
 def test_a_pasted_alias_bomb_is_refused_at_once_and_nothing_is_stored(reader):

@@ -11,13 +11,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from access.callers import Scope
 from access.models import Grant
-from answering.evaluation import evaluate, questions_load
 from core.config import get_config
+from evaluation.models import EvalRun, QuestionSet
+from evaluation.questions import evaluate, questions_load
 from jobs.queue import job_cancel, job_get
 from jobs.worker import Worker
 from knowledge.bases import kb_create, kb_get
 from tests.harness import ROOT
-from workbench.models import EvalRun, QuestionSet
 
 QUESTIONS = ROOT / "eval" / "questions.yaml"
 PANEL = "/workbench/evaluation/"

@@ -11,15 +11,15 @@ from dataclasses import dataclass
 import pytest
 from django.contrib.auth import get_user_model
 
-import answering.evaluation
+import evaluation.questions
 from access.callers import caller_for_user
 from core.config import get_config
+from evaluation.models import EvalRun
+from evaluation.runs import question_set_import, run_launch, run_visible
 from jobs.queue import job_cancel, job_get
 from jobs.worker import Worker
 from knowledge.ingest import vault_ingest
 from tests.harness import ROOT
-from workbench.models import EvalRun
-from workbench.pages.evaluation import question_set_import, run_launch, run_visible
 
 QUESTION_SECONDS = 0.2
 
@@ -51,14 +51,14 @@ def running_evaluation(clean_tables, monkeypatch):
         caller=caller, slug="default", name="demo",
         text=(ROOT / "eval" / "questions.yaml").read_text(encoding="utf-8"))
     asked: list[str] = []
-    original = answering.evaluation._question_run
+    original = evaluation.questions._question_run
 
     def slow_question(**arguments):
         asked.append(arguments["question"].id)
         time.sleep(QUESTION_SECONDS)
         return original(**arguments)
 
-    monkeypatch.setattr(answering.evaluation, "_question_run", slow_question)
+    monkeypatch.setattr(evaluation.questions, "_question_run", slow_question)
     run = run_launch(caller=caller, set_id=question_set.pk, top_k=5)
     worker = Worker(poll_seconds=0.01)
     thread = threading.Thread(target=worker.run, kwargs={"until_idle": True})

@@ -19,9 +19,9 @@ from django.db import transaction
 from django.test import Client
 
 from access.callers import caller_for_user
+from evaluation.models import EvalRun, QuestionSet
 from knowledge.documents import document_upload
 from tests.api.leaks_fixtures import QUERY, QUESTION, raw_check, slugs_seen, world_build
-from workbench.models import EvalRun, QuestionSet
 
 LAB = {"mode": "hybrid", "top_k": "10", "candidates": "50", "rerank": "features"}
 PEOPLE = {"ana": {"alpha"}, "bo": {"beta"}, "mo": {"beta"}, "nobody": set()}

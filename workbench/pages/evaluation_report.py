@@ -11,13 +11,13 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django_stubs_ext import StrOrPromise
 
-from workbench.models import EvalRun
-from workbench.pages.evaluation import RunProgress
+from evaluation.models import EvalRun
+from evaluation.runs import RunProgress
 
 
 @dataclass(frozen=True)
 class Metric:
-    key: str  # the field of the run's summary (answering/evaluation.py)
+    key: str  # the field of the run's summary (evaluation/questions.py)
     label: StrOrPromise  # in the interface language
     unit: str  # "ratio" (0..1) or "ms"
     higher_is_better: bool = True

@@ -13,11 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from core.config import get_config
 from core.errors import LocalRagError
-from knowledge.selectors import kb_list_visible
-from workbench.answer_texts import error_shown
-from workbench.auth import PersonRequest, person_view
-from workbench.forms import QuestionSetImportForm, RunLaunchForm
-from workbench.pages.evaluation import (
+from evaluation.runs import (
     question_set_import,
     question_set_visible,
     question_sets_visible,
@@ -26,6 +22,10 @@ from workbench.pages.evaluation import (
     runs_visible,
     shipped_questions,
 )
+from knowledge.selectors import kb_list_visible
+from workbench.answer_texts import error_shown
+from workbench.auth import PersonRequest, person_view
+from workbench.forms import QuestionSetImportForm, RunLaunchForm
 from workbench.pages.evaluation_report import (
     METRICS,
     charts_build,

@@ -1,4 +1,4 @@
-"""Evaluation from the workbench: question sets imported from the `rag eval` YAML format, and
+"""Evaluation runs from the workbench: question sets imported from the `rag eval` YAML format, and
 runs of a set against its knowledge base as background jobs (`eval_run`).
 
 Every read goes through the caller: a set or run of a base the caller may not read is not
@@ -10,7 +10,7 @@ job starts, because a grant may be withdrawn while the job waits in the queue.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -19,29 +19,23 @@ from django.db.models import Count, F, Func, IntegerField, QuerySet
 from django.utils import timezone
 
 from access.callers import Caller, Scope, caller_for_user
-from answering.evaluation import Question, evaluate, questions_parse
 from core.config import RETRIEVAL_MODES, Config, get_config
 from core.errors import Conflict, InvalidRequest, LocalRagError, NotFound
+from evaluation.apps import JOB_EVAL_RUN
+from evaluation.models import EvalRun, QuestionSet
+from evaluation.progress import RunProgress
+from evaluation.questions import Question, evaluate, questions_parse
 from jobs.queue import JobRecord, job_enqueue, job_get
 from jobs.worker import JobContext, JobPermanentError, LeaseLost
 from retrieval.services import top_k_validate
-from workbench.apps import JOB_EVAL_RUN
-from workbench.forms import SHIPPED_QUESTIONS_NAME
-from workbench.models import EvalRun, QuestionSet
 
 # One retry rides out a database restart; a domain error (nothing indexed, a bad setting)
 # fails at once, since a retry minutes later would only make the page wait for the same error.
 RUN_ATTEMPTS = 2
 HISTORY_LIMIT = 100
 JOB_ENDED = ("failed", "cancelled")
-
-
-@dataclass(frozen=True)
-class RunProgress:
-    """How far an unfinished run's job has come, as its job reports it."""
-
-    stage: str
-    fraction: float
+# The question file the project ships, importable as a set by name.
+SHIPPED_QUESTIONS_NAME = "eval/questions.yaml"
 
 
 def question_set_import(*, caller: Caller, slug: str, name: str, text: str,

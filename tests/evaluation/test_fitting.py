@@ -1,4 +1,4 @@
-"""The fitting of the fusion and rerank weights (retrieval/fitting.py) on synthetic tables:
+"""The fitting of the fusion and rerank weights (evaluation/fitting.py) on synthetic tables:
 the fusion grid finds the weight a table rewards, and the rerank fit is reproducible from its
 seed and never ends below where it started."""
 
@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from retrieval.fitting import (
+from evaluation.fitting import (
     TableCandidate,
     TableQuery,
     convex_scores,

@@ -31,14 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from answering.beir_reference import ReferenceUnavailable, reference_rankings
 from core.config import Config
 from core.errors import InvalidRequest, NotFound
 from embeddings import EmbeddingProvider, get_embedder
+from evaluation.beir_reference import ReferenceUnavailable, reference_rankings
+from evaluation.fitting import ndcg_at_10
 from knowledge.bases import kb_create, kb_delete, kb_get
 from knowledge.ingest import IngestResult, vault_ingest
 from knowledge.vault_index import vault_forget
-from retrieval.fitting import ndcg_at_10
 from retrieval.pipeline import channels_fetch, pipeline_clock, pipeline_run
 from retrieval.rerank import reranker_status
 

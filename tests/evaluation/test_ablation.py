@@ -8,9 +8,9 @@ import json
 import pytest
 from django.core.management import call_command
 
-from answering.ablation import ablation_rows, config_hash
-from answering.evaluation import ndcg_at_10
 from core.config import get_config
+from evaluation.ablation import ablation_rows, config_hash
+from evaluation.questions import ndcg_at_10
 from tests.harness import ROOT
 
 QUESTIONS = ROOT / "eval" / "retrieval-questions.yaml"

@@ -17,10 +17,10 @@ import time
 from typing import Any
 
 from access.callers import Scope
-from answering.evaluation import NDCG_DEPTH, Question, ndcg_at_10, refusal_scores
 from answering.modes import MODE_NO_ANSWER, MODE_RAG
 from core.config import Config
 from embeddings import get_embedder
+from evaluation.questions import NDCG_DEPTH, Question, ndcg_at_10, refusal_scores
 from knowledge.selectors import corpus_fingerprint
 from retrieval.rerank import reranker_status
 from retrieval.services import search

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from answering import beir
-from answering.beir import beir_evaluate, beir_load, document_file_name, ranking_scores
 from core.config import get_config
 from core.errors import InvalidRequest
+from evaluation import beir
+from evaluation.beir import beir_evaluate, beir_load, document_file_name, ranking_scores
 from knowledge.bases import kb_list
 
 DOCUMENTS = {

@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from access.callers import OPERATOR
-from answering.ablation import ablation_run
-from answering.beir import beir_evaluate
-from answering.evaluation import evaluate, questions_load
 from core.commands import RagCommand
 from core.config import get_config
 from core.errors import EXIT_FAILURE, InvalidRequest
 from core.output import body_json
+from evaluation.ablation import ablation_run
+from evaluation.beir import beir_evaluate
+from evaluation.questions import evaluate, questions_load
 from retrieval.services import top_k_validate
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from access.callers import OPERATOR
-from conversations.evaluation import SPLITS, conversations_eval, conversations_eval_load
 from conversations.services import conversations_prune
 from core.commands import RagCommand
 from core.config import get_config
+from evaluation.follow_ups import SPLITS, conversations_eval, conversations_eval_load
 
 
 class Command(RagCommand):

@@ -12,8 +12,11 @@ from django.core.management import call_command
 from django.db import connection
 
 from access.callers import scope_all
-from answering.ablation import ablation_run
-from answering.evaluation import (
+from answering.refusal import signals_grounded
+from core.config import get_config
+from core.errors import InvalidRequest
+from evaluation.ablation import ablation_run
+from evaluation.questions import (
     Question,
     evaluate,
     evaluation_summary,
@@ -24,9 +27,6 @@ from answering.evaluation import (
     questions_load,
     questions_parse,
 )
-from answering.refusal import signals_grounded
-from core.config import get_config
-from core.errors import InvalidRequest
 from retrieval.services import search
 from retrieval.types import SearchHit, SearchOutcome
 from tests.harness import ROOT
