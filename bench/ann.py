@@ -1,5 +1,5 @@
 """ANN benchmark: recall@10 and latency of the HNSW index against the exact scan, and the
-ef_search that `rag db index` tunes on the stored vectors (knowledge/vector_recall.py).
+ef_search that `rag db index` tunes on the stored vectors (index/vector_recall.py).
 
 Runs against DATABASE_URL (start it with `rag pg start && rag db init`). For each corpus and N
 it stores N synthetic chunks (documents, chunks and vectors inserted directly, under a scratch
@@ -348,8 +348,8 @@ def main() -> None:
     django_setup()
     from core.config import get_config
     from embeddings import embedding_native_dim
+    from index.vector_index import vector_index_drop
     from knowledge.db_schema import index_connection
-    from knowledge.vector_index import vector_index_drop
 
     conn = index_connection()
     vacuum()
@@ -403,8 +403,8 @@ def corpus_measure(conn, args, *, line: dict, base, embedder: BenchEmbedder,
                    kinds: dict[str, list[list[float]]], dims: int) -> None:
     """The exact scan, then each index (--m × --key): its build, each --ef-search, and the
     ef_search `rag db index` tunes; one JSON line each."""
-    from knowledge.vector_index import HnswKey, vector_index_build, vector_index_status
-    from knowledge.vector_recall import RECALL_SAMPLE, vector_index_tune
+    from index.vector_index import HnswKey, vector_index_build, vector_index_status
+    from index.vector_recall import RECALL_SAMPLE, vector_index_tune
 
     vacuum()
     heap, toast = conn.execute(SIZES).fetchone()

@@ -12,15 +12,10 @@ class IndexConfig(AppConfig):
     def ready(self) -> None:
         # Every process that writes chunks brings the indexes of the bases it wrote up to date
         # once its run has committed (`rag ingest`, `rag worker`, `rag watch`, the server).
-        from index import maintenance, status
-        from knowledge.signals import (
-            chunks_committed,
-            health_section_register,
-            schema_file_register,
-        )
+        from index import maintenance
+        from knowledge.signals import chunks_committed, schema_file_register
 
         chunks_committed.connect(maintenance.on_chunks_committed,
                                  dispatch_uid="search_index_catch_up")
-        health_section_register("search_index", status.health_section)
         # Applied by migration 0001; a restore runs it again inside its transaction.
         schema_file_register(Path(__file__).resolve().parent / "schema.sql")

@@ -1,5 +1,4 @@
-"""The knowledge app's API: `GET /health` (database, schema, pgvector, embedding config and
-retrieval readiness), `/knowledge-bases` (listed by anyone, created, changed and deleted by
+"""The knowledge app's API: `/knowledge-bases` (listed by anyone, created, changed and deleted by
 admins), `/knowledge-bases/{slug}/documents`, `/documents/{id}` (with its text at
 `/documents/{id}/content`) and `/jobs/{id}`: what a caller may see of knowledge bases, uploading
 documents, and following their jobs."""
@@ -9,7 +8,6 @@ from __future__ import annotations
 from ninja import File, Query, Router, UploadedFile
 from ninja.responses import Status
 
-from access.auth import request_caller
 from core.api_schemas import ErrorBody
 from core.config import get_config
 from knowledge import bases, documents
@@ -26,48 +24,19 @@ from knowledge.api_schemas import (
     KnowledgeBaseOut,
     UploadOut,
 )
-from knowledge.db_schema import schema_state
 from knowledge.document_text import CONTENT_MAX_CHARS, document_content
 from knowledge.selectors import (
     DOCUMENTS_PAGE_MAX,
     documents_of_base,
-    health_report,
     kb_entry,
     kb_list_visible,
-    readiness_report,
 )
 
 router = Router(tags=["documents"])
 
 
-# Open without a token, like a load balancer's probe: it names no document or content, and
-# counts only what the caller may see (nothing without credentials once access control is on).
-@router.get("/health", auth=None, tags=["health"],
-            summary="Readiness of the database, schema, pgvector and embeddings")
-def health(request):
-    config = get_config()
-    if not schema_state()["schema"]:
-        return health_report(config=config, scope=None)  # raises the 503 with the checks
-    caller = request_caller(request)
-    return health_report(config=config, scope=caller.scope() if caller is not None else None,
-                         admin=caller is not None and caller.admin)
-
-
 ERRORS = {code: ErrorBody for code in (400, 401, 403, 404, 409, 413, 415, 422, 503)}
 UPLOAD_CHUNK_BYTES = 1024 * 1024
-
-
-@router.get("/health/live", auth=None, tags=["health"],
-            summary="Liveness: the process answers (no database call)")
-def health_live(request):
-    return {"status": "alive"}
-
-
-@router.get("/health/ready", auth=None, tags=["health"],
-            summary="Readiness: database, schema, pgvector, embedder and a job worker; 503 "
-                    "naming what is missing")
-def health_ready(request):
-    return readiness_report(config=get_config())
 
 
 @router.get("/knowledge-bases", response={200: list[KnowledgeBaseOut], **ERRORS},

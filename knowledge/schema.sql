@@ -687,7 +687,7 @@ CREATE INDEX IF NOT EXISTS idx_traces_created_at ON traces (created_at);
 -- call, and on traces recorded before this column existed.
 ALTER TABLE traces ADD COLUMN IF NOT EXISTS token_source TEXT;
 
--- Recall of an HNSW index on the deployment's own vectors (knowledge/vector_recall.py): recall@10
+-- Recall of an HNSW index on the deployment's own vectors (index/vector_recall.py): recall@10
 -- against the exact scan at each ef_search tried, in the order tried, on a sample of stored
 -- vectors used as queries. Keyed by the index's name and tied to its oid: a rebuilt index is a
 -- new relation, so a measurement never outlives the graph it measured. Retrieval reads it on

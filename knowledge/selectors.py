@@ -1,5 +1,5 @@
-"""Read-only questions about the index: readiness and counts (used by /health and the CLI), the
-knowledge bases a caller sees (the body of GET /knowledge-bases, which the MCP server's
+"""Read-only questions about the knowledge: counts (used by /health, ops/readiness.py, and the
+CLI), the knowledge bases a caller sees (the body of GET /knowledge-bases, which the MCP server's
 `list_knowledge_bases` returns too), a page of a base's documents, one chunk by id for a caller
 that may read its base (the MCP `get_chunk` tool), in the words of /search's results, and the
 chunks a trace recorded, by id or by their place in their document (`rag traces show
@@ -15,16 +15,9 @@ from django.db import connection
 from access.callers import Caller, Scope
 from core.config import Config
 from core.db import db_errors_translated
-from core.errors import InvalidRequest, LocalRagError, NotFound
-from core.replicas import replica_states
-from embeddings import embedder_status, embedding_endpoints, embedding_native_dim
-from jobs.workers import workers_alive
+from core.errors import InvalidRequest, NotFound
 from knowledge import sql
 from knowledge.bases import KnowledgeBaseInfo, kb_get_visible, kb_list
-from knowledge.db_schema import index_connection, schema_error, schema_state
-from knowledge.signals import health_sections
-from knowledge.upload_store import upload_store_shown
-from knowledge.vector_path import vector_path_plan
 from parsing.formats import FORMATS
 
 
@@ -79,83 +72,6 @@ def corpus_fingerprint() -> str:
     with db_errors_translated(), connection.cursor() as cursor:
         cursor.execute(sql.CORPUS_FINGERPRINT)
         return (cursor.fetchone()[0] or "empty")[:12]
-
-
-def health_report(*, config: Config, scope: Scope | None, admin: bool = False) -> dict:
-    """The /health body; raises the 503 domain errors (with the checks as details) when the
-    database, the schema or pgvector is not there. The counts are those of `scope` (what the
-    caller may see); without a scope (no credentials while access control is on) the body
-    holds the checks and no count. Only an `admin` learns where the embedding servers are."""
-    state = schema_state()
-    checks = {
-        "app": "ok",
-        "database": "ok" if state["database"] else "unavailable",
-        "schema": "ok" if state["schema"] else "missing",
-        "pgvector": "ok" if state["pgvector"] else "missing",
-        "embedding_config": embedder_status(config=config),
-        "retrieval_ready": "not_ready",
-    }
-    error = schema_error(state, details={"checks": checks})
-    if error is not None:
-        raise error
-    # A caller's readiness is that of what it may search; a probe without credentials learns
-    # only whether anything is searchable at all.
-    counts = index_counts(config=config, scope=scope)
-    checks["retrieval_ready"] = "ok" if counts.embeddings_current_config else "not_ready"
-    healthy = checks["embedding_config"] == "ok" and checks["retrieval_ready"] == "ok"
-    # Which vector path searches take and why (an exact scan where the index's measured recall
-    # misses RAG_HNSW_TARGET_RECALL): no vector count, so it is the same for every caller.
-    with db_errors_translated():
-        vector_search = vector_path_plan(conn=index_connection(), config=config,
-                                         provider=config.embedding_provider,
-                                         model=config.embedding_model).details()
-    details: dict = {
-        "embedding_provider": config.embedding_provider,
-        "embedding_model": config.embedding_model,
-        "embedding_native_dim": embedding_native_dim(config=config),
-        "vector_search": vector_search,
-    }
-    if scope is not None:
-        details.update(documents=counts.documents, chunks=counts.chunks,
-                       embeddings_current_config=counts.embeddings_current_config)
-    details.update(health_sections(
-        config=config, admin=admin,
-        knowledge_base_ids=list(scope.knowledge_base_ids) if scope is not None else None))
-    if admin:
-        # Where text goes to be embedded (scheme://host:port; [] for a model run here): as on
-        # the status page, for those who run the service; readers and probes learn no network.
-        details["embedding_endpoints"] = embedding_endpoints(config=config)
-        details["upload_store"] = upload_store_shown(config)
-        if config.database_replica_urls:
-            # Each read replica as checked now: its URL (password masked), usable, lag.
-            details["replicas"] = replica_states(config)
-    return {"status": "ok" if healthy else "degraded", "checks": checks, "details": details}
-
-
-class ServiceNotReady(LocalRagError):
-    code = "service_not_ready"
-
-
-def readiness_report(*, config: Config) -> dict:
-    """The /health/ready body when the database, the schema, pgvector, the embedder's
-    configuration and a job worker are all there; else ServiceNotReady (503) naming what is
-    missing, with the checks as details. Counts nothing: a probe runs every few seconds."""
-    state = schema_state()
-    checks = {
-        "database": "ok" if state["database"] else "unavailable",
-        "schema": "ok" if state["schema"] else "missing",
-        "pgvector": "ok" if state["pgvector"] else "missing",
-        "embedding_config": embedder_status(config=config),
-        "worker": "unknown",
-    }
-    if state["schema"]:
-        # A worker waiting for work, or one busy with a job whose lease it keeps.
-        checks["worker"] = "ok" if workers_alive().any else "missing"
-    failing = {name: value for name, value in checks.items() if value != "ok"}
-    if failing:
-        raise ServiceNotReady("not ready: " + ", ".join(
-            f"{name} {value}" for name, value in failing.items()), details={"checks": checks})
-    return {"status": "ready", "checks": checks}
 
 
 def kb_list_visible(*, caller: Caller) -> list[dict[str, Any]]:

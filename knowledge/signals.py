@@ -7,32 +7,11 @@ fail the run: the run's data is committed, and searches stay exact without the i
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from django.dispatch import Signal
 
-from core.config import Config
-
 chunks_committed = Signal()
-
-# /health's sections of the apps above (`search_index`): name -> a function of (config, the
-# caller's base ids or None without a caller, admin) giving JSON values.
-HealthSection = Callable[..., dict[str, Any]]
-_health_sections: dict[str, HealthSection] = {}
-
-
-def health_section_register(name: str, section: HealthSection) -> None:
-    _health_sections[name] = section
-
-
-def health_sections(*, config: Config, knowledge_base_ids: list[int] | None,
-                    admin: bool) -> dict[str, dict[str, Any]]:
-    """Every registered section, as /health's details hold them."""
-    return {name: section(config=config, knowledge_base_ids=knowledge_base_ids, admin=admin)
-            for name, section in _health_sections.items()}
-
 
 # The idempotent SQL files of the apps above (index/schema.sql), which their migrations apply: a
 # restore runs them inside its transaction after knowledge/schema.sql, so that every function

@@ -21,6 +21,7 @@ from core.errors import LocalRagError, error_body, invalid_request_of
 from knowledge.api import router as knowledge_router
 from localrag_site.http_errors import body_drain
 from localrag_site.parsers import TextJSONParser
+from ops.api import router as ops_router
 from retrieval.api import router as retrieval_router
 
 logger = logging.getLogger("localrag.api")
@@ -42,6 +43,7 @@ api = NinjaAPI(
     # Every operation gets its caller (access/auth.py), or 401; /health opts out.
     auth=caller_auth,
 )
+api.add_router("", ops_router)
 api.add_router("", knowledge_router)
 api.add_router("", retrieval_router)
 api.add_router("", answering_router)

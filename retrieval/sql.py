@@ -5,7 +5,7 @@ written into the statement, as the index's expression must be matched)."""
 import functools
 import re
 
-from knowledge.vector_index import HnswKey
+from index.vector_index import HnswKey
 from parsing.lexical import HEADING_WEIGHT
 
 # Within the caller's knowledge bases only: an empty answer says nothing about the others.
@@ -298,7 +298,7 @@ SELECT set_config('hnsw.ef_search', %s, true),
 # The caller's knowledge bases filter the rows the index returns (iterative scan goes on past
 # ef_search until `limit` allowed rows are found, up to hnsw.max_scan_tuples); when a small base
 # in a large index still gets fewer, retrieval/vector.py answers from the exact scan instead.
-# Ordered by the index's key (knowledge/vector_index.py HnswKey: the model's own dimensions in
+# Ordered by the index's key (index/vector_index.py HnswKey: the model's own dimensions in
 # half precision), the very expression the index is built on, so the planner can answer from
 # the index (one partial index per provider/model, whose predicate the planner proves from the
 # bound values). The query vector is bound a second time for its key, before the limit. The

@@ -1,7 +1,7 @@
 """The vector channel: the current embedding config's chunks nearest to a query vector, by
 cosine distance, from the exact scan or from the HNSW index.
 
-RAG_VECTOR_INDEX picks the path (knowledge/vector_path.py). `exact` scans every vector (the
+RAG_VECTOR_INDEX picks the path (index/vector_path.py). `exact` scans every vector (the
 reference: the first release's results, scores and order). `hnsw` answers from the index that
 `rag db index` builds and fails with retrieval_not_ready when there is none: a setting that asks
 for the index should not silently turn into a scan a hundred times slower. `auto` (the default)
@@ -26,8 +26,8 @@ from core.db import db_errors_translated
 from core.errors import InvalidRequest, LocalRagError
 from embeddings import EmbeddingDimMismatch, EmbeddingProvider
 from index.search import Candidates, vector_candidates
+from index.vector_path import VectorPath, vector_path_plan
 from knowledge.db_schema import index_connection
-from knowledge.vector_path import VectorPath, vector_path_plan
 from retrieval import sql
 from retrieval.filters import FilteredScope
 from retrieval.types import SearchHit

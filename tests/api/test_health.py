@@ -29,8 +29,8 @@ def test_health_reports_counts_for_the_current_config(client, sample_index):
 def test_health_says_which_vector_path_searches_take_and_why(client, sample_index,
                                                              config_override):
     from core.config import get_config
-    from knowledge.vector_index import vector_index_build
-    from tests.knowledge.recall_fixtures import measurement_store
+    from index.vector_index import vector_index_build
+    from tests.index.recall_fixtures import measurement_store
 
     config_override(rag_vector_index="auto", rag_hnsw_min_chunks=0)
     search = json.loads(client.get("/health").content)["details"]["vector_search"]

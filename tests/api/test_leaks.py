@@ -22,7 +22,7 @@ from django.db import connection, transaction
 
 from access.api_tokens import token_revoke
 from core.config import get_config
-from knowledge.vector_index import vector_index_build, vector_index_drop
+from index.vector_index import vector_index_build, vector_index_drop
 from tests.api.http import error_of
 from tests.api.leaks_fixtures import (
     BETA_ONLY_QUESTION,

@@ -20,7 +20,7 @@ import embeddings, embeddings.local
 import knowledge.documents, ops.backup, ops.restore
 from embeddings import embedder_status, embedding_native_dim
 from knowledge.ingest import vault_ingest
-from knowledge.selectors import health_report
+from ops.readiness import health_report
 from core import config as module
 from retrieval.services import search
 from access.callers import scope_all

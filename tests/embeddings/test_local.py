@@ -25,7 +25,8 @@ from embeddings import local as local_models
 from embeddings.local import QWEN_INSTRUCTION, document_text, model_load
 from knowledge.ingest import vault_ingest
 from knowledge.preparing import PreparedNote, chunk_texts, note_prepare
-from knowledge.selectors import health_report, index_counts
+from knowledge.selectors import index_counts
+from ops.readiness import health_report
 from retrieval.services import search
 from tests.conftest import cli_env
 from tests.harness import ROOT

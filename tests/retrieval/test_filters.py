@@ -212,7 +212,7 @@ def test_a_filtered_search_through_the_hnsw_index_keeps_to_the_filter(reports, m
     """Above FILTER_EXACT_CHUNKS the vector channel walks the HNSW graph with the documents
     inside its statement (search_hnsw, filtered): every hit admitted and still top_k of them."""
     from embeddings import get_embedder
-    from knowledge.vector_index import vector_index_build
+    from index.vector_index import vector_index_build
     from retrieval.filters import filtered_scope
     from retrieval.vector import vector_search
 

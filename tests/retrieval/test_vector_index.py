@@ -17,15 +17,15 @@ from pgvector import Vector
 from access.callers import scope_all
 from core.config import get_config
 from embeddings import FakeLexicalEmbedder
-from knowledge.db_schema import index_connection
-from knowledge.vector_index import (
+from index.vector_index import (
     BUILDING_SUFFIX,
     HnswKey,
     vector_index_build,
     vector_index_name,
     vector_index_status,
 )
-from knowledge.vector_recall import vector_index_tune
+from index.vector_recall import vector_index_tune
+from knowledge.db_schema import index_connection
 from retrieval import sql
 from retrieval.vector import RetrievalNotReady, vector_path_choose, vector_search
 from tests.retrieval import first_release

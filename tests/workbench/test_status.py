@@ -92,8 +92,8 @@ def test_the_vector_search_path_follows_the_setting(reader, sample_index, config
 def test_an_hnsw_index_is_described_and_used_when_auto_allows(reader, person, sample_index,
                                                               config_override):
     from core.config import get_config
-    from knowledge.vector_index import vector_index_build
-    from knowledge.vector_recall import vector_index_tune
+    from index.vector_index import vector_index_build
+    from index.vector_recall import vector_index_tune
 
     config_override(rag_vector_index="auto", rag_hnsw_min_chunks=0)
     build = vector_index_build(config=get_config())
@@ -120,8 +120,8 @@ def test_an_hnsw_index_is_described_and_used_when_auto_allows(reader, person, sa
 def test_auto_scans_exactly_and_says_why_when_the_recall_misses_the_target(
         reader, sample_index, config_override):
     from core.config import get_config
-    from knowledge.vector_index import vector_index_build
-    from tests.knowledge.recall_fixtures import measurement_store
+    from index.vector_index import vector_index_build
+    from tests.index.recall_fixtures import measurement_store
 
     config_override(rag_vector_index="auto", rag_hnsw_min_chunks=0)
     vector_index_build(config=get_config())

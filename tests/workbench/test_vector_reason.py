@@ -1,5 +1,5 @@
 """The status page's vector-search reason in the interface language: every sentence that
-knowledge/vector_path.py writes is recognised and translated, its numbers kept; one it does not
+index/vector_path.py writes is recognised and translated, its numbers kept; one it does not
 know is shown as written; and the page says the reason once."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 from django.utils import translation
 
 from core.config import get_config
-from knowledge import vector_path
-from knowledge.vector_index import HnswKey
-from knowledge.vector_recall import IndexFacts, RecallStep, VectorIndexTuning
+from index import vector_path
+from index.vector_index import HnswKey
+from index.vector_recall import IndexFacts, RecallStep, VectorIndexTuning
 from workbench.pages.vector_reason import vector_reason_shown
 
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-CN,zh;q=0.9"}

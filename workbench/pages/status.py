@@ -19,10 +19,11 @@ from core.db import db_errors_translated, raw_connection
 from core.errors import LocalRagError
 from core.replicas import replica_states
 from embeddings import embedding_endpoints
-from knowledge.selectors import health_report, kb_list_visible
+from index.vector_index import VectorIndex, vector_index_status
+from index.vector_path import VectorPath, vector_path_plan
+from knowledge.selectors import kb_list_visible
 from knowledge.upload_store import upload_store_shown
-from knowledge.vector_index import VectorIndex, vector_index_status
-from knowledge.vector_path import VectorPath, vector_path_plan
+from ops.readiness import health_report
 from retrieval.rerank.providers import reranker_spec, reranker_status
 from workbench.answer_texts import error_shown
 from workbench.pages.vector_reason import vector_reason_shown

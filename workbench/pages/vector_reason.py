@@ -1,6 +1,6 @@
 """Why searches take the vector path they take, in the interface language.
 
-knowledge/vector_path.py writes the reason in English, one sentence for /health, the CLI and
+index/vector_path.py writes the reason in English, one sentence for /health, the CLI and
 this page alike. The status page says it again through the catalogue: each sentence that
 `vector_path_plan` writes is recognised here by its pattern, its numbers kept, and a sentence
 this module does not know is shown as written (never dropped). Back-quoted commands become code.
@@ -15,8 +15,8 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
 
-from knowledge.vector_path import FULL_PRECISION, REMEASURE
-from knowledge.vector_recall import STALE_SHARE
+from index.vector_path import FULL_PRECISION, REMEASURE
+from index.vector_recall import STALE_SHARE
 
 # The recall measurement as vector_path_plan writes it.
 _MEASURED = (r"recall@(?P<k>\d+) (?P<recall>[\d.]+) (?P<sign>[≥<]) target (?P<target>[\d.]+) "

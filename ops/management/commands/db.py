@@ -1,8 +1,8 @@
 """`rag db init` — apply knowledge/schema.sql and Django's migrations, then re-analyse the chunks
 whose lexical terms an older analyzer made.
 `rag db index [--concurrently | --drop [--all] | --status] [--sample N]` — the HNSW index of the
-current embedding config's vectors (knowledge/vector_index.py) and its recall@10 on them
-(knowledge/vector_recall.py), measured after every build, by a `rag db index` that finds none
+current embedding config's vectors (index/vector_index.py) and its recall@10 on them
+(index/vector_recall.py), measured after every build, by a `rag db index` that finds none
 stored or a stale one, and by every --status."""
 
 from __future__ import annotations
@@ -12,18 +12,15 @@ from django.core.management.base import OutputWrapper
 from core.commands import RagCommand
 from core.config import Config, get_config
 from core.errors import InvalidRequest
-from knowledge.db_schema import db_init, index_connection
-from knowledge.ingest_fill import LEXICAL_FILL_BATCH
-from knowledge.store import chunks_lexical_refresh
-from knowledge.vector_index import (
+from index.vector_index import (
     BuildProgress,
     vector_index_build,
     vector_index_builds_running,
     vector_index_drop,
     vector_index_status,
 )
-from knowledge.vector_path import vector_path_plan
-from knowledge.vector_recall import (
+from index.vector_path import vector_path_plan
+from index.vector_recall import (
     RECALL_SAMPLE,
     K,
     RecallStep,
@@ -32,6 +29,9 @@ from knowledge.vector_recall import (
     vector_index_tune,
     vector_index_tuning_current,
 )
+from knowledge.db_schema import db_init, index_connection
+from knowledge.ingest_fill import LEXICAL_FILL_BATCH
+from knowledge.store import chunks_lexical_refresh
 
 
 class Command(RagCommand):

@@ -1,6 +1,6 @@
 """Recall of the HNSW index on the deployment's own vectors, and the ef_search that reaches
 RAG_HNSW_TARGET_RECALL: measured by `rag db index` after a build and by `rag db index --status`,
-stored in vector_index_tuning, read by knowledge/vector_path.py on every search.
+stored in vector_index_tuning, read by index/vector_path.py on every search.
 
 The queries are a fixed sample of the stored vectors themselves (the same chunks each time while
 they exist: ordered by a hash of the chunk id): recall on synthetic vectors says little about
@@ -37,8 +37,8 @@ from django.db import transaction
 
 from core.config import Config
 from core.db import db_errors_translated
+from index.vector_index import COUNT_VECTORS, HnswKey, hnsw_key_read, vector_index_status
 from knowledge.db_schema import index_connection
-from knowledge.vector_index import COUNT_VECTORS, HnswKey, hnsw_key_read, vector_index_status
 
 K = 10
 RECALL_SAMPLE = 100

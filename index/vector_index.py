@@ -23,7 +23,7 @@ reads less. An index from before (on the column itself) is still searched as it 
 The DDL cannot take bound parameters, so the statements below are composed with
 psycopg.sql: the index name is derived from a hash (never from the input's characters) and the
 provider/model are quoted as literals. Retrieval reads the facts through
-knowledge/vector_path.py; it never builds or drops anything.
+index/vector_path.py; it never builds or drops anything.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ CREATE_INDEX = pgsql.SQL(
     "USING hnsw ({key} {opclass}) WITH (m = {m}, ef_construction = {ef}) "
     "WHERE embedding_provider = {provider} AND embedding_model = {model}")
 DROP_INDEX = pgsql.SQL("DROP INDEX {concurrently} IF EXISTS {name}")
-# A dropped index's recall measurement (knowledge/vector_recall.py) goes with it.
+# A dropped index's recall measurement (index/vector_recall.py) goes with it.
 TUNING_FORGET = "DELETE FROM vector_index_tuning WHERE index_name = %s"
 RENAME_INDEX = pgsql.SQL("ALTER INDEX {old} RENAME TO {new}")
 

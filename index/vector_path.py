@@ -1,6 +1,6 @@
 """Which path the vector channel takes now, at which ef_search, and why: RAG_VECTOR_INDEX read
 against the configured provider/model's HNSW index and its recall measurement
-(knowledge/vector_recall.py). Searches, /health and the status page all ask here, so they give
+(index/vector_recall.py). Searches, /health and the status page all ask here, so they give
 the same answer and the same reason.
 
 - `exact`: the exact scan, always.
@@ -24,8 +24,8 @@ from typing import Any, TypedDict
 import psycopg
 
 from core.config import Config
-from knowledge.vector_index import HnswKey, vector_index_name
-from knowledge.vector_recall import STALE_SHARE, K, recall_text, vector_index_facts
+from index.vector_index import HnswKey, vector_index_name
+from index.vector_recall import STALE_SHARE, K, recall_text, vector_index_facts
 
 REMEASURE = "`rag db index --status` measures again"
 FULL_PRECISION = ("; the index is on full-precision vectors (built by an earlier release): "

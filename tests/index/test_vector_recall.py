@@ -1,5 +1,5 @@
-"""HNSW recall measured on the stored vectors (knowledge/vector_recall.py) and the path it picks
-(knowledge/vector_path.py), on two corpora: fake-lexical-v1 vectors of Zipf-distributed words
+"""HNSW recall measured on the stored vectors (index/vector_recall.py) and the path it picks
+(index/vector_path.py), on two corpora: fake-lexical-v1 vectors of Zipf-distributed words
 (a graph with no clusters to follow: a small ef_search misses the target) and the clustered
 vectors of tests/retrieval/test_vector_index.py (a small ef_search already meets it)."""
 
@@ -17,10 +17,9 @@ from access.callers import scope_all
 from core.config import get_config
 from embeddings import FakeLexicalEmbedder
 from embeddings.base import ChunkText
-from knowledge.db_schema import index_connection
-from knowledge.vector_index import vector_index_build, vector_index_name
-from knowledge.vector_path import vector_path_plan
-from knowledge.vector_recall import (
+from index.vector_index import vector_index_build, vector_index_name
+from index.vector_path import vector_path_plan
+from index.vector_recall import (
     EF_SEARCH_LADDER,
     SAMPLE,
     RecallStep,
@@ -29,6 +28,7 @@ from knowledge.vector_recall import (
     vector_index_tune,
     vector_index_tuning_current,
 )
+from knowledge.db_schema import index_connection
 from retrieval import sql
 from retrieval.vector import vector_search
 from tests.retrieval.test_vector_index import CHUNKS, DOCUMENTS, corpus_seed, execute

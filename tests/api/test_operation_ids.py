@@ -1,0 +1,46 @@
+"""The API's operationIds are part of its contract: generated clients name their methods after
+them. django-ninja derives one from the view's module, so a view moved to another app must keep
+its old id explicitly (ops/api.py does)."""
+
+from __future__ import annotations
+
+from localrag_site.api import api
+
+OPERATIONS = [
+    ("GET", "/health", "knowledge_api_health"),
+    ("GET", "/health/live", "knowledge_api_health_live"),
+    ("GET", "/health/ready", "knowledge_api_health_ready"),
+    ("GET", "/knowledge-bases", "knowledge_api_knowledge_bases_view"),
+    ("POST", "/knowledge-bases", "knowledge_api_knowledge_base_create_view"),
+    ("PATCH", "/knowledge-bases/{slug}", "knowledge_api_knowledge_base_change_view"),
+    ("DELETE", "/knowledge-bases/{slug}", "knowledge_api_knowledge_base_delete_view"),
+    ("GET", "/knowledge-bases/{slug}/documents", "knowledge_api_documents_view"),
+    ("POST", "/knowledge-bases/{slug}/documents", "knowledge_api_upload_view"),
+    ("GET", "/documents/{document_id}", "knowledge_api_document_view"),
+    ("DELETE", "/documents/{document_id}", "knowledge_api_document_delete_view"),
+    ("GET", "/documents/{document_id}/content", "knowledge_api_document_content_view"),
+    ("POST", "/documents/{document_id}/reindex", "knowledge_api_document_reindex_view"),
+    ("GET", "/jobs/{job_id}", "knowledge_api_job_view"),
+    ("POST", "/search", "retrieval_api_search_view"),
+    ("POST", "/ask", "answering_api_ask_view"),
+    ("POST", "/ask/stream", "answering_api_ask_stream_view"),
+    ("POST", "/conversations", "conversations_api_conversation_create_view"),
+    ("GET", "/conversations", "conversations_api_conversations_list_view"),
+    ("GET", "/conversations/{conversation_id}", "conversations_api_conversation_get_view"),
+    ("PATCH", "/conversations/{conversation_id}", "conversations_api_conversation_rename_view"),
+    ("DELETE", "/conversations/{conversation_id}", "conversations_api_conversation_delete_view"),
+    ("POST", "/conversations/{conversation_id}/messages",
+     "conversations_api_conversation_ask_view"),
+    ("POST", "/conversations/{conversation_id}/messages/stream",
+     "conversations_api_conversation_ask_stream_view"),
+    ("POST", "/messages/{message_id}/feedback", "conversations_api_message_feedback_view"),
+    ("GET", "/me", "access_api_me_view"),
+]
+
+
+def test_every_operation_keeps_its_published_id():
+    schema = api.get_openapi_schema()
+    found = [(method.upper(), path, operation["operationId"])
+             for path, methods in schema["paths"].items()
+             for method, operation in methods.items()]
+    assert found == OPERATIONS
