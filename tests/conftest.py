@@ -7,9 +7,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -20,7 +21,11 @@ from tests.harness import (
     UnsafeTestDatabase,
     assert_safe_test_database,
     bootstrap_credentials,
+    config_changed,
 )
+
+if TYPE_CHECKING:
+    from core.config import Config
 
 RAG_TABLES = ("ingest_runs, embeddings, chunks, documents, background_jobs, "
               "knowledge_base_sources, knowledge_bases, traces, vector_index_tuning")
@@ -166,16 +171,17 @@ def run_cli():
 
 
 @pytest.fixture
-def config_override():
-    """Replace fields of the process-wide config for one test (e.g. the LLM settings)."""
-    import dataclasses
-
+def config_override() -> Iterator[Callable[..., Config]]:
+    """Change settings process-wide for one test: `config_override(rag_top_k=3)` or
+    `config_override(RAG_TOP_K="3")`, validated as at start-up (tests.harness.config_changed
+    says what it takes). Each call starts again from the configuration the test began with,
+    which comes back afterwards; returns the configuration now in use."""
     from core.config import config_use, get_config
 
     base = get_config()
 
-    def apply(**changes):
-        changed = dataclasses.replace(base, **changes)
+    def apply(**changes: object) -> Config:
+        changed = config_changed(base, **changes)
         config_use(changed)
         return changed
 

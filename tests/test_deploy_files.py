@@ -11,7 +11,7 @@ import subprocess
 import pytest
 import yaml
 
-from core.config_defaults import DEFAULTS
+from core.settings_table import DEFAULTS
 from tests.harness import ROOT
 
 COMPOSE = ROOT / "deploy" / "compose.yml"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.harness import UnsafeTestDatabase, assert_safe_test_database
@@ -39,3 +41,30 @@ def test_pytest_aborts_before_touching_a_badly_named_database(tmp_path):
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 3
     assert "unsafe test database" in result.stdout + result.stderr
+
+
+def test_config_changed_takes_a_variable_or_a_field_and_checks_either_as_at_start_up(
+        tmp_path: Path) -> None:
+    from core.config import ConfigError, get_config
+    from tests.harness import config_changed
+
+    base = get_config()
+    assert config_changed(base, rag_top_k=3).rag_top_k == 3
+    assert config_changed(base, RAG_TOP_K="3").rag_top_k == 3
+    assert config_changed(base, rag_outbound_local_hosts=frozenset()).rag_outbound_local_hosts == (
+        frozenset())
+    moved = config_changed(base, project_root=tmp_path, rag_min_similarity=None)
+    assert (moved.project_root, moved.vault_path) == (tmp_path, base.vault_path)
+    with pytest.raises(ConfigError) as err:
+        config_changed(base, rag_top_k=21)
+    assert err.value.variable == "RAG_TOP_K"
+    with pytest.raises(ConfigError) as err:  # a rule across settings
+        config_changed(base, embedding_provider="local-qwen3")
+    assert err.value.variable == "EMBEDDING_MODEL"
+    with pytest.raises(TypeError, match="rag_topk is neither a setting"):
+        config_changed(base, rag_topk=3)
+    with pytest.raises(TypeError, match="RAG_TOP_K takes the text"):
+        config_changed(base, RAG_TOP_K=3)
+    with pytest.raises(ValueError, match="reads as"):  # the parser drops the trailing slash
+        config_changed(base, llm_provider="fake", embedding_provider="openai-compatible",
+                       embedding_model="m", embedding_base_urls=("http://gpu-1/v1/",))

@@ -23,6 +23,7 @@ from answering.services import ask, ask_events, ask_prepare
 from core.config import get_config
 from retrieval.services import search
 from retrieval.signals import RefusalSignals, signals_measure
+from tests.harness import config_changed
 
 # Above the fake provider's 0.20, but the results share no key word with the question and four
 # documents are as close to it as the best one: the cosine alone would answer.
@@ -35,7 +36,7 @@ IN_DOMAIN = "客户 P1 工单应该怎么升级？"
 
 
 def config_for(rule: str, **changes):
-    return dataclasses.replace(get_config(), rag_refusal=rule, **changes)
+    return config_changed(get_config(), rag_refusal=rule, **changes)
 
 
 def decided_mode(signals: RefusalSignals, config) -> str:
@@ -44,7 +45,7 @@ def decided_mode(signals: RefusalSignals, config) -> str:
 
 
 def test_unset_rule_is_signals_only_for_the_provider_it_was_fitted_for() -> None:
-    unset = dataclasses.replace(get_config(), rag_refusal=None)
+    unset = config_changed(get_config(), rag_refusal=None)
     assert unset.embedding_provider == "fake" and refusal_rule(unset) == REFUSAL_SIGNALS
     assert refusal_rule(dataclasses.replace(unset, embedding_provider="local-qwen3")) == (
         REFUSAL_THRESHOLD)

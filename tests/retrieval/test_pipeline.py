@@ -3,8 +3,6 @@ cosines, a calibrated confidence, and the explain output."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import psycopg
 import pytest
 from pgvector import Vector
@@ -17,6 +15,7 @@ from retrieval.fusion import agreed_vector_weight, channel_agreement
 from retrieval.pipeline import channels_fetch, pipeline_run
 from retrieval.services import search
 from tests.conftest import PAGED_SOURCE
+from tests.harness import config_changed
 from tests.retrieval import first_release
 
 IDENTIFIER = "read_cache_enabled"
@@ -24,7 +23,7 @@ QUESTION = "客户 P1 工单应该怎么升级？"
 
 
 def config_for(mode: str, **changes):
-    return dataclasses.replace(get_config(), rag_retrieval=mode, **changes)
+    return config_changed(get_config(), rag_retrieval=mode, **changes)
 
 
 def reference_scan(query: str, top_k: int) -> list[tuple[str, int, float]]:

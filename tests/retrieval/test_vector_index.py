@@ -28,6 +28,7 @@ from index.vector_recall import vector_index_tune
 from knowledge.db_schema import index_connection
 from retrieval import sql
 from retrieval.vector import RetrievalNotReady, vector_path_choose, vector_search
+from tests.harness import config_changed
 from tests.retrieval import first_release
 
 EMBEDDER = FakeLexicalEmbedder()
@@ -103,13 +104,13 @@ def corpus(db):
 
 
 def run(vector, *, mode: str, limit: int = 10, embedder=EMBEDDER, **changes) -> list:
-    config = dataclasses.replace(get_config(), rag_vector_index=mode, **changes)
+    config = config_changed(get_config(), rag_vector_index=mode, **changes)
     return vector_search(knowledge_base_ids=scope_all().knowledge_base_ids, vector=vector,
                          limit=limit, config=config, embedder=embedder)
 
 
 def build(**changes):
-    return vector_index_build(config=dataclasses.replace(get_config(), **changes))
+    return vector_index_build(config=config_changed(get_config(), **changes))
 
 
 def index_oid() -> int | None:
@@ -119,7 +120,7 @@ def index_oid() -> int | None:
 
 
 def current_key(embedder=EMBEDDER) -> HnswKey:
-    [index] = [i for i in vector_index_status(config=dataclasses.replace(
+    [index] = [i for i in vector_index_status(config=config_changed(
         get_config(), embedding_provider=embedder.provider, embedding_model=embedder.model))
         if i.current]
     assert index.key is not None
@@ -352,8 +353,8 @@ def small_model(corpus, monkeypatch):
 
 
 def small_build(**changes):
-    config = dataclasses.replace(get_config(), embedding_provider=SMALL[0],
-                                 embedding_model=SMALL[1], **changes)
+    config = config_changed(get_config(), embedding_provider=SMALL[0],
+                            embedding_model=SMALL[1], **changes)
     return vector_index_build(config=config)
 
 
@@ -398,7 +399,7 @@ def test_an_index_from_an_earlier_release_is_still_used_then_rebuilt_smaller(sma
     assert "Index Scan using idx_embeddings_hnsw_" in hnsw_plan(vector, embedder)
     assert len(run(vector, mode="hnsw", embedder=embedder)) == 10
     config = config_override(embedding_provider=SMALL[0], embedding_model=SMALL[1])
-    plan = vector_path_choose(conn=index_connection(), config=dataclasses.replace(
+    plan = vector_path_choose(conn=index_connection(), config=config_changed(
         config, rag_vector_index="hnsw"), embedder=embedder)
     assert "`rag db index` rebuilds it on half-precision ones" in plan.reason
     assert plan.details()["hnsw_key"] == "full precision, 1024 dimensions"

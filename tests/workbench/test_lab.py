@@ -3,7 +3,6 @@ says, refusals before anything runs, and a trace of every run."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from html.parser import HTMLParser
 
@@ -13,6 +12,7 @@ from access.callers import caller_for_user
 from core.config import get_config
 from knowledge.bases import kb_get
 from retrieval.services import search
+from tests.harness import config_changed
 from traces.models import Trace
 
 QUERY = "How long does a P1 incident have before it is escalated?"
@@ -53,7 +53,7 @@ def stages_of(response) -> dict[str, dict]:
 
 
 def explain_of(client, *, mode: str, top_k: int, candidates: int, rerank: str) -> dict:
-    config = dataclasses.replace(get_config(), rag_candidates=candidates, rag_rerank=rerank)
+    config = config_changed(get_config(), rag_candidates=candidates, rag_rerank=rerank)
     scope = caller_for_user(client.user).scope()
     return search(query=QUERY, top_k=top_k, config=config, scope=scope, mode=mode,
                   explain=True).explain

@@ -143,13 +143,10 @@ def reason(html: str) -> str:
 
 def test_the_embedding_servers_are_shown_to_staff_by_origin(reader, person, sample_index,
                                                            config_override):
-    from core.config import config_use, config_with, get_config
-
-    config_override()
-    config_use(config_with(get_config(), EMBEDDING_PROVIDER="openai-compatible",
-                           EMBEDDING_MODEL="bge-m3", EMBEDDING_API_KEY="sk-embed-status-77",
-                           EMBEDDING_BASE_URL=f"https://u:{URL_PASSWORD}@gpu-1:8443/v1,"
-                                              "http://gpu-2:8080/v1"))
+    config_override(EMBEDDING_PROVIDER="openai-compatible", EMBEDDING_MODEL="bge-m3",
+                    EMBEDDING_API_KEY="sk-embed-status-77",
+                    EMBEDDING_BASE_URL=f"https://u:{URL_PASSWORD}@gpu-1:8443/v1,"
+                                       "http://gpu-2:8080/v1")
     assert "gpu-1" not in reader.get("/workbench/status/").content.decode()
     html = person("ops", grants={"default": "reader"}, staff=True).get(
         "/workbench/status/").content.decode()
@@ -161,12 +158,8 @@ def test_the_embedding_servers_are_shown_to_staff_by_origin(reader, person, samp
 
 def test_replicas_are_shown_to_staff_with_their_state(reader, person, sample_index,
                                                       config_override):
-    from core.config import config_use, config_with, get_config
-
-    config_override()
     # Nothing listens there: the replica is checked, found down and said to be skipped.
-    config_use(config_with(get_config(), DATABASE_REPLICA_URLS=(
-        f"postgresql://app:{URL_PASSWORD}@127.0.0.1:9/local_rag")))
+    config_override(DATABASE_REPLICA_URLS=f"postgresql://app:{URL_PASSWORD}@127.0.0.1:9/local_rag")
     assert "Read replicas" not in reader.get("/workbench/status/").content.decode()
     html = person("ops", grants={"default": "reader"}, staff=True).get(
         "/workbench/status/").content.decode()
@@ -177,13 +170,10 @@ def test_replicas_are_shown_to_staff_with_their_state(reader, person, sample_ind
 
 def test_the_upload_bucket_is_shown_to_staff_without_its_secret(reader, person, sample_index,
                                                                 config_override):
-    from core.config import config_use, config_with, get_config
-
-    config_override()
-    config_use(config_with(get_config(), UPLOAD_STORE="s3", UPLOAD_S3_BUCKET="team-uploads",
-                           UPLOAD_S3_ENDPOINT_URL="http://minio-1:9000/",
-                           UPLOAD_S3_ACCESS_KEY_ID="AKIASTATUS",
-                           UPLOAD_S3_SECRET_ACCESS_KEY="s3-secret-status-41"))
+    config_override(UPLOAD_STORE="s3", UPLOAD_S3_BUCKET="team-uploads",
+                    UPLOAD_S3_ENDPOINT_URL="http://minio-1:9000/",
+                    UPLOAD_S3_ACCESS_KEY_ID="AKIASTATUS",
+                    UPLOAD_S3_SECRET_ACCESS_KEY="s3-secret-status-41")
     assert "team-uploads" not in reader.get("/workbench/status/").content.decode()
     html = person("ops", grants={"default": "reader"}, staff=True).get(
         "/workbench/status/").content.decode()

@@ -4,7 +4,6 @@ know is shown as written; and the page says the reason once."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from datetime import UTC, datetime
 
@@ -15,6 +14,7 @@ from core.config import get_config
 from index import vector_path
 from index.vector_index import HnswKey
 from index.vector_recall import IndexFacts, RecallStep, VectorIndexTuning
+from tests.harness import config_changed
 from workbench.pages.vector_reason import vector_reason_shown
 
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-CN,zh;q=0.9"}
@@ -54,8 +54,8 @@ CASES = {
 def plan_reason(monkeypatch, setting: str, min_chunks: int, facts: IndexFacts | None) -> str:
     """The reason vector_path_plan writes for an index with these facts."""
     monkeypatch.setattr(vector_path, "vector_index_facts", lambda **_: facts)
-    config = dataclasses.replace(get_config(), rag_vector_index=setting,
-                                 rag_hnsw_min_chunks=min_chunks, rag_hnsw_target_recall=0.98)
+    config = config_changed(get_config(), rag_vector_index=setting,
+                            rag_hnsw_min_chunks=min_chunks, rag_hnsw_target_recall=0.98)
     return vector_path.vector_path_plan(conn=None, config=config, provider="fake",
                                         model="fake-lexical-v1").reason
 
