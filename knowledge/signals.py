@@ -8,7 +8,6 @@ fail the run: the run's data is committed, and searches stay exact without the i
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from django.dispatch import Signal
@@ -33,17 +32,3 @@ def health_sections(*, config: Config, knowledge_base_ids: list[int] | None,
     return {name: section(config=config, knowledge_base_ids=knowledge_base_ids, admin=admin)
             for name, section in _health_sections.items()}
 
-
-# The idempotent SQL files of the apps above (index/schema.sql), which their migrations apply: a
-# restore runs them inside its transaction after knowledge/schema.sql, so that every function
-# and trigger of theirs has the product's body (knowledge/restore_catalogue.py).
-_schema_files: list[Path] = []
-
-
-def schema_file_register(path: Path) -> None:
-    if path not in _schema_files:
-        _schema_files.append(path)
-
-
-def schema_files() -> list[Path]:
-    return list(_schema_files)

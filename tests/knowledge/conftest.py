@@ -1,5 +1,6 @@
-"""Fixtures of the restore tests (test_restore.py, test_restore_hostile.py): a project folder,
-new empty databases, and an archive of the sample vault."""
+"""Fixtures of the restore tests (test_restore.py, test_restore_hostile.py) and the upgrade
+tests (test_db_upgrade.py): a project folder, new empty databases, and an archive of the sample
+vault."""
 
 from __future__ import annotations
 
