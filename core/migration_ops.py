@@ -2,7 +2,41 @@
 
 from __future__ import annotations
 
-from django.db import migrations
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from django.db import migrations, router
+from django.db.migrations.operations.base import Operation
+
+
+class RunSQLFile(migrations.RunSQL):
+    """The .sql file beside a migration, named like it (`0005_documents_and_chunks.py` runs
+    `0005_documents_and_chunks.sql`): the SQL of an app's own tables, functions and triggers.
+
+    Every statement in such a file is idempotent (IF NOT EXISTS, CREATE OR REPLACE, updates that
+    find nothing left to do on a second run): a database made before the apps' tables had
+    migrations already holds what the file creates, and a restore runs every file again inside
+    its transaction (ops/restore_catalogue.py). Unapplying changes nothing: rows are
+    never dropped by going back a migration."""
+
+    def __init__(self, migration_file: str) -> None:
+        self.path = Path(migration_file).with_suffix(".sql")
+        super().__init__(self.path.read_text(encoding="utf-8"), migrations.RunSQL.noop)
+
+    def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any,
+                          to_state: Any) -> None:
+        if router.allow_migrate(schema_editor.connection.alias, app_label, **self.hints):
+            # Whole, as psql runs it, rather than split into statements by Django: the file's
+            # functions and DO blocks hold semicolons and comments of their own.
+            schema_editor.execute(self.sql, params=None)
+
+    def describe(self) -> str:
+        return f"Run {self.path.name}"
+
+    def deconstruct(self) -> tuple[str, Sequence[Any], dict[str, Any]]:
+        # What it was made from (its migration's file), not RunSQL's keywords.
+        return Operation.deconstruct(self)
 
 
 def content_types_moved(*, models: tuple[str, ...], old_app: str,

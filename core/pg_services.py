@@ -205,7 +205,7 @@ def embedded_vector_extension_ensure(*, config: Config, host: str, port: int | s
                                      dbname: str) -> bool:
     """CREATE EXTENSION vector in `dbname` as the bootstrap superuser when `host:port` is this
     project's running embedded server and its bootstrap file exists; False for any other server
-    (schema.sql then runs as the configured user, as it always did)."""
+    (the knowledge migration's CREATE EXTENSION then runs as the configured user)."""
     if config.project_root is None or (host or "") not in LOOPBACK_HOSTS:
         return False
     cluster = cluster_for(config=config)

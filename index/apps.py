@@ -1,5 +1,3 @@
-from pathlib import Path
-
 from django.apps import AppConfig
 
 
@@ -8,14 +6,14 @@ class IndexConfig(AppConfig):
     label = "search_index"
     verbose_name = "Search index"
     default_auto_field = "django.db.models.BigAutoField"
+    # The tables of this app's migrations that no model names (tests/test_schema_ownership.py).
+    tables_without_model = ("search_index_state", "search_index_changes")
 
     def ready(self) -> None:
         # Every process that writes chunks brings the indexes of the bases it wrote up to date
         # once its run has committed (`rag ingest`, `rag worker`, `rag watch`, the server).
         from index import maintenance
-        from knowledge.signals import chunks_committed, schema_file_register
+        from knowledge.signals import chunks_committed
 
         chunks_committed.connect(maintenance.on_chunks_committed,
                                  dispatch_uid="search_index_catch_up")
-        # Applied by migration 0001; a restore runs it again inside its transaction.
-        schema_file_register(Path(__file__).resolve().parent / "schema.sql")

@@ -1,7 +1,7 @@
 """Building a base's index and bringing it up to date from PostgreSQL.
 
 A catch-up reads, in one REPEATABLE READ snapshot of the database, the base's generation and
-the chunks logged since the index's (index/schema.sql), and applies them: the lexical index
+the chunks logged since the index's (the log of migration 0002), and applies them: the lexical index
 deletes and re-adds those chunks; the vector index is rebuilt once they pass a share of it
 (searches score the rest exactly in SQL, index/search.py). An index that is missing, damaged,
 older than the log or newer than the database (a database restored or rolled back under it) is

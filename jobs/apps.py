@@ -9,3 +9,5 @@ class JobsConfig(AppConfig):
     name = "jobs"
     verbose_name = "Background jobs"
     default_auto_field = "django.db.models.BigAutoField"
+    # The tables of this app's migrations that no model names (tests/test_schema_ownership.py).
+    tables_without_model = ("job_workers",)

@@ -1,5 +1,6 @@
-"""The background job model: an unmanaged view of `background_jobs` (knowledge/schema.sql) for
-the admin. The queue reads and writes the table through jobs/sql.py."""
+"""The background job model: an unmanaged view of `background_jobs` (created by
+jobs/migrations/0002_background_jobs.sql) for the admin. The queue reads and writes the table
+through jobs/sql.py."""
 
 from __future__ import annotations
 

@@ -5,6 +5,9 @@ class KnowledgeConfig(AppConfig):
     name = "knowledge"
     verbose_name = "Knowledge base"
     default_auto_field = "django.db.models.BigAutoField"
+    # The tables of this app's migrations that no model names (tests/test_schema_ownership.py).
+    tables_without_model = ("lexical_stats", "lexical_scope_stats", "lexical_length_stats",
+                            "lexical_term_stats", "vector_index_tuning", "restore_runs")
 
     def ready(self) -> None:
         # The document jobs' and the watched folders' handlers, wherever a worker runs.

@@ -5,10 +5,7 @@ search alike."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import psycopg
-from django.core.management import call_command
 from django.db import DatabaseError, connection
 
 from core.config import get_config
@@ -23,10 +20,10 @@ from core.db import (
 )
 from core.errors import LocalRagError, first_line
 from core.pg_services import embedded_vector_extension_ensure
+from core.schema import schema_migrate
 from knowledge import sql
 from knowledge.upload_names import upload_names_backfill
 
-SCHEMA_FILE = Path(__file__).resolve().parent / "schema.sql"
 # Each table came with a feature (lexical_stats with the lexical channel, the knowledge-base and
 # job tables with knowledge bases, vector_index_tuning with the HNSW recall measurement, the
 # lexical_*_stats tables with impact-ordered BM25, job_workers with the readiness probe,
@@ -71,22 +68,20 @@ def _is_utf8_locale(ctype: str) -> bool:
 
 
 def db_init(*, verbosity: int = 0) -> None:
-    """Apply schema.sql (idempotent), name the uploads stored before source names, then run
-    Django's own migrations."""
-    schema = SCHEMA_FILE.read_text(encoding="utf-8")
+    """Apply every app's migrations, floor first (core/schema.py), then name the uploads stored
+    before source names."""
     target = connection.settings_dict
     with db_errors_translated():
         connection.ensure_connection()
         database_utf8_check(conn=connection.connection)
     # pgvector is not a trusted extension: on the project's embedded server the bootstrap
-    # superuser creates it, and schema.sql's CREATE EXTENSION IF NOT EXISTS is then a no-op for
-    # the application's role. On any other server schema.sql runs as configured, as before.
+    # superuser creates it, and the knowledge migration's CREATE EXTENSION IF NOT EXISTS is then
+    # a no-op for the application's role. On any other server it runs as the configured user.
     embedded_vector_extension_ensure(config=get_config(), host=target["HOST"],
                                      port=target["PORT"], dbname=target["NAME"])
     with db_errors_translated():
         try:
-            with connection.cursor() as cursor:
-                cursor.execute(schema)
+            schema_migrate(verbosity=verbosity)
         except DatabaseError as exc:
             cause = exc.__cause__
             denied = isinstance(cause, psycopg.errors.InsufficientPrivilege)
@@ -103,7 +98,6 @@ def db_init(*, verbosity: int = 0) -> None:
                     f"in {target['NAME']}, then run `rag db init` again") from exc
             raise
         upload_names_backfill()
-        call_command("migrate", interactive=False, verbosity=verbosity)
 
 
 def _schema_facts() -> tuple[bool, bool]:

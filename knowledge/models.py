@@ -1,7 +1,8 @@
 """Models of the knowledge app.
 
-Unmanaged models over the tables of knowledge/schema.sql (the schema's source of truth): Django
-never creates or alters those tables; they exist for the admin and for simple ORM reads. Writes
+Unmanaged models over the tables that the app's migrations create in SQL (the .sql files beside
+them): Django's model state never creates or alters those tables; the models exist for the admin
+and for simple ORM reads. Writes
 of the index go through knowledge.store with psycopg (set-based statements in knowledge.sql).
 Knowledge bases and their sources are edited in the admin; everything else there is read-only.
 """

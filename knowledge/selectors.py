@@ -87,7 +87,7 @@ def kb_entry(base: KnowledgeBaseInfo, *, caller: Caller) -> dict[str, Any]:
             "role": "maintainer" if caller.may_maintain(base.id) else "reader"}
 
 
-# The values of documents.status (knowledge/schema.sql) and documents.format.
+# The values of documents.status (knowledge's migration 0010) and documents.format.
 DOCUMENT_STATUSES = ("queued", "active", "failed", "deleting")
 DOCUMENT_FORMATS = ("markdown", *FORMATS)
 DOCUMENTS_PAGE_MAX = 200

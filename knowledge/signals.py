@@ -7,22 +7,7 @@ fail the run: the run's data is committed, and searches stay exact without the i
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from django.dispatch import Signal
 
 chunks_committed = Signal()
 
-# The idempotent SQL files of the apps above (index/schema.sql), which their migrations apply: a
-# restore runs them inside its transaction after knowledge/schema.sql, so that every function
-# and trigger of theirs has the product's body (ops/restore_catalogue.py).
-_schema_files: list[Path] = []
-
-
-def schema_file_register(path: Path) -> None:
-    if path not in _schema_files:
-        _schema_files.append(path)
-
-
-def schema_files() -> list[Path]:
-    return list(_schema_files)

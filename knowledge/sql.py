@@ -100,7 +100,9 @@ WHERE document_id IN (SELECT id FROM documents WHERE vault_path = %s AND relativ
 # (knowledge/upload_names.py), else its path. lexical_terms arrives as a ready tsvector literal
 # (parsing/lexical.py): cast, never parsed by a text-search configuration. (Inserting the
 # vectors in the same statement joined them to the new chunks on the planner's estimate of one
-# row a side: a nested loop of 250 × 250 pairs per batch, a quarter of the statement.)
+# row a side: a nested loop of 250 × 250 pairs per batch, a quarter of the statement.) The
+# statement also updates the lexical statistics, through the triggers on chunks that
+# knowledge/store.py describes.
 INSERT_CHUNKS = """
 WITH inserted AS (
   INSERT INTO chunks (document_id, chunk_index, content, file_path, relative_path, heading_path,
@@ -147,7 +149,7 @@ DELETE_DOCUMENTS = "DELETE FROM documents WHERE vault_path = %s AND relative_pat
 
 # Chunks of a vault whose terms an older analyzer made, or none (written before the lexical
 # columns existed), a batch at a time after the last id seen. The version is the literal of the
-# partial index idx_chunks_lexical_stale_v3 (knowledge/schema.sql), so that index and
+# partial index idx_chunks_lexical_stale_v3 (knowledge's migration 0011), so that index and
 # idx_chunks_lexical_missing find them without reading the table; tests/knowledge/test_lexical.py
 # checks that both agree with parsing/lexical.py ANALYZER_VERSION. A NULL vault path means
 # every vault.
@@ -517,7 +519,7 @@ WHERE c.id = ANY(%s::int8[])
 
 
 # A bulk first load builds the impact cells' GIN index once at the end instead of growing it
-# row by row (knowledge/store.py lexical_index_deferred). The definition is schema.sql's.
+# row by row (knowledge/store.py lexical_index_deferred). The definition is migration 0011's.
 LEXICAL_INDEX_NAME = "idx_chunks_lexical_cells"
 LEXICAL_INDEX_CREATE = ("CREATE INDEX IF NOT EXISTS idx_chunks_lexical_cells ON chunks "
                         "USING gin (lexical_cells)")

@@ -1,5 +1,15 @@
 """Reads and writes of the ingest through psycopg: set-based statements, one transaction per
-batch of whole notes, COPY to add vectors to existing chunks."""
+batch of whole notes, COPY to add vectors to existing chunks.
+
+Every statement that writes chunks does more than it says: triggers on chunks run in its
+transaction (knowledge/migrations/0012_lexical_statistics_triggers.sql). They keep the lexical
+statistics current, the whole index's chunk and term counts (lexical_stats) and BM25's per-base
+statistics (lexical_scope_stats, lexical_length_stats, lexical_term_stats: chunks, terms,
+chunks per length class, document frequency per term), and fill a chunk's impact cells when a
+writer gives none. A statement that changes lexical terms locks the one lexical_stats row until
+its transaction ends, so concurrent writers of chunks take turns there. Other triggers give a
+chunk written without a knowledge base its document's (migration 0013), and log every chunk and
+vector written for the search index (index/migrations/0002_change_log.sql)."""
 
 from __future__ import annotations
 

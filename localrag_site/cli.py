@@ -17,7 +17,7 @@ commands:
   pg start|stop|status     embedded PostgreSQL + pgvector (no Docker needed)
   pg replica create|start|stop
                            a local streaming replica of the embedded server
-  db init                  apply knowledge/schema.sql and Django's migrations (idempotent)
+  db init                  apply every app's migrations, floor first (idempotent)
   db index [--status] [--drop] [--concurrently]
                            the HNSW vector index of the current embedding model
   config [--json]          print the resolved configuration and where each value came from

@@ -10,10 +10,10 @@ own transaction:
 
 1. The dump is loaded. The row and object counts are compared with the manifest
    (ops/restore_sql.py RESTORE_FINISH).
-2. The product's own schema files run: knowledge/schema.sql, and those the apps above register
-   (knowledge/signals.py: index/schema.sql). Each of their functions and triggers is written
-   with CREATE OR REPLACE, so an archived function or trigger of the same name now has the
-   product's body, whatever the archive said.
+2. The product's own schema files run: the SQL files of every app's migrations, floor first
+   (core/schema.py). Each of their functions and triggers is written with CREATE OR REPLACE,
+   so an archived function or trigger of the same name now has the product's body, whatever
+   the archive said.
 3. CATALOGUE_CHECK refuses any object these files, Django's models and the three extensions
    (plpgsql, vector, pg_trgm) do not account for. That covers schemas, tables, views and
    sequences; functions (a second function of a product name too, an overload that step 2 could
@@ -33,8 +33,8 @@ from pathlib import Path
 from django.db import connection
 from django.db.migrations.recorder import MigrationRecorder
 
-from knowledge.db_schema import RAG_TABLES, SCHEMA_FILE
-from knowledge.signals import schema_files
+from core.schema import schema_sql_files
+from knowledge.db_schema import RAG_TABLES
 
 EXTENSIONS = ("plpgsql", "vector", "pg_trgm")
 _TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+)", re.IGNORECASE)
@@ -44,7 +44,7 @@ _TRIGGER = re.compile(r"CREATE OR REPLACE TRIGGER (\w+)\b.*?\bON (\w+)", re.IGNO
 
 def restore_schema_files() -> list[Path]:
     """The SQL files a restore runs inside its transaction, in order."""
-    return [SCHEMA_FILE, *schema_files()]
+    return schema_sql_files()
 
 
 def catalogue_allowed() -> dict[str, list]:

@@ -12,7 +12,8 @@ WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
 RESTORE_VECTOR_PRESENT = """
 SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'vector')
 """
-# As schema.sql does it: a role that may create extensions (a superuser) creates pgvector.
+# As knowledge's migration 0005 does: a role that may create extensions (a superuser) creates
+# pgvector.
 RESTORE_VECTOR_CREATE = "CREATE EXTENSION IF NOT EXISTS vector"
 
 # The first statement of a restore's transaction: one restore at a time into a database (the

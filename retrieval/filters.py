@@ -299,7 +299,7 @@ class _Builder:
 
     def title(self, raw: Any) -> None:
         title = _text(raw, name="filters.title")
-        # The expression of the trigram index on documents (knowledge/schema.sql).
+        # The expression of the trigram index on documents (knowledge's migration 0016).
         pattern = f"%{_like_escape(title.lower())}%"
         self.conditions.append("lower(coalesce(d.title, d.frontmatter ->> 'title', "
                                f"d.source_name, d.relative_path)) LIKE {self.bind(pattern)}")

@@ -2,7 +2,7 @@
 
 The query goes through the same analyzer as the chunks (parsing/lexical.py: stems, stop
 words, identifiers whole). The statistics come from the per-base tables the chunk writes keep
-(knowledge/schema.sql); the formula is retrieval/sql.py's.
+(knowledge/migrations/0012_lexical_statistics_triggers.sql); the formula is retrieval/sql.py's.
 
 The top k without scoring every chunk that holds a query term: each chunk stores, per term, the
 impact cell of its (term frequency, length) pair, and a cell bounds BM25's weight of the term

@@ -36,7 +36,7 @@ LEXICAL_HEADING_WEIGHT = float(HEADING_WEIGHT)
 # neither selects nor scores (nor counts in matched_share).
 #
 # Two statements. LEXICAL_STATS reads the statistics of the caller's bases
-# (lexical_scope_stats, lexical_length_stats, lexical_term_stats: knowledge/schema.sql) and
+# (lexical_scope_stats, lexical_length_stats, lexical_term_stats: knowledge's migration 0012) and
 # finds the identifier hits below; retrieval/lexical.py then derives each term's idf and the
 # bound of each impact cell, and runs LEXICAL_SCORE on the chunks of the cells it chose to read
 # (every chunk read is filtered on chunks.knowledge_base_id inside the statement), widening the

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 RAG_TABLES = ("ingest_runs, embeddings, chunks, documents, background_jobs, "
               "knowledge_base_sources, knowledge_bases, traces, vector_index_tuning")
-# TRUNCATE empties knowledge_bases too; the `default` base that schema.sql creates comes back.
+# TRUNCATE empties knowledge_bases too; the `default` base that knowledge's migrations create
+# comes back.
 DEFAULT_KB = "INSERT INTO knowledge_bases (slug, name) VALUES ('default', 'Default')"
 
 
@@ -71,8 +72,8 @@ def search_index_background_off():
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_blocker):
-    """Use the database named by TEST_DATABASE_URL as it is: apply schema.sql and migrations,
-    then start from empty RAG tables."""
+    """Use the database named by TEST_DATABASE_URL as it is: apply the migrations, then start
+    from empty RAG tables."""
     from django.db import connection
 
     from knowledge.db_schema import db_init
@@ -88,6 +89,24 @@ def django_db_setup(django_db_blocker):
                            f"{knowledge_base_first_id()}")
             cursor.execute(f"TRUNCATE {RAG_TABLES} RESTART IDENTITY CASCADE")
             cursor.execute(DEFAULT_KB)
+
+
+@pytest.fixture
+def schema_from_before(db):
+    """Make the test's database one made before a migration: forget that it, and every
+    migration that depends on it, was applied (rolled back with the test), so that `rag db init`
+    applies them again, as it does on an installation from before them."""
+    from django.db import connection
+    from django.db.migrations.loader import MigrationLoader
+    from django.db.migrations.recorder import MigrationRecorder
+
+    def forget(app_label: str, name: str) -> None:
+        graph = MigrationLoader(None, ignore_no_migrations=True).graph
+        recorder = MigrationRecorder(connection)
+        for later_app, later_name in graph.backwards_plan((app_label, name)):
+            recorder.record_unapplied(later_app, later_name)
+
+    return forget
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""The trace model: an unmanaged view of `traces` (knowledge/schema.sql) for the admin and the
-workbench's traces pages. Traces are written by traces/recording.py only."""
+"""The trace model: an unmanaged view of `traces` (created by traces/migrations/0002_traces.sql)
+for the admin and the workbench's traces pages. Traces are written by traces/recording.py only."""
 
 from __future__ import annotations
 

@@ -1,9 +1,13 @@
 """QuestionSet and EvalRun move here from the workbench app; their tables (made by workbench
-0001) stay where they are, so this is state only."""
+0001) stay where they are, so this is state only. Workbench 0002 forgets them first: `rag db init`
+migrates this app before the workbench, and Django makes content types for every model of the
+state it ends with, so a workbench model left in it would get a new, stale one."""
 
 import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
+
+from core.migration_ops import content_types_moved
 
 
 class Migration(migrations.Migration):
@@ -12,7 +16,8 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ("knowledge", "0001_initial"),
-        ("workbench", "0001_initial"),
+        ("workbench", "0002_evaluation_models_to_evaluation"),
+        ("contenttypes", "0002_remove_content_type_name"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -57,4 +62,6 @@ class Migration(migrations.Migration):
                 },
             ),
         ]),
+        content_types_moved(models=("questionset", "evalrun"), old_app="workbench",
+                            new_app="evaluation"),
     ]

@@ -1,11 +1,8 @@
-"""The search index's generations and change log (index/schema.sql), and the triggers on
-chunks and embeddings that write them."""
-
-from pathlib import Path
+"""The search index's first migration. Its SQL, the change log and its triggers on chunks and
+embeddings, is 0002's: a migration already recorded cannot gain the dependency on the knowledge
+migrations that create those tables."""
 
 from django.db import migrations
-
-SCHEMA = (Path(__file__).resolve().parent.parent / "schema.sql").read_text(encoding="utf-8")
 
 
 class Migration(migrations.Migration):
@@ -14,6 +11,4 @@ class Migration(migrations.Migration):
         ("knowledge", "0004_access_models_to_access"),
     ]
 
-    operations = [
-        migrations.RunSQL(SCHEMA, reverse_sql=migrations.RunSQL.noop),
-    ]
+    operations = []

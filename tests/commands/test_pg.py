@@ -114,7 +114,7 @@ def test_db_init_on_the_embedded_server_creates_pgvector_as_bootstrap(scratch_pr
                          password=bootstrap["password"], dbname="local_rag",
                          autocommit=True) as conn:
         conn.execute("DROP EXTENSION vector")
-    # Without the bootstrap file it is any server: schema.sql as the application's role, which
+    # Without the bootstrap file it is any server: the migrations as the application's role, which
     # may not create pgvector, and says so.
     bootstrap_file = scratch_project / ".local/pg/bootstrap.json"
     bootstrap_file.rename(bootstrap_file.with_name("kept.json"))

@@ -129,8 +129,9 @@ def test_passwords_roles_and_files_of_a_new_cluster(started_project):
         assert owners == [("local_rag", "local_rag"), ("local_rag_test", "local_rag")]
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("COPY (SELECT 1) TO PROGRAM 'touch /tmp/local-rag-pwned'")
-        # schema.sql stays the single source: once the bootstrap superuser has created pgvector,
-        # its CREATE EXTENSION IF NOT EXISTS is a harmless no-op for the application's role.
+        # The migrations stay the single source: once the bootstrap superuser has created
+        # pgvector, their CREATE EXTENSION IF NOT EXISTS is a harmless no-op for the
+        # application's role.
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         assert conn.execute("SELECT pg_get_userbyid(extowner) FROM pg_extension "
                             "WHERE extname = 'vector'").fetchone() == (BOOTSTRAP_USER,)

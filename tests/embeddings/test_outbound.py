@@ -62,12 +62,14 @@ def vault_in_private(tmp_path):
     return folder
 
 
-def test_new_bases_are_local_only_and_bases_from_before_the_policy_keep_sending(db):
+def test_new_bases_are_local_only_and_bases_from_before_the_policy_keep_sending(
+        schema_from_before):
     assert kb_get("default").outbound == "local-only"
     assert kb_create(slug="fresh").outbound == "local-only"
     assert kb_create(slug="open", outbound="allowed").outbound == "allowed"
     with connection.cursor() as cursor:  # a database from before the policy existed
         cursor.execute("ALTER TABLE knowledge_bases DROP COLUMN outbound")
+    schema_from_before("knowledge", "0009_knowledge_bases")
     db_init()
     assert {kb_get(slug).outbound for slug in ("default", "fresh", "open")} == {"allowed"}
     assert kb_create(slug="after").outbound == "local-only"

@@ -1,5 +1,5 @@
 """The generation and change log that every chunk and vector write leaves in its own transaction
-(index/schema.sql): what an index is brought up to date from."""
+(index/migrations/0002_change_log.sql): what an index is brought up to date from."""
 
 from __future__ import annotations
 

@@ -163,10 +163,10 @@ def test_every_chunk_carries_its_documents_knowledge_base(tmp_path):
         assert cursor.fetchall() == [("moved",)]
 
 
-def test_db_init_puts_vaults_indexed_before_knowledge_bases_into_default():
+def test_db_init_puts_vaults_indexed_before_knowledge_bases_into_default(schema_from_before):
     """A database from before knowledge bases: documents and chunks without a base, no
-    sources. `rag db init` (schema.sql) makes their vault a source of `default` and fills in
-    the base of every document and chunk, and running it again changes nothing."""
+    sources. `rag db init` (knowledge's migrations) makes their vault a source of `default` and
+    fills in the base of every document and chunk, and running it again changes nothing."""
     from django.db import connection
 
     from knowledge.db_schema import db_init
@@ -185,6 +185,7 @@ def test_db_init_puts_vaults_indexed_before_knowledge_bases_into_default():
         cursor.execute("ALTER TABLE chunks ENABLE TRIGGER chunks_knowledge_base_fill")
         cursor.execute("SELECT knowledge_base_id FROM chunks")
         assert cursor.fetchall() == [(None,)]
+    schema_from_before("knowledge", "0009_knowledge_bases")
     db_init()
     db_init()
     with connection.cursor() as cursor:

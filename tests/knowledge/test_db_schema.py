@@ -1,4 +1,4 @@
-"""schema.sql on the real database: idempotent, and its constraints hold."""
+"""The schema on the real database: `rag db init` is idempotent, and the constraints hold."""
 
 from __future__ import annotations
 

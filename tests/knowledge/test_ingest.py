@@ -327,7 +327,7 @@ def test_a_bulk_first_load_builds_the_lexical_index_once_after_writing(vault: Pa
     assert definition and "USING gin (lexical_cells)" in definition[0][0]
     ingest(vault)  # two new notes into an empty index: a bulk load
     assert seen_while_writing == [[]]  # written without the index,
-    assert lexical_index() == definition  # which is then built as schema.sql defines it
+    assert lexical_index() == definition  # which is then built as the migration defines it
     from access.callers import scope_all
     from retrieval.lexical import lexical_search
 

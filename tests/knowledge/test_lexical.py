@@ -165,7 +165,8 @@ def test_the_file_name_is_the_first_heading_unless_the_title_says_it_already():
 
 
 def test_the_stale_chunk_queries_name_the_current_analyzer_version():
-    schema = (Path(knowledge_sql.__file__).parent / "schema.sql").read_text(encoding="utf-8")
+    schema = "".join(path.read_text(encoding="utf-8") for path in
+                     sorted((Path(knowledge_sql.__file__).parent / "migrations").glob("*.sql")))
     literal = f"lexical_version IS DISTINCT FROM {ANALYZER_VERSION}"
     assert f"idx_chunks_lexical_stale_v{ANALYZER_VERSION}" in schema and literal in schema
     assert literal in knowledge_sql.CHUNKS_LEXICAL_STALE

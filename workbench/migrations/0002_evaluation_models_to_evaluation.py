@@ -1,16 +1,13 @@
-"""QuestionSet and EvalRun move to the evaluation app; their tables stay (state only)."""
+"""QuestionSet and EvalRun move to the evaluation app, whose 0001 takes them over (with their
+content types); their tables stay (state only)."""
 
 from django.db import migrations
-
-from core.migration_ops import content_types_moved
 
 
 class Migration(migrations.Migration):
 
     dependencies = [
         ("workbench", "0001_initial"),
-        ("evaluation", "0001_initial"),
-        ("contenttypes", "0002_remove_content_type_name"),
     ]
 
     operations = [
@@ -18,6 +15,4 @@ class Migration(migrations.Migration):
             migrations.DeleteModel(name="EvalRun"),
             migrations.DeleteModel(name="QuestionSet"),
         ]),
-        content_types_moved(models=("questionset", "evalrun"), old_app="workbench",
-                            new_app="evaluation"),
     ]

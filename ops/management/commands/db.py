@@ -1,5 +1,5 @@
-"""`rag db init` — apply knowledge/schema.sql and Django's migrations, then re-analyse the chunks
-whose lexical terms an older analyzer made.
+"""`rag db init` — apply every app's migrations (knowledge/db_schema.py), then re-analyse the
+chunks whose lexical terms an older analyzer made.
 `rag db index [--concurrently | --drop [--all] | --status] [--sample N]` — the HNSW index of the
 current embedding config's vectors (index/vector_index.py) and its recall@10 on them
 (index/vector_recall.py), measured after every build, by a `rag db index` that finds none
@@ -35,7 +35,7 @@ from knowledge.store import chunks_lexical_refresh
 
 
 class Command(RagCommand):
-    help = ("Initialise the database: schema.sql (idempotent), then Django's migrations; or "
+    help = ("Initialise the database: every app's migrations (idempotent); or "
             "build, drop or describe the HNSW index of the current embedding config.")
 
     def add_arguments(self, parser) -> None:
@@ -59,7 +59,7 @@ class Command(RagCommand):
         if action == "init":
             db_init(verbosity=max(0, options["verbosity"] - 1))
             refreshed = chunks_lexical_refresh(vault_path=None, batch=LEXICAL_FILL_BATCH)
-            self.stdout.write("schema ready (knowledge/schema.sql applied, migrations up to date)"
+            self.stdout.write("schema ready (every app's migrations applied, up to date)"
                               + (f"; {refreshed} chunks re-analysed for the lexical channel "
                                  "(vectors kept)" if refreshed else ""))
             return

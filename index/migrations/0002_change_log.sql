@@ -1,5 +1,5 @@
 -- The search index's change log (index/): which chunks changed in which generation of their
--- knowledge base. Applied by index/migrations/0001_initial.py.
+-- knowledge base.
 --
 -- Every write to chunks (their terms, their base) or to embeddings bumps the generation of each
 -- base it touched and logs the chunk ids it touched with that generation, in the writer's own
