@@ -3,9 +3,12 @@ so that a front end can show the right bases and actions without trying them."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ninja import Router
 
 from access.api_schemas import MeOut
+from access.auth import CallerRequest
 from access.selectors import caller_profile
 from core.api_schemas import ErrorBody
 
@@ -16,5 +19,5 @@ ERRORS = {code: ErrorBody for code in (401, 429, 503)}
 
 @router.get("/me", response={200: MeOut, **ERRORS},
             summary="Who the token acts for, whether it is an admin, and its bases and roles")
-def me_view(request):
+def me_view(request: CallerRequest) -> dict[str, Any]:
     return caller_profile(caller=request.auth)

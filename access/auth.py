@@ -76,3 +76,10 @@ def _open_to(request: HttpRequest, *, config: Config) -> bool:
 
 
 caller_auth = CallerAuth()
+
+
+class CallerRequest(HttpRequest):
+    """For annotations only: the request an operation under `caller_auth` is given, a plain
+    HttpRequest with the `Caller` that django-ninja sets as `auth`. Never instantiated."""
+
+    auth: Caller

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.db import connection
+from django.db.backends.utils import CursorWrapper
 
 from access import sql
 from access.models import Grant
@@ -170,7 +171,7 @@ def caller_for_user(user: AbstractUser) -> Caller:
                   user_id=user.pk, kind="user", username=username)
 
 
-def _grants(cursor, user_id: int) -> tuple[set[int], set[int]]:
+def _grants(cursor: CursorWrapper, user_id: int) -> tuple[set[int], set[int]]:
     """(readable, writable) knowledge base ids of a user's grants: a maintainer also writes."""
     cursor.execute(sql.USER_GRANTS, [user_id])
     grants = cursor.fetchall()
@@ -191,7 +192,7 @@ def token_digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def kb_ids_by_slug(cursor, slugs: list[str]) -> dict[str, int]:
+def kb_ids_by_slug(cursor: CursorWrapper, slugs: list[str]) -> dict[str, int]:
     """slug -> id of those of `slugs` that exist."""
     if not slugs:
         return {}

@@ -7,6 +7,7 @@ import secrets
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, models, transaction
@@ -114,7 +115,7 @@ def grant_remove(*, username: str, slug: str) -> str:
     return grant.role
 
 
-def _user(username: str):
+def _user(username: str) -> User:
     try:
         return get_user_model().objects.get_by_natural_key(username)
     except get_user_model().DoesNotExist:

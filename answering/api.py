@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.http import StreamingHttpResponse
 from ninja import Router
 
+from access.auth import CallerRequest
 from answering.api_schemas import AskOutcome, AskRequest
 from answering.services import ask, ask_stream_open
 from answering.sse import SSEFrames, sse_response
@@ -17,7 +21,7 @@ ERRORS = {code: ErrorBody for code in (401, 404, 422, 500, 502, 503, 504)}
 
 @router.post("/ask", response={200: AskOutcome, **ERRORS},
              summary="Answer from the knowledge base with citations, or say it has no answer")
-def ask_view(request, payload: AskRequest):
+def ask_view(request: CallerRequest, payload: AskRequest) -> dict[str, Any]:
     return ask(question=payload.question, top_k=payload.top_k, fallback=payload.fallback,
                config=get_config(), scope=request.auth.scope(slugs=payload.knowledge_bases),
                on_llm_error=payload.on_llm_error,
@@ -30,7 +34,7 @@ def ask_view(request, payload: AskRequest):
                          "`usage`, `done`; an `error` event with the unified error body if "
                          "generation fails after the stream started (or, with `on_llm_error: "
                          "sources`, a `notice` event and the stream goes on).")
-def ask_stream_view(request, payload: AskRequest):
+def ask_stream_view(request: CallerRequest, payload: AskRequest) -> StreamingHttpResponse:
     events = ask_stream_open(question=payload.question, top_k=payload.top_k,
                              fallback=payload.fallback, config=get_config(),
                              scope=request.auth.scope(slugs=payload.knowledge_bases),

@@ -3,8 +3,12 @@ OpenAI-compatible API (mounted by localrag_site/openai_api.py, with OpenAI's err
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.http import StreamingHttpResponse
 from ninja import Router
 
+from access.auth import CallerRequest
 from answering.sse import sse_response
 from conversations import openai_chat
 from conversations.openai_models import openai_model_get, openai_models_list
@@ -23,12 +27,12 @@ ERRORS = {code: OpenAIErrorBody for code in (400, 401, 404, 429, 500, 502, 503, 
 
 @router.get("/models", response={200: ModelList, **ERRORS},
             summary="The knowledge bases the caller may read, as models")
-def models_view(request):
+def models_view(request: CallerRequest) -> dict[str, Any]:
     return {"object": "list", "data": openai_models_list(caller=request.auth)}
 
 
 @router.get("/models/{model}", response={200: ModelOut, **ERRORS}, summary="One model")
-def model_view(request, model: str):
+def model_view(request: CallerRequest, model: str) -> dict[str, Any]:
     return openai_model_get(caller=request.auth, model=model)
 
 
@@ -36,7 +40,8 @@ def model_view(request, model: str):
              summary="Answer the last user message from the model's knowledge bases",
              description="With `stream: true`, `text/event-stream` of `chat.completion.chunk` "
                          "objects ending with `data: [DONE]`.")
-def chat_completions_view(request, payload: ChatCompletionRequest):
+def chat_completions_view(request: CallerRequest, payload: ChatCompletionRequest
+                          ) -> dict[str, Any] | StreamingHttpResponse:
     config = get_config()
     turn = openai_chat.chat_prepare(
         caller=request.auth, model=payload.model, stream=bool(payload.stream),

@@ -19,7 +19,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from access.callers import Caller, Scope
@@ -73,7 +73,7 @@ def conversation_owner(caller: Caller) -> str:
     return "local"
 
 
-def _owned(caller: Caller):
+def _owned(caller: Caller) -> QuerySet[Conversation]:
     return Conversation.objects.filter(owner=conversation_owner(caller))
 
 

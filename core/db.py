@@ -12,6 +12,7 @@ from typing import Any
 
 import psycopg
 from django.db import DatabaseError, InterfaceError, connection, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.signals import connection_created
 from pgvector.psycopg.vector import register_vector_info
 from psycopg.types import TypeInfo
@@ -157,7 +158,8 @@ def statement_timeout_apply(*, seconds: float) -> None:
     calls this once, so a runaway query cannot hold a request thread for long)."""
     milliseconds = max(1, round(seconds * 1000))
 
-    def apply(sender, connection, **kwargs) -> None:
+    def apply(sender: type[BaseDatabaseWrapper], connection: BaseDatabaseWrapper,
+              **kwargs: Any) -> None:
         with connection.cursor() as cursor:
             cursor.execute(f"SET statement_timeout = {milliseconds:d}")
 

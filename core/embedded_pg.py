@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from importlib.metadata import version as package_version
 from pathlib import Path
+from typing import Any
 
 from core.errors import LocalRagError
 
@@ -70,7 +71,7 @@ def _run_as_prefix() -> list[str]:
     return ["runuser", "-u", RUN_AS, "--"] if is_root() else []
 
 
-def _system_run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
+def _system_run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess:
     try:
         return subprocess.run(command, **kwargs)
     except (OSError, subprocess.CalledProcessError) as exc:

@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from django.db import migrations, router
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.operations.base import Operation
+from django.db.migrations.state import StateApps
 
 
 class RunSQLFile(migrations.RunSQL):
@@ -45,16 +47,16 @@ def content_types_moved(*, models: tuple[str, ...], old_app: str,
     stay), so admin history and any permission given on them follow the models instead of
     pointing at a model that no longer exists. A label the new app already has is left alone."""
 
-    def forwards(apps, schema_editor) -> None:
+    def forwards(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
         _relabel(apps, models=models, source=old_app, target=new_app)
 
-    def backwards(apps, schema_editor) -> None:
+    def backwards(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
         _relabel(apps, models=models, source=new_app, target=old_app)
 
     return migrations.RunPython(forwards, backwards)
 
 
-def _relabel(apps, *, models: tuple[str, ...], source: str, target: str) -> None:
+def _relabel(apps: StateApps, *, models: tuple[str, ...], source: str, target: str) -> None:
     content_type = apps.get_model("contenttypes", "ContentType")
     for model in models:
         if not content_type.objects.filter(app_label=target, model=model).exists():

@@ -9,13 +9,15 @@ documents.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypedDict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
+from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
@@ -273,11 +275,13 @@ class KnowledgeBaseAdmin(admin.ModelAdmin[KnowledgeBase]):
     def sources_count(self, obj: WithAnnotations[KnowledgeBase, _BaseCounts]) -> int:
         return obj._sources
 
-    def get_readonly_fields(self, request: HttpRequest, obj: KnowledgeBase | None = None):
+    def get_readonly_fields(self, request: HttpRequest,
+                            obj: KnowledgeBase | None = None) -> tuple[str, ...]:
         # Ingest falls back to `default` by its slug: renaming it would lose that base.
         return ("slug",) if obj is not None and obj.slug == DEFAULT_SLUG else ()
 
-    def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
+    def save_formset(self, request: HttpRequest, form: forms.ModelForm[KnowledgeBase],
+                     formset: BaseInlineFormSet[Any, KnowledgeBase, Any], change: bool) -> None:
         super().save_formset(request, form, formset, change)
         if formset.model is KnowledgeBaseSource:
             # A folder's documents belong to the base of its source: they go along.
@@ -285,7 +289,9 @@ class KnowledgeBaseAdmin(admin.ModelAdmin[KnowledgeBase]):
                 kb_source_documents_move(knowledge_base_id=source.knowledge_base_id,
                                          path=source.path)
 
-    def get_deleted_objects(self, objs, request: HttpRequest):
+    def get_deleted_objects(self, objs: Sequence[KnowledgeBase] | QuerySet[KnowledgeBase],
+                            request: HttpRequest
+                            ) -> tuple[list[str], dict[str, int], set[str], list[str]]:
         # Sources are PROTECTed by their foreign key, so Django lists them already; documents
         # (DO_NOTHING, owned by the unmanaged index) and the default base are added here.
         to_delete, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
@@ -316,13 +322,16 @@ class KnowledgeBaseSourceAdmin(admin.ModelAdmin[KnowledgeBaseSource]):
     def documents(self, obj: WithAnnotations[KnowledgeBaseSource, _SourceCounts]) -> int:
         return obj._documents
 
-    def save_model(self, request: HttpRequest, obj: KnowledgeBaseSource, form,
+    def save_model(self, request: HttpRequest, obj: KnowledgeBaseSource,
+                   form: forms.ModelForm[KnowledgeBaseSource],
                    change: bool) -> None:
         # The admin's change view runs in one transaction: the move is all or nothing.
         super().save_model(request, obj, form, change)
         kb_source_documents_move(knowledge_base_id=obj.knowledge_base_id, path=obj.path)
 
-    def get_deleted_objects(self, objs, request: HttpRequest):
+    def get_deleted_objects(
+            self, objs: Sequence[KnowledgeBaseSource] | QuerySet[KnowledgeBaseSource],
+            request: HttpRequest) -> tuple[list[str], dict[str, int], set[str], list[str]]:
         to_delete, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
         for source in objs:
             count = _documents_from(source.path)

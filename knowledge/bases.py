@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
 
 from access.callers import Caller
 from access.models import ApiToken, Grant
@@ -92,7 +93,7 @@ def _source_add(*, knowledge_base_id: int, kind: str, path: str) -> None:
         _source_insert(cursor, knowledge_base_id=knowledge_base_id, kind=kind, path=path)
 
 
-def _source_insert(cursor, *, knowledge_base_id: int, kind: str, path: str) -> None:
+def _source_insert(cursor: CursorWrapper, *, knowledge_base_id: int, kind: str, path: str) -> None:
     # A folder inside or around another source would put the same files in two bases.
     vault_overlap_check(vault_path=path)
     cursor.execute(sql.KB_SOURCE_INSERT, [knowledge_base_id, kind, path])

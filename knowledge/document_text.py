@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
+from django.db.backends.utils import CursorWrapper
 
 from access.callers import Caller
 from core.db import db_errors_translated
@@ -67,7 +68,7 @@ def document_content(*, caller: Caller, document_id: int,
             "max_chars": max_chars}
 
 
-def _chunks_read(cursor, document_id: int) -> Iterator[ChunkText]:
+def _chunks_read(cursor: CursorWrapper, document_id: int) -> Iterator[ChunkText]:
     """The document's chunks in order, read a batch at a time: a long document is read only
     as far as the response needs."""
     next_index = 0

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
 
 from access.callers import Caller
 from core.config import Config, get_config
@@ -233,7 +234,8 @@ def document_reindex(*, caller: Caller, document_id: int) -> int:
         return _enqueue(JOB_REINDEX, document_id, base_id)
 
 
-def _document_for_change(cursor, caller: Caller, document_id: int) -> tuple[int, str, str]:
+def _document_for_change(cursor: CursorWrapper, caller: Caller,
+                         document_id: int) -> tuple[int, str, str]:
     """(base id, source kind, status) of a document the caller may change, its row locked for
     this transaction; NotFound when hidden, Forbidden when only readable."""
     cursor.execute(sql.DOCUMENT_FOR_UPDATE, [document_id])

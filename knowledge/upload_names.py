@@ -16,6 +16,7 @@ import re
 import unicodedata
 
 from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
 
 from knowledge import sql
 from parsing.formats import suffix_of
@@ -40,7 +41,7 @@ def source_name_clean(filename: str | None) -> str:
     return _compose(stem, 1, suffix)
 
 
-def source_name_unique(cursor, *, knowledge_base_id: int, name: str) -> str:
+def source_name_unique(cursor: CursorWrapper, *, knowledge_base_id: int, name: str) -> str:
     """`name`, or the first of `name (2)`, `name (3)`, ... that no document of the base has
     (ignoring case). The caller holds the base's name lock (sql.UPLOAD_NAMES_LOCK)."""
     stem, suffix = _split(name)

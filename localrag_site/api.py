@@ -6,6 +6,7 @@ import logging
 
 from django.core.exceptions import RequestDataTooBig
 from django.db import Error as DjangoDatabaseError
+from django.http import HttpRequest, HttpResponse
 from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
@@ -52,7 +53,7 @@ api.add_router("", access_router)
 
 
 @api.exception_handler(LocalRagError)
-def on_domain_error(request, exc: LocalRagError):
+def on_domain_error(request: HttpRequest, exc: LocalRagError) -> HttpResponse:
     response = api.create_response(request, exc.as_body(), status=exc.http_status)
     for name, value in exc.headers.items():
         response[name] = value
@@ -60,7 +61,7 @@ def on_domain_error(request, exc: LocalRagError):
 
 
 @api.exception_handler(NinjaValidationError)
-def on_validation_error(request, exc: NinjaValidationError):
+def on_validation_error(request: HttpRequest, exc: NinjaValidationError) -> HttpResponse:
     refusal = invalid_request_of(exc.errors, field_name=_field_name)
     return api.create_response(request, refusal.as_body(), status=refusal.http_status)
 
@@ -69,7 +70,7 @@ def on_validation_error(request, exc: NinjaValidationError):
 PARAMETER_SOURCES = frozenset({"path", "query", "header", "cookie", "file", "form"})
 
 
-def _field_name(loc) -> str:
+def _field_name(loc: tuple[str | int, ...]) -> str:
     # ninja reports ("body", "payload", "top_k"), ("path", "document_id"), ("file", "file");
     # the client only knows "top_k", "document_id" and "file".
     parts = [str(part) for part in loc]
@@ -81,7 +82,7 @@ def _field_name(loc) -> str:
 
 
 @api.exception_handler(RequestDataTooBig)
-def on_too_large(request, exc: RequestDataTooBig):
+def on_too_large(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     # Django refused the body before reading it: drop it, or the client's next request on this
     # keep-alive connection would be read from the middle of this body.
     body_drain(request)
@@ -90,7 +91,7 @@ def on_too_large(request, exc: RequestDataTooBig):
 
 
 @api.exception_handler(MultiPartParserError)
-def on_unreadable_multipart(request, exc: MultiPartParserError):
+def on_unreadable_multipart(request: HttpRequest, exc: MultiPartParserError) -> HttpResponse:
     # Django gives up on a part it will not read, e.g. headers over its 1 KB limit (a file
     # name of about a thousand characters): the client's request, not the server, is at fault.
     return api.create_response(
@@ -100,7 +101,7 @@ def on_unreadable_multipart(request, exc: MultiPartParserError):
 
 
 @api.exception_handler(HttpError)
-def on_http_error(request, exc: HttpError):
+def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     if isinstance(exc.__cause__, LocalRagError):  # refused by the body parser (parsers.py)
         return on_domain_error(request, exc.__cause__)
     if exc.status_code == 400:  # ninja's "Cannot parse request body": not valid JSON
@@ -111,7 +112,7 @@ def on_http_error(request, exc: HttpError):
 
 
 @api.exception_handler(AuthenticationError)
-def on_auth_error(request, exc: AuthenticationError):
+def on_auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
     response = api.create_response(
         request, error_body("unauthorized", "a valid API token is required: send "
                                             "`Authorization: Bearer <token>` (a token from "
@@ -121,7 +122,7 @@ def on_auth_error(request, exc: AuthenticationError):
 
 
 @api.exception_handler(DjangoDatabaseError)
-def on_database_error(request, exc: DjangoDatabaseError):
+def on_database_error(request: HttpRequest, exc: DjangoDatabaseError) -> HttpResponse:
     # A query of an operation that is not wrapped in db_errors_translated (the ORM's, say) when
     # the server restarts under it: still database_unavailable, never a 500.
     error = database_error(exc)
@@ -129,7 +130,7 @@ def on_database_error(request, exc: DjangoDatabaseError):
 
 
 @api.exception_handler(Exception)
-def on_unhandled(request, exc: Exception):
+def on_unhandled(request: HttpRequest, exc: Exception) -> HttpResponse:
     logger.exception("unhandled error on %s %s", request.method, request.path)
     return api.create_response(
         request, error_body("internal_error", "internal server error; see the server log"),

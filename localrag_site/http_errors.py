@@ -7,6 +7,7 @@ path does."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.csrf import csrf_failure as csrf_failure_page
@@ -101,7 +102,7 @@ class JsonBodyMiddleware:
     past the upload limit, before it is read), and a POST without any body to
 /documents/{id}/reindex."""
 
-    def __init__(self, get_response) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
@@ -155,7 +156,7 @@ def _cross_site(request: HttpRequest) -> bool:
 class MethodNotAllowedMiddleware:
     """django-ninja answers a wrong method with an empty 405; give it the unified body."""
 
-    def __init__(self, get_response) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:

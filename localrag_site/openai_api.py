@@ -9,6 +9,7 @@ import logging
 
 from django.core.exceptions import RequestDataTooBig
 from django.db import Error as DjangoDatabaseError
+from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
@@ -43,14 +44,15 @@ openai_api = NinjaAPI(
 openai_api.add_router("", router)
 
 
-def _error(request, *, code: str, message: str, status: int, param: str | None = None):
+def _error(request: HttpRequest, *, code: str, message: str, status: int,
+           param: str | None = None) -> HttpResponse:
     return openai_api.create_response(
         request, openai_error_body(code=code, message=message, status=status, param=param),
         status=status)
 
 
 @openai_api.exception_handler(LocalRagError)
-def on_domain_error(request, exc: LocalRagError):
+def on_domain_error(request: HttpRequest, exc: LocalRagError) -> HttpResponse:
     response = _error(request, code=exc.code, message=exc.message,
                       status=openai_status(exc.code), param=param_of(exc.details))
     for name, value in exc.headers.items():
@@ -59,13 +61,13 @@ def on_domain_error(request, exc: LocalRagError):
 
 
 @openai_api.exception_handler(NinjaValidationError)
-def on_validation_error(request, exc: NinjaValidationError):
+def on_validation_error(request: HttpRequest, exc: NinjaValidationError) -> HttpResponse:
     refusal = invalid_request_of(exc.errors, field_name=_param)
     return _error(request, code=refusal.code, message=refusal.message,
                   status=INVALID_REQUEST_STATUS, param=refusal.details["errors"][0]["field"])
 
 
-def _param(loc) -> str:
+def _param(loc: tuple[str | int, ...]) -> str:
     # ninja reports ("body", "payload", "messages", 0, "content"); OpenAI says
     # "messages[0].content".
     parts = list(loc)
@@ -78,14 +80,14 @@ def _param(loc) -> str:
 
 
 @openai_api.exception_handler(RequestDataTooBig)
-def on_too_large(request, exc: RequestDataTooBig):
+def on_too_large(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     body_drain(request)  # as the main API does: keep the keep-alive connection usable
     return _error(request, code="payload_too_large", message="request body is larger than 1 MB",
                   status=413)
 
 
 @openai_api.exception_handler(HttpError)
-def on_http_error(request, exc: HttpError):
+def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     if isinstance(exc.__cause__, LocalRagError):  # refused by the body parser (parsers.py)
         return on_domain_error(request, exc.__cause__)
     if exc.status_code == 400:  # ninja's "Cannot parse request body": not valid JSON
@@ -96,7 +98,7 @@ def on_http_error(request, exc: HttpError):
 
 
 @openai_api.exception_handler(AuthenticationError)
-def on_auth_error(request, exc: AuthenticationError):
+def on_auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
     response = _error(request, code="unauthorized", status=401,
                       message="a valid API token is required as the API key (a token from "
                               "`rag token create`, or RAG_API_TOKEN), sent as "
@@ -106,13 +108,13 @@ def on_auth_error(request, exc: AuthenticationError):
 
 
 @openai_api.exception_handler(DjangoDatabaseError)
-def on_database_error(request, exc: DjangoDatabaseError):
+def on_database_error(request: HttpRequest, exc: DjangoDatabaseError) -> HttpResponse:
     error = database_error(exc)  # as the main API: a lost server is database_unavailable
     return on_unhandled(request, exc) if error is None else on_domain_error(request, error)
 
 
 @openai_api.exception_handler(Exception)
-def on_unhandled(request, exc: Exception):
+def on_unhandled(request: HttpRequest, exc: Exception) -> HttpResponse:
     logger.exception("unhandled error on %s %s", request.method, request.path)
     return _error(request, code="internal_error",
                   message="internal server error; see the server log", status=500)

@@ -6,6 +6,9 @@ their methods after it)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.http import HttpRequest
 from ninja import Router
 
 from access.auth import request_caller
@@ -21,7 +24,7 @@ _OPERATION_PREFIX = "knowledge_api_"
 # counts only what the caller may see (nothing without credentials once access control is on).
 @router.get("/health", auth=None, tags=["health"], operation_id=_OPERATION_PREFIX + "health",
             summary="Readiness of the database, schema, pgvector and embeddings")
-def health(request):
+def health(request: HttpRequest) -> dict[str, Any]:
     config = get_config()
     if not schema_state()["schema"]:
         return health_report(config=config, scope=None)  # raises the 503 with the checks
@@ -33,7 +36,7 @@ def health(request):
 @router.get("/health/live", auth=None, tags=["health"],
             operation_id=_OPERATION_PREFIX + "health_live",
             summary="Liveness: the process answers (no database call)")
-def health_live(request):
+def health_live(request: HttpRequest) -> dict[str, str]:
     return {"status": "alive"}
 
 
@@ -41,5 +44,5 @@ def health_live(request):
             operation_id=_OPERATION_PREFIX + "health_ready",
             summary="Readiness: database, schema, pgvector, embedder and a job worker; 503 "
                     "naming what is missing")
-def health_ready(request):
+def health_ready(request: HttpRequest) -> dict[str, Any]:
     return readiness_report(config=get_config())

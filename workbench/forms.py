@@ -66,7 +66,7 @@ class AskForm(FilterFields):
                                max_value=TOP_K_RANGE[1])
     fallback = forms.BooleanField(required=False)
 
-    def __init__(self, *args, bases: list[dict], **kwargs) -> None:
+    def __init__(self, *args: Any, bases: list[dict], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         choice_field(self, "knowledge_base").choices = [("", _("All my knowledge bases"))] + [
             (base["slug"], base["name"]) for base in bases]
@@ -128,7 +128,7 @@ def _typed(text: str) -> str | int | float:
 class ConversationStartForm(FilterFields):
     knowledge_base = forms.ChoiceField(required=False)
 
-    def __init__(self, *args, bases: list[dict], **kwargs) -> None:
+    def __init__(self, *args: Any, bases: list[dict], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         choice_field(self, "knowledge_base").choices = [("", _("All my knowledge bases"))] + [
             (base["slug"], base["name"]) for base in bases]
@@ -156,7 +156,8 @@ class QuestionSetImportForm(forms.Form):
                            widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}))
     shipped = forms.BooleanField(required=False)
 
-    def __init__(self, *args, bases: list[dict], shipped: Path | None = None, **kwargs) -> None:
+    def __init__(self, *args: Any, bases: list[dict], shipped: Path | None = None,
+                 **kwargs: Any) -> None:
         """`shipped`: the project's eval/questions.yaml, offered when it is there."""
         super().__init__(*args, **kwargs)
         knowledge_base = choice_field(self, "knowledge_base")
@@ -211,7 +212,7 @@ class RunLaunchForm(forms.Form):
                                max_value=TOP_K_RANGE[1])
     retrieval = forms.ChoiceField(required=False)
 
-    def __init__(self, *args, sets: list, configured_retrieval: str, **kwargs) -> None:
+    def __init__(self, *args: Any, sets: list, configured_retrieval: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         choice_field(self, "question_set").choices = [
             (question_set.pk, f"{question_set.name} ({question_set.knowledge_base.name})")

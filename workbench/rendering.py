@@ -5,12 +5,15 @@ only to http(s) URLs and paths of this site, and no images (they would fetch fro
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
 from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 
 _SAFE_LINK = re.compile(r"^(https?://|/(?!/))", re.IGNORECASE)
 # [n] markers of an answer, outside tags (the rendered HTML escapes every "<" of the text).
@@ -35,7 +38,8 @@ def _renderer() -> MarkdownIt:
     return md
 
 
-def _link_open(self, tokens, idx, options, env):
+def _link_open(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict,
+               env: EnvType) -> str:
     # Links leave the page without our referrer or a handle on this window.
     token = tokens[idx]
     if not str(token.attrGet("href") or "").startswith("/"):

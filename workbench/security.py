@@ -5,6 +5,8 @@ admin uses no inline script or style, so the same policy fits it.)"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.http import HttpRequest, HttpResponse
 
 WORKBENCH_PREFIX = "/workbench/"
@@ -26,7 +28,7 @@ POLICY = "; ".join([
 
 
 class ContentSecurityPolicyMiddleware:
-    def __init__(self, get_response) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:

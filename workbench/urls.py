@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth import views as auth_views
+from django.http import HttpRequest, HttpResponseRedirect
 from django.shortcuts import redirect
 from django.urls import path
 from django.views.i18n import set_language
@@ -21,7 +22,7 @@ from workbench.views import (
 app_name = "workbench"
 
 
-def index(request):
+def index(request: HttpRequest) -> HttpResponseRedirect:
     return redirect("workbench:ask")
 
 

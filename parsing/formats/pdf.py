@@ -16,7 +16,7 @@ import math
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parsing.formats import ocr
 from parsing.formats.base import (
@@ -31,6 +31,9 @@ from parsing.formats.base import (
     properties_clean,
     title_from_name,
 )
+
+if TYPE_CHECKING:
+    from pypdf import PdfReader
 
 FORMAT = "pdf"
 ENCRYPTED = ("PDF is encrypted with a password; not indexed (save an unprotected copy to index "
@@ -82,7 +85,7 @@ def extract(data: bytes, *, name: str, options: ExtractOptions) -> Extracted:
         document.close()
 
 
-def _pdfium_extract(document, *, name: str, options: ExtractOptions) -> Extracted:
+def _pdfium_extract(document: Any, *, name: str, options: ExtractOptions) -> Extracted:
     import pypdfium2.raw as pdfium_c
 
     total = len(document)
@@ -116,7 +119,7 @@ def _pdfium_extract(document, *, name: str, options: ExtractOptions) -> Extracte
     return extracted
 
 
-def _pdfium_bookmarks(document) -> list[_Bookmark]:
+def _pdfium_bookmarks(document: Any) -> list[_Bookmark]:
     marks = []
     for bookmark in document.get_toc():
         destination = bookmark.get_dest()
@@ -127,7 +130,7 @@ def _pdfium_bookmarks(document) -> list[_Bookmark]:
     return marks
 
 
-def _image_cover(page, pdfium_c) -> float:
+def _image_cover(page: Any, pdfium_c: Any) -> float:
     """The share of the page that image objects cover (overlaps counted once per image)."""
     width, height = page.get_size()
     if width <= 0 or height <= 0:
@@ -156,7 +159,7 @@ def page_image_oversized(page: Any) -> tuple[int, int] | None:
     return None
 
 
-def _scanned_page(page, number: int, options: ExtractOptions, extracted: Extracted,
+def _scanned_page(page: Any, number: int, options: ExtractOptions, extracted: Extracted,
                   skipped: list[int]) -> str:
     """The recognised text of a scanned page, or "" with the page recorded as skipped."""
     if not (options.ocr and ocr.ocr_available()) or not ocr.page_take():
@@ -279,10 +282,10 @@ def _pypdf_extract(data: bytes, *, name: str, options: ExtractOptions,
     return extracted
 
 
-def _pypdf_bookmarks(reader) -> list[_Bookmark]:
+def _pypdf_bookmarks(reader: PdfReader) -> list[_Bookmark]:
     marks: list[_Bookmark] = []
 
-    def walk(items, level: int) -> None:
+    def walk(items: list[Any], level: int) -> None:
         for item in items:
             if isinstance(item, list):
                 walk(item, level + 1)

@@ -114,7 +114,7 @@ def extract(data: bytes, *, name: str, options: ExtractOptions) -> Extracted:
                      facts={"tables": tables})
 
 
-def _open(data: bytes, *, options: ExtractOptions):
+def _open(data: bytes, *, options: ExtractOptions) -> Any:
     from docx import Document
 
     try:
@@ -184,7 +184,7 @@ class _TextTags:
         return "".join(pieces)
 
 
-def _paragraph_styles(document) -> tuple[dict[str, str], str]:
+def _paragraph_styles(document: Any) -> tuple[dict[str, str], str]:
     """({style id: name} of the paragraph styles, the default paragraph style's name), read
     once: python-docx looks a paragraph's style up anew each time, scanning every style for
     the default, about 4 ms a paragraph (20,000 paragraphs took 100 s)."""
@@ -205,7 +205,7 @@ def _heading_level(style: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _table_rows(table) -> list[list[str]]:
+def _table_rows(table: Any) -> list[list[str]]:
     """Cell texts per row; a cell merged across columns counts once."""
     rows = []
     for row in table.rows:
@@ -249,7 +249,7 @@ def _row(cells: list[str], width: int) -> str:
     return "| " + " | ".join(padded) + " |"
 
 
-def _properties(core) -> dict[str, str]:
+def _properties(core: Any) -> dict[str, str]:
     """The DOCX's core properties as frontmatter fields (dates as ISO)."""
     values: dict[str, object] = {}
     for field in ("title", "author", "subject", "keywords", "category", "created", "modified"):

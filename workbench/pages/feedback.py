@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import uuid
 
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
+
 from core.errors import InvalidRequest, NotFound
 from traces.models import Trace
 from workbench.models import Feedback
@@ -11,8 +14,8 @@ from workbench.models import Feedback
 RATINGS = {"up": Feedback.UP, "down": Feedback.DOWN}
 
 
-def feedback_record(*, user, trace_id: str, rating: str, error_type: str = "",
-                    comment: str = "") -> Feedback:
+def feedback_record(*, user: AbstractBaseUser | AnonymousUser, trace_id: str, rating: str,
+                    error_type: str = "", comment: str = "") -> Feedback:
     """Record (or change) `user`'s feedback on the answer of `trace_id` — an answer this user
     was given; anyone else's is not found."""
     if rating not in RATINGS:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.core.management.base import CommandParser
+
 from access.people import ROLES, grant_set
 from core.commands import RagCommand
 
@@ -10,12 +14,12 @@ class Command(RagCommand):
     help = ("Give a person a role on a knowledge base: reader (search and ask) or maintainer "
             "(also upload, delete, reindex). Replaces the role they had there.")
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name", help="the person (rag user list)")
         parser.add_argument("kb", help="the knowledge base's slug (rag kb list)")
         parser.add_argument("role", choices=ROLES)
 
-    def handle(self, *args, name: str, kb: str, role: str, **options) -> None:
+    def handle(self, *args: Any, name: str, kb: str, role: str, **options: Any) -> None:
         previous, changed = grant_set(username=name, slug=kb, role=role)
         if not changed:
             self.stdout.write(f"{name} is {role} on {kb} already")

@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
+
+from django.core.management.base import CommandParser
 
 from access.api_tokens import token_create, token_revoke, tokens_list
 from core.commands import RagCommand
@@ -13,7 +16,7 @@ class Command(RagCommand):
     help = ("Issue an API token to a user (the token is printed once and stored only as a "
             "hash), list the tokens, or revoke one.")
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
         create = actions.add_parser("create", help="issue a token; it is shown only this once")
         create.add_argument("--user", required=True, help="the user it acts for")
@@ -29,7 +32,7 @@ class Command(RagCommand):
         revoke = actions.add_parser("revoke", help="stop a token from working, at once")
         revoke.add_argument("id", type=int)
 
-    def handle(self, *args, action: str, **options) -> None:
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
         if action == "create":
             self._create(options)
         elif action == "list":
@@ -82,7 +85,7 @@ class Command(RagCommand):
                                         for cell, width in zip(row, widths)).rstrip())
 
 
-def _iso(value):
+def _iso(value: Any) -> Any:
     return value.isoformat() if isinstance(value, datetime) else value
 
 

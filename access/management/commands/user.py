@@ -6,6 +6,9 @@ from __future__ import annotations
 import getpass
 import sys
 from dataclasses import asdict
+from typing import Any
+
+from django.core.management.base import CommandParser
 
 from access.people import people_list, user_create
 from core.commands import RagCommand
@@ -16,7 +19,7 @@ class Command(RagCommand):
     help = ("Add a person (a password is generated and shown once unless one is given) or list "
             "the people with their grants. Grants: `rag grant NAME KB reader|maintainer`.")
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
         create = actions.add_parser("create", help="add a person who can sign in")
         create.add_argument("name")
@@ -31,7 +34,7 @@ class Command(RagCommand):
         listing = actions.add_parser("list", help="every person with their grants")
         listing.add_argument("--json", action="store_true")
 
-    def handle(self, *args, action: str, **options) -> None:
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
         if action == "list":
             people = people_list()
             if options["json"]:

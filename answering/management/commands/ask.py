@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.core.management.base import CommandParser
+
 from access.callers import OPERATOR
 from answering.services import ask
 from core.commands import RagCommand
@@ -14,7 +18,7 @@ from traces.recording import traced
 class Command(RagCommand):
     help = "Ask the knowledge base; prints the mode, confidence, answer and citations."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("question")
         parser.add_argument("--top-k", type=int, default=None, help="1..20 (default RAG_TOP_K)")
         parser.add_argument("--fallback", action="store_true",
@@ -27,7 +31,8 @@ class Command(RagCommand):
                             help='only matching documents, as the API\'s `filters`: e.g. '
                                  '\'{"frontmatter": {"year": 2021}, "folder": "reports/"}\'')
 
-    def handle(self, *args, question: str, top_k: int | None, fallback: bool, **options) -> None:
+    def handle(self, *args: Any, question: str, top_k: int | None, fallback: bool,
+               **options: Any) -> None:
         with traced(operation="ask", channel="cli", caller=OPERATOR):
             body = ask(question=question, top_k=top_k, fallback=fallback, config=get_config(),
                        scope=OPERATOR.scope(slugs=options["kb"]),

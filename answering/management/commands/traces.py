@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.core.management.base import CommandParser
+
 from answering.replay import trace_report
 from core.commands import RagCommand
 from core.config import get_config
@@ -23,7 +25,7 @@ class Command(RagCommand):
     help = ("Trace statistics (p50/p95 per stage, tokens per day), prune old traces, or show "
             "one trace and replay its answer's context.")
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
         stats = actions.add_parser("stats", help="p50/p95 milliseconds per stage and operation, "
                                                  "calls and tokens per day")
@@ -40,7 +42,7 @@ class Command(RagCommand):
                                f"what changed since (exit {EXIT_FAILURE} when anything did)")
         show.add_argument("--json", action="store_true")
 
-    def handle(self, *args, action: str, **options) -> None:
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
         if action == "prune":
             days = options["days"] or get_config().rag_trace_retention_days
             self.stdout.write(f"deleted {traces_prune(days=days)} traces older than {days} days")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging.config
+from typing import Any
 
 import anyio
+from django.core.management.base import CommandParser
 from django.db import connections
 
 from conversations.mcp_server import mcp_caller, mcp_server_build
@@ -19,12 +21,12 @@ class Command(RagCommand):
     help = ("Serve the knowledge bases to an MCP client over stdin/stdout (search, ask, "
             "list_knowledge_bases, get_document, get_chunk).")
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--token", default=None,
                             help=f"act as this API token (default: ${TOKEN_VARIABLE}; without "
                                  "one, as the local operator, who reads every knowledge base)")
 
-    def handle(self, *args, token: str | None, **options) -> None:
+    def handle(self, *args: Any, token: str | None, **options: Any) -> None:
         # Empty counts as unset, as everywhere in the configuration.
         secret = (token if token is not None else get_config().rag_mcp_token).strip()
         caller = mcp_caller(secret=secret or None, config=get_config())

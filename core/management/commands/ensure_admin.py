@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from core.accounts import admin_ensure
 from core.commands import RagCommand
 
@@ -9,7 +11,7 @@ from core.commands import RagCommand
 class Command(RagCommand):
     help = "Create a superuser 'admin' with a random password if no superuser exists."
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         password = admin_ensure(username="admin")
         if password is None:
             self.stdout.write("admin account: an administrator already exists "

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
-from django.core.management.base import CommandError
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
 
 from core.commands import RagCommand
-from core.config import get_config
+from core.config import Config, get_config
 from core.errors import EXIT_NOT_READY
 from core.pg_services import (
     pg_replica_start,
@@ -21,13 +23,14 @@ class Command(RagCommand):
     help = ("Start, stop or inspect the embedded PostgreSQL server (data under .local/pg/, or, "
             "as root in a folder the postgres user cannot enter, under /var/lib/local-rag/).")
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("action", choices=["start", "stop", "status", "replica"])
         parser.add_argument("replica_action", nargs="?", choices=["create", "start", "stop"],
                             help="with `replica`: make (once) and start a local streaming "
                                  "replica, or stop it")
 
-    def handle(self, *args, action: str, replica_action: str | None = None, **options) -> None:
+    def handle(self, *args: Any, action: str, replica_action: str | None = None,
+               **options: Any) -> None:
         config = get_config()
         if action == "replica":
             self._replica(config, replica_action)
@@ -67,7 +70,7 @@ class Command(RagCommand):
                 self.stdout.write(f"not running (data {status.data_dir})")
                 raise SystemExit(EXIT_NOT_READY)
 
-    def _replica(self, config, replica_action: str | None) -> None:
+    def _replica(self, config: Config, replica_action: str | None) -> None:
         if replica_action is None:
             raise CommandError("`rag pg replica` needs create (or start) or stop")
         if replica_action == "stop":

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.core.management.base import CommandParser
+
 from core.commands import RagCommand
 from core.config import get_config
 from embeddings import provider_spec
@@ -13,10 +17,10 @@ class Command(RagCommand):
             "(the only step that uses the network), loads it and measures one query and a batch "
             "of passages.")
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("action", choices=["warmup"])
 
-    def handle(self, *args, action: str, **options) -> None:
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
         config = get_config()
         if not provider_spec(config=config).loads_model:
             self.stdout.write(f"EMBEDDING_PROVIDER={config.embedding_provider} needs no model "

@@ -5,6 +5,9 @@ follow-up questions searched as asked and as the conversation makes them;
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+from django.core.management.base import CommandParser
 
 from access.callers import OPERATOR
 from conversations.services import conversations_prune
@@ -16,7 +19,7 @@ from evaluation.follow_ups import SPLITS, conversations_eval, conversations_eval
 class Command(RagCommand):
     help = "Evaluate follow-up understanding on a conversations file, or prune old conversations."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
         evaluate = actions.add_parser("eval", help="hit@1 of follow-ups with and without the "
                                                    "conversation (eval/conversations.yaml)")
@@ -32,7 +35,7 @@ class Command(RagCommand):
         prune.add_argument("--days", type=int, default=None,
                            help="default: RAG_CONVERSATION_RETENTION_DAYS")
 
-    def handle(self, *args, action: str, **options) -> None:
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
         config = get_config()
         if action == "prune":
             days = options["days"] or config.rag_conversation_retention_days

@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+from django.core.management.base import CommandParser
 
 from access.callers import OPERATOR
 from core.commands import RagCommand
-from core.config import get_config
+from core.config import Config, get_config
 from core.errors import EXIT_FAILURE, InvalidRequest
 from core.output import body_json
 from evaluation.ablation import ablation_run
@@ -19,7 +22,7 @@ from retrieval.services import top_k_validate
 class Command(RagCommand):
     help = "Score retrieval and the answer mode on the evaluation questions; exit 1 on a miss."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--questions", default=None,
                             help="YAML file (default: eval/questions.yaml in the project)")
         parser.add_argument("--top-k", type=int, default=5)
@@ -39,7 +42,7 @@ class Command(RagCommand):
         parser.add_argument("--no-reference", action="store_true",
                             help="--beir: leave out the reference BM25 row")
 
-    def handle(self, *args, questions: str | None, top_k: int, **options) -> None:
+    def handle(self, *args: Any, questions: str | None, top_k: int, **options: Any) -> None:
         config = get_config()
         if options["beir"]:
             self._beir(config, options)
@@ -64,7 +67,7 @@ class Command(RagCommand):
         if report["summary"]["failed"]:
             raise SystemExit(EXIT_FAILURE)
 
-    def _beir(self, config, options: dict) -> None:
+    def _beir(self, config: Config, options: dict) -> None:
         if options["kb"] and len(options["kb"]) > 1:
             raise InvalidRequest("--beir takes one --kb (the base to ingest into)")
         if options["max_queries"] is not None and options["max_queries"] < 1:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
+
+from django.core.management.base import CommandParser
 
 from core.commands import RagCommand
 from core.config import get_config
@@ -17,12 +21,12 @@ class Command(RagCommand):
     help = ("Show each knowledge base's search index (generation lag, size, chunks, last "
             "build), or rebuild them from PostgreSQL.")
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("action", choices=["status", "rebuild"])
         parser.add_argument("--kb", help="only this knowledge base (its slug)")
         parser.add_argument("--json", action="store_true", help="print the status as JSON")
 
-    def handle(self, *args, action: str, **options) -> None:
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
         config = get_config()
         bases = index_status(config=config)
         if options["kb"]:
@@ -53,7 +57,7 @@ class Command(RagCommand):
                               f"({base.chunks} chunks, {time.perf_counter() - started:.1f} s)")
 
 
-def _drawing(bar: ProgressBar):
+def _drawing(bar: ProgressBar) -> Callable[[str, int, int], None]:
     """Both parts' progress as one bar: the chunks read by each, over their sum."""
     parts: dict[str, tuple[int, int]] = {}
 

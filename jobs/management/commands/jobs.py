@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.core.management.base import CommandParser
+
 from core.commands import RagCommand
 from core.errors import InvalidRequest
 from jobs.queue import (
@@ -17,7 +21,7 @@ from jobs.queue import (
 class Command(RagCommand):
     help = "List background jobs, queue a failed or cancelled one again, or cancel one."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("action", choices=["list", "retry", "cancel"])
         parser.add_argument("id", nargs="?", type=int, help="the job to retry or cancel")
         parser.add_argument("--json", action="store_true", help="print the list as JSON")
@@ -25,7 +29,7 @@ class Command(RagCommand):
         parser.add_argument("--limit", type=int, default=JOBS_LIST_LIMIT,
                             help=f"newest jobs shown (default {JOBS_LIST_LIMIT})")
 
-    def handle(self, *args, action: str, id: int | None, **options) -> None:
+    def handle(self, *args: Any, action: str, id: int | None, **options: Any) -> None:
         if action in ("retry", "cancel"):
             if id is None:
                 raise InvalidRequest(f"`rag jobs {action}` needs the ID of a job "

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import signal
+from typing import Any
+
+from django.core.management.base import CommandParser
 
 from core.commands import RagCommand
 from core.errors import InvalidRequest
@@ -14,7 +17,7 @@ class Command(RagCommand):
             "next safe point and goes back to the queue, or finishes if it has none). "
             "`rag serve` runs one worker thread itself unless given --no-worker.")
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--concurrency", type=int, default=1,
                             help="jobs run at once, one thread each (default 1)")
         parser.add_argument("--once", action="store_true",
@@ -26,8 +29,8 @@ class Command(RagCommand):
                             help=f"seconds a job stays this worker's without a heartbeat "
                                  f"(default {LEASE_SECONDS:g})")
 
-    def handle(self, *args, concurrency: int, once: bool, poll: float, lease: float,
-               **options) -> None:
+    def handle(self, *args: Any, concurrency: int, once: bool, poll: float, lease: float,
+               **options: Any) -> None:
         if concurrency < 1 or poll <= 0 or lease <= 0:
             raise InvalidRequest("--concurrency must be at least 1, --poll and --lease above 0")
         worker = Worker(lease_seconds=lease, poll_seconds=poll)

@@ -4,9 +4,13 @@ and PDF, DOCX and TXT documents."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import CommandParser
 
 from core.commands import RagCommand
-from core.config import get_config
+from core.config import Config, get_config
 from core.errors import InvalidRequest
 from core.progress import ProgressBar
 from knowledge.bases import kb_get
@@ -17,7 +21,7 @@ class Command(RagCommand):
     help = "Index a vault of notes (.md) and documents (.pdf, .docx, .txt): new and changed " \
            "files are (re)built, unchanged ones skipped, deleted ones removed."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", nargs="?", help="vault folder (default: VAULT_PATH)")
         parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
         parser.add_argument("--wait", action="store_true",
@@ -34,7 +38,7 @@ class Command(RagCommand):
                             help="skip notes larger than this (default 5 MB; PDF, DOCX and TXT "
                                  "files: RAG_DOCUMENT_MAX_MB)")
 
-    def handle(self, *args, path: str | None, **options) -> None:
+    def handle(self, *args: Any, path: str | None, **options: Any) -> None:
         config = get_config()
         slug = options["kb"]
         if slug is not None and path is None:
@@ -51,7 +55,8 @@ class Command(RagCommand):
         if options["json"]:
             self.write_json(result.as_dict())
 
-    def _ingest(self, path, *, config, options) -> IngestResult:
+    def _ingest(self, path: Path | str, *, config: Config,
+                options: dict[str, Any]) -> IngestResult:
         bar = ProgressBar(label="ingest", stream=sys.stderr)
         try:
             result = vault_ingest(vault_path=path, config=config, progress=bar.update,

@@ -5,6 +5,10 @@ folders and whether their text may leave this machine."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.core.management.base import CommandParser
+
 from core.commands import RagCommand
 from embeddings.outbound import OUTBOUND_LOCAL_ONLY, OUTBOUND_POLICIES
 from knowledge.bases import KnowledgeBaseInfo, kb_create, kb_list, kb_source_add, kb_update
@@ -17,7 +21,7 @@ class Command(RagCommand):
     help = ("Create a knowledge base, register a vault folder as one of its sources, or list "
             "the knowledge bases with their documents, chunks and sources.")
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
         create = actions.add_parser("create", help="a new knowledge base")
         create.add_argument("slug", help="lower-case letters, digits, '-' or '_' (e.g. handbook)")
@@ -39,7 +43,7 @@ class Command(RagCommand):
         listing = actions.add_parser("list", help="every knowledge base with its counts")
         listing.add_argument("--json", action="store_true", help="print the list as JSON")
 
-    def handle(self, *args, action: str, **options) -> None:
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
         if action == "create":
             base = kb_create(slug=options["slug"], name=options["name"],
                              description=options["description"], sources=options["source"],

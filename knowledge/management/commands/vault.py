@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.core.management.base import CommandParser
+
 from core.commands import RagCommand
 from core.errors import InvalidRequest
 from knowledge.vault_index import vault_forget, vaults_list
@@ -10,12 +14,12 @@ from knowledge.vault_index import vault_forget, vaults_list
 class Command(RagCommand):
     help = "List the indexed vaults, or remove one vault's documents, chunks and embeddings."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("action", choices=["list", "forget"])
         parser.add_argument("path", nargs="?", help="the vault to forget (as indexed)")
         parser.add_argument("--json", action="store_true", help="print the list as JSON")
 
-    def handle(self, *args, action: str, path: str | None, **options) -> None:
+    def handle(self, *args: Any, action: str, path: str | None, **options: Any) -> None:
         if action == "forget":
             if not path:
                 raise InvalidRequest("`rag vault forget` needs the PATH of an indexed vault "

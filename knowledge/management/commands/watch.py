@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import signal
 import threading
+from typing import Any
+
+from django.core.management.base import CommandParser
 
 from core.commands import RagCommand
 from core.config import get_config
@@ -17,13 +20,13 @@ class Command(RagCommand):
             "changes); a folder that disappears deletes nothing and is watched again when it "
             "comes back. Stops on Ctrl-C or SIGTERM, an ingest under way at its next safe point.")
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", nargs="?", help="vault folder (default: VAULT_PATH)")
         parser.add_argument("--kb", default=None, metavar="SLUG",
                             help="with PATH: index it into this knowledge base; without PATH: "
                                  "watch every vault folder of the knowledge base")
 
-    def handle(self, *args, path: str | None, kb: str | None, **options) -> None:
+    def handle(self, *args: Any, path: str | None, kb: str | None, **options: Any) -> None:
         config = get_config()
         folders = watch_folders(path=path, knowledge_base=kb, config=config)
         stop = threading.Event()

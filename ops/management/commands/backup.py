@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+from django.core.management.base import CommandParser
 
 from core.commands import RagCommand
 from core.config import get_config
@@ -14,12 +17,12 @@ class Command(RagCommand):
     help = ("Write one archive of the whole installation: the database (pg_dump), the uploaded "
             "files and a manifest of versions, counts and checksums.")
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", help="the archive to write (a new .tar file), or a folder "
                                          "that gets local-rag-backup-<date>.tar")
         parser.add_argument("--json", action="store_true", help="print the manifest as JSON")
 
-    def handle(self, *args, path: str, **options) -> None:
+    def handle(self, *args: Any, path: str, **options: Any) -> None:
         result = backup_write(path=Path(path), config=get_config(),
                               progress=lambda message: self.stderr.write(message))
         manifest = result.manifest

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.core.management.base import CommandParser
+
 from core.commands import RagCommand
 from core.config import Config, get_config
 from embeddings.providers import embedding_native_dim
@@ -10,10 +14,10 @@ from embeddings.providers import embedding_native_dim
 class Command(RagCommand):
     help = "Print the resolved configuration: NAME = value (source)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--json", action="store_true", help="print as JSON")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         config = get_config()
         items = config.display_items()
         native_dim = embedding_native_dim(config=config)

@@ -7,7 +7,9 @@ stored or a stale one, and by every --status."""
 
 from __future__ import annotations
 
-from django.core.management.base import OutputWrapper
+from typing import Any
+
+from django.core.management.base import CommandParser, OutputWrapper
 
 from core.commands import RagCommand
 from core.config import Config, get_config
@@ -38,7 +40,7 @@ class Command(RagCommand):
     help = ("Initialise the database: every app's migrations (idempotent); or "
             "build, drop or describe the HNSW index of the current embedding config.")
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("action", choices=["init", "index"])
         parser.add_argument("--concurrently", action="store_true",
                             help="index: build without blocking ingest (slower)")
@@ -55,7 +57,7 @@ class Command(RagCommand):
                                  f"{RECALL_SAMPLE}; each costs one pass over the vectors' "
                                  "distances)")
 
-    def handle(self, *args, action: str, **options) -> None:
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
         if action == "init":
             db_init(verbosity=max(0, options["verbosity"] - 1))
             refreshed = chunks_lexical_refresh(vault_path=None, batch=LEXICAL_FILL_BATCH)

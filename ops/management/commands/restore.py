@@ -4,6 +4,9 @@ and upload folder (ops/restore.py)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+from django.core.management.base import CommandParser
 
 from core.commands import RagCommand
 from core.config import get_config
@@ -15,13 +18,13 @@ class Command(RagCommand):
             "empty (e.g. right after `rag pg start` in a new project folder), and its upload "
             "folder.")
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", help="an archive written by `rag backup`")
         parser.add_argument("--embedder-change", action="store_true",
                             help="restore even though the configured embedder did not make the "
                                  "archive's vectors (then embed again with `rag ingest`)")
 
-    def handle(self, *args, path: str, **options) -> None:
+    def handle(self, *args: Any, path: str, **options: Any) -> None:
         result = restore_read(path=Path(path), config=get_config(),
                               embedder_change=options["embedder_change"],
                               progress=lambda message: self.stderr.write(message))

@@ -4,6 +4,9 @@ and admin, a background-jobs worker thread beside it, and with RAG_WATCH the fol
 from __future__ import annotations
 
 import os
+from typing import Any
+
+from django.core.management.base import CommandParser
 
 from core.commands import RagCommand
 from core.config import get_config
@@ -21,7 +24,7 @@ from ops.serving import (
 class Command(RagCommand):
     help = "Serve the API and admin with gunicorn; binds to loopback unless told otherwise."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
         parser.add_argument("--workers", type=int, default=None,
@@ -34,8 +37,8 @@ class Command(RagCommand):
         parser.add_argument("--no-worker", action="store_true",
                             help="run no background jobs here (run `rag worker` instead)")
 
-    def handle(self, *args, host: str, port: int, workers: int | None, threads: int,
-               **options) -> None:
+    def handle(self, *args: Any, host: str, port: int, workers: int | None, threads: int,
+               **options: Any) -> None:
         config = get_config()
         serve_exposure_check(host=host, config=config, trusted_network=options["trusted_network"])
         sessions = serve_secret_key_ensure(config=config)

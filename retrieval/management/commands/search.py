@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.core.management.base import CommandParser
+
 from access.callers import OPERATOR
 from core.commands import RagCommand
 from core.config import get_config
@@ -15,7 +19,7 @@ from traces.recording import traced
 class Command(RagCommand):
     help = "Search the knowledge base; prints ranked chunks with their scores."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("query")
         parser.add_argument("--top-k", type=int, default=None, help="1..20 (default RAG_TOP_K)")
         parser.add_argument("--json", action="store_true", help="print the HTTP response body")
@@ -27,7 +31,7 @@ class Command(RagCommand):
                             help='only matching documents, as the API\'s `filters`: e.g. '
                                  '\'{"frontmatter": {"year": 2021}, "folder": "reports/"}\'')
 
-    def handle(self, *args, query: str, top_k: int | None, **options) -> None:
+    def handle(self, *args: Any, query: str, top_k: int | None, **options: Any) -> None:
         with traced(operation="search", channel="cli", caller=OPERATOR):
             outcome = search(query=query, top_k=top_k, config=get_config(),
                              scope=OPERATOR.scope(slugs=options["kb"]),
@@ -68,7 +72,7 @@ class Command(RagCommand):
                               f"{cells[3]:>8} {cells[4]:>6} {cells[5]:>7} {cells[6]:>7}")
 
 
-def _cell(value) -> str:
+def _cell(value: object) -> str:
     if value is None:
         return "-"
     return f"{value:.4f}" if isinstance(value, float) else str(value)
