@@ -9,12 +9,6 @@ SELECT
   EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'vector')
 """
 
-# The character type decides what pg_trgm and case-insensitive matching see as letters.
-DATABASE_CTYPE = """
-SELECT datctype, pg_encoding_to_char(encoding) FROM pg_catalog.pg_database
-WHERE datname = current_database()
-"""
-
 INDEX_COUNTS = """
 SELECT
   (SELECT count(*) FROM documents),

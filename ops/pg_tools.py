@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core.db import DatabaseRefused
-from core.embedded_pg import binaries_dir
+from ops.embedded_pg import binaries_dir
 
 # Libpq's own environment variables for the connection options a DATABASES entry may carry.
 _OPTION_VARIABLES = {"sslmode": "PGSSLMODE", "sslrootcert": "PGSSLROOTCERT",

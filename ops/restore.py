@@ -41,13 +41,14 @@ from django.db.migrations.loader import MigrationLoader
 from core.config import Config
 from core.db import DatabaseRefused, PgvectorUnavailable, db_errors_translated
 from core.errors import InvalidRequest, first_line
-from core.pg_services import embedded_vector_extension_ensure
 from knowledge.bases import kb_list
-from knowledge.db_schema import RAG_TABLES, db_init
+from knowledge.db_schema import RAG_TABLES
 from knowledge.signals import chunks_committed
 from knowledge.upload_store import store_is_bucket, upload_put
 from ops import restore_sql as sql
 from ops.backup import DUMP
+from ops.db_init import db_init
+from ops.pg_services import embedded_vector_extension_ensure
 from ops.pg_tools import die_with_parent, libpq_environment, pg_tool_path, pg_tool_run
 from ops.restore_archive import (
     ArchiveInvalid,

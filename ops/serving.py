@@ -25,8 +25,8 @@ from django.conf import settings
 from django.core.management.utils import get_random_secret_key
 
 from core.config import TRUSTED_NETWORK_VARIABLE, Config, config_use, get_config
-from core.env_file import secret_key_persist
 from core.errors import InvalidRequest, LocalRagError
+from ops.env_file import secret_key_persist
 
 
 def host_is_loopback(host: str) -> bool:

@@ -76,7 +76,7 @@ def django_db_setup(django_db_blocker):
     from empty RAG tables."""
     from django.db import connection
 
-    from knowledge.db_schema import db_init
+    from ops.db_init import db_init
 
     config = _config()
     assert_safe_test_database(test_url=config.test_database_url, main_url=config.database_url)
@@ -242,7 +242,7 @@ def paged_index(sample_index):
 def scratch_project_folder() -> Iterator[Path]:
     """An empty project folder for `rag pg` (its cluster is stopped and removed afterwards)."""
     from core.config import config_load
-    from core.pg_services import pg_stop
+    from ops.pg_services import pg_stop
 
     # Not under pytest's tmp_path: that is mode 700 for root, and the server runs as `postgres`.
     root = Path(tempfile.mkdtemp(prefix="lrpg-", dir="/tmp"))

@@ -25,9 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.embedded_pg import Cluster  # noqa: E402
 from core.errors import LocalRagError  # noqa: E402
-from core.pg_auth import (  # noqa: E402
+from ops.embedded_pg import Cluster  # noqa: E402
+from ops.pg_auth import (  # noqa: E402
     BOOTSTRAP_USER,
     AppAccess,
     BootstrapCredentials,

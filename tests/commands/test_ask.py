@@ -7,7 +7,7 @@ from io import StringIO
 
 from django.core.management import call_command
 
-from core.embedded_pg import free_port
+from ops.embedded_pg import free_port
 from tests.conftest import PAGED_SOURCE, cli_env
 
 QUESTION = "客户 P1 工单应该怎么升级？"

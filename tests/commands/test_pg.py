@@ -133,7 +133,7 @@ def test_db_init_on_the_embedded_server_creates_pgvector_as_bootstrap(scratch_pr
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the private-folder case is root's (as in /root)")
 def test_clone_in_a_folder_only_root_may_enter(run_cli):
-    from core.pg_services import EXTERNAL_CLUSTERS, cluster_folder
+    from ops.pg_services import EXTERNAL_CLUSTERS, cluster_folder
 
     private = Path(tempfile.mkdtemp(prefix="lr0700-"))  # mode 0700, like /root
     project = private / "clone"

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from core.embedded_pg import free_port
+from ops.embedded_pg import free_port
 from tests.answering.stub_openai import StubOpenAI
 from tests.conftest import cli_env
 from tests.harness import ROOT

@@ -15,9 +15,9 @@ from django.db import connection, connections
 
 from access.callers import scope_all
 from core.config import config_with, get_config
-from core.embedded_pg import Cluster
 from core.replicas import primary_reads, replica_aliases, replica_states
 from knowledge.ingest import vault_ingest
+from ops.embedded_pg import Cluster
 from retrieval.services import search
 from tests.harness import ROOT, bootstrap_credentials
 from traces.recording import traced

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.config import ConfigError, config_load
-from core.env_file import env_file_update, secret_key_persist
+from ops.env_file import env_file_update, secret_key_persist
 from ops.serving import serve_secret_key_ensure
 from tests.conftest import cli_env
 from tests.harness import ROOT

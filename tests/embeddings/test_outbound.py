@@ -19,8 +19,8 @@ from access.callers import scope_all
 from core.config import config_with, get_config
 from embeddings.outbound import OutboundRefused, endpoint_is_local
 from knowledge.bases import kb_create, kb_get, kb_update
-from knowledge.db_schema import db_init
 from knowledge.ingest import vault_ingest
+from ops.db_init import db_init
 from tests.answering.stub_openai import StubOpenAI
 from tests.harness import ROOT
 from tests.knowledge.stub_embeddings import StubEmbeddings

@@ -17,11 +17,11 @@ import pytest
 from django.db import connection
 
 from access.callers import OPERATOR
-from core.embedded_pg import free_port
 from jobs.queue import job_enqueue, job_get
 from jobs.worker import Worker
 from knowledge.bases import kb_create
 from knowledge.documents import document_upload
+from ops.embedded_pg import free_port
 from ops.serving import WORKER_STOP_SECONDS
 from tests.conftest import cli_env
 from tests.harness import ADVISORY_LOCKS_HERE, ROOT

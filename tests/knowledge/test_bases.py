@@ -169,7 +169,7 @@ def test_db_init_puts_vaults_indexed_before_knowledge_bases_into_default(schema_
     fills in the base of every document and chunk, and running it again changes nothing."""
     from django.db import connection
 
-    from knowledge.db_schema import db_init
+    from ops.db_init import db_init
 
     with connection.cursor() as cursor:
         cursor.execute("ALTER TABLE documents DISABLE TRIGGER documents_knowledge_base_fill")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from knowledge.db_schema import NEWEST_CHUNK_COLUMN, db_init, schema_state
+from knowledge.db_schema import NEWEST_CHUNK_COLUMN, schema_state
+from ops.db_init import db_init
 
 VECTOR = "[" + ",".join(["0.5"] * 1024) + "]"
 

@@ -12,9 +12,9 @@ from django.db import connection
 from core.config import get_config
 from core.dburl import database_settings
 from knowledge import sql as knowledge_sql
-from knowledge.db_schema import DatabaseNotUtf8, database_utf8_check
 from knowledge.ingest import vault_ingest
 from knowledge.store import chunks_lexical_refresh
+from ops.db_init import DatabaseNotUtf8, database_utf8_check
 from parsing.lexical import (
     ANALYZER_VERSION,
     POSITION_MAX,

@@ -11,9 +11,9 @@ from django.core.management import call_command
 from django.db import connection
 
 from knowledge.bases import kb_create
-from knowledge.db_schema import db_init
 from knowledge.ingest import vault_ingest
 from knowledge.upload_names import NAME_MAX_CHARS, source_name_clean
+from ops.db_init import db_init
 from parsing.lexical import chunk_lexical_build
 from tests.api.test_documents import upload, work
 from tests.parsing.formats.files import pdf_bytes

@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from core.embedded_pg import free_port
+from ops.embedded_pg import free_port
 from tools.torch_install import CPU_INDEX, cuda_packages, index_reachable, torch_source_choose
 
 

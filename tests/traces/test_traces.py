@@ -223,7 +223,7 @@ def test_the_fake_llms_tokens_are_counted_and_no_answer_has_none(client, sample_
 
 def test_db_init_adds_token_source_to_a_traces_table_from_before_it(client, sample_index,
                                                                     schema_from_before):
-    from knowledge.db_schema import db_init
+    from ops.db_init import db_init
 
     with connection.cursor() as cursor:  # as a database initialised before it (rolled back)
         cursor.execute("ALTER TABLE traces DROP COLUMN token_source")

@@ -31,9 +31,10 @@ from index.vector_recall import (
     vector_index_tune,
     vector_index_tuning_current,
 )
-from knowledge.db_schema import db_init, index_connection
+from knowledge.db_schema import index_connection
 from knowledge.ingest_fill import LEXICAL_FILL_BATCH
 from knowledge.store import chunks_lexical_refresh
+from ops.db_init import db_init
 
 
 class Command(RagCommand):

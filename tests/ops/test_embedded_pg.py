@@ -17,18 +17,18 @@ import psycopg
 import pytest
 from dotenv import dotenv_values
 
-from core import embedded_pg
 from core.config import config_load
 from core.dburl import database_settings
-from core.embedded_pg import (
+from ops import embedded_pg
+from ops.embedded_pg import (
     Cluster,
     EmbeddedPostgresError,
     binaries_copy_ensure,
     free_port,
     hand_over,
 )
-from core.pg_auth import BOOTSTRAP_USER
-from core.pg_services import pg_start, pg_status, pg_stop
+from ops.pg_auth import BOOTSTRAP_USER
+from ops.pg_services import pg_start, pg_status, pg_stop
 
 IS_ROOT = os.geteuid() == 0
 

@@ -10,7 +10,7 @@ from django.core.management.base import CommandError, CommandParser
 from core.commands import RagCommand
 from core.config import Config, get_config
 from core.errors import EXIT_NOT_READY
-from core.pg_services import (
+from ops.pg_services import (
     pg_replica_start,
     pg_replica_stop,
     pg_start,

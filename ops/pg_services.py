@@ -15,7 +15,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from core.config import Config
 from core.dburl import database_name, url_with_port
-from core.embedded_pg import (
+from ops.embedded_pg import (
     Cluster,
     ClusterStatus,
     EmbeddedPostgresError,
@@ -24,8 +24,8 @@ from core.embedded_pg import (
     private_folder_ensure,
     reachable_by_run_user,
 )
-from core.env_file import env_file_update
-from core.pg_auth import (
+from ops.env_file import env_file_update
+from ops.pg_auth import (
     BOOTSTRAP_FILE,
     AppAccess,
     bootstrap_create,
@@ -38,7 +38,7 @@ from core.pg_auth import (
     state_folder_ensure,
     vector_extension_ensure,
 )
-from core.pg_upgrade import legacy_cluster_upgrade
+from ops.pg_upgrade import legacy_cluster_upgrade
 
 # Clusters of clones the `postgres` user cannot reach (see cluster_folder).
 EXTERNAL_CLUSTERS = Path("/var/lib/local-rag/clusters")

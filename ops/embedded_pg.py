@@ -5,7 +5,7 @@ package's own Python helper changes permissions of parent directories and create
 this module drives the binaries itself. PostgreSQL refuses to run as root: as root every server
 command runs through `runuser -u postgres --`, and the binaries are copied to a folder of their
 own (see `binaries_copy_root`) when the virtualenv lives somewhere the `postgres` user cannot
-reach (e.g. under /root). Roles, passwords and pg_hba.conf are core/pg_auth.py's business.
+reach (e.g. under /root). Roles, passwords and pg_hba.conf are ops/pg_auth.py's business.
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ from __future__ import annotations
 import psycopg
 from psycopg import sql
 
-from core.embedded_pg import Cluster, EmbeddedPostgresError
 from core.errors import first_line
-from core.pg_auth import (
+from ops.embedded_pg import Cluster, EmbeddedPostgresError
+from ops.pg_auth import (
     DATABASE_EXISTS,
     ROLE_EXISTS,
     AppAccess,

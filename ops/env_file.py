@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from core.config import Config
-from core.pg_auth import private_file_write
+from ops.pg_auth import private_file_write
 
 
 def env_file_update(*, config: Config, values: Mapping[str, str]) -> tuple[Path, bool] | None:

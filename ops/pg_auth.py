@@ -23,8 +23,8 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from core.embedded_pg import EmbeddedPostgresError, hand_over, run_user_ids
 from core.errors import first_line
+from ops.embedded_pg import EmbeddedPostgresError, hand_over, run_user_ids
 
 BOOTSTRAP_USER = "local_rag_bootstrap"
 BOOTSTRAP_FILE = "bootstrap.json"
