@@ -36,6 +36,8 @@ from typing import Any
 
 from _setup import ROOT, django_setup
 
+from retrieval.types import RetrievalRequest
+
 RULES = ("threshold", "signals")
 
 
@@ -104,8 +106,8 @@ def question_ask(*, base: str, base_id: int, question, config) -> Asked:
     from retrieval.services import search
     from retrieval.signals import signals_measure
 
-    outcome = search(query=question.question, top_k=config.rag_top_k, config=config,
-                     scope=Scope.of([base_id]))
+    outcome = search(RetrievalRequest(query=question.question, scope=Scope.of([base_id]),
+                                      top_k=config.rag_top_k), config=config)
     signals = signals_measure(query=question.question, hits=outcome.results,
                               confidence=outcome.confidence)
     refused = {}

@@ -6,6 +6,7 @@ from ninja import Router
 from ninja.responses import Status
 
 from answering.sse import SSEFrames, sse_response
+from answering.streaming import RecordedEvents
 from conversations import services
 from conversations.api_schemas import (
     ConversationCreate,
@@ -17,6 +18,7 @@ from conversations.api_schemas import (
     FeedbackRecorded,
     MessageAsk,
     TurnResponse,
+    turn_body,
 )
 from conversations.selectors import (
     MESSAGES_PAGE_DEFAULT,
@@ -28,7 +30,7 @@ from conversations.selectors import (
 from core.api_schemas import ErrorBody
 from core.config import get_config
 from retrieval.api_schemas import filters_plain
-from traces.recording import trace_discard
+from traces.recording import trace_discard, trace_of, trace_record, trace_ref
 
 router = Router(tags=["conversations"])
 ERRORS = {code: ErrorBody for code in (401, 404, 422, 500, 502, 503, 504)}
@@ -44,10 +46,13 @@ def conversation_create_view(request, payload: ConversationCreate):
     if payload.question is None:
         trace_discard()
     else:
-        answer = services.conversation_first_turn(
+        trace = trace_of(request)
+        turn = services.conversation_first_turn(
             caller=request.auth, conversation=conversation, question=payload.question,
             top_k=payload.top_k, fallback=payload.fallback, on_llm_error=payload.on_llm_error,
-            config=get_config())
+            config=get_config(), trace=trace_ref(trace))
+        trace_record(trace, *turn.measures)
+        answer = turn_body(turn, trace_id=trace.id if trace is not None else None)
         conversation.refresh_from_db()
     return Status(201, {**conversation_dict(conversation, caller=request.auth),
                         "answer": answer})
@@ -88,10 +93,14 @@ def conversation_delete_view(request, conversation_id: int):
              summary="Ask in a conversation: a follow-up is searched as a standalone query")
 def conversation_ask_view(request, conversation_id: int, payload: MessageAsk):
     config = get_config()
-    return services.turn_answer(services.turn_prepare(
+    trace = trace_of(request)
+    turn = services.turn_answer(services.turn_prepare(
         caller=request.auth, conversation_id=conversation_id, question=payload.question,
         top_k=payload.top_k, fallback=payload.fallback, on_llm_error=payload.on_llm_error,
-        config=config, filters=filters_plain(payload.filters)), config=config)
+        config=config, filters=filters_plain(payload.filters), trace=trace_ref(trace)),
+        config=config)
+    trace_record(trace, *turn.measures)
+    return turn_body(turn, trace_id=trace.id if trace is not None else None)
 
 
 @router.post("/conversations/{conversation_id}/messages/stream", response={200: None, **ERRORS},
@@ -101,10 +110,14 @@ def conversation_ask_view(request, conversation_id: int, payload: MessageAsk):
                          "and `message_id`); `notice` or `error` as there.")
 def conversation_ask_stream_view(request, conversation_id: int, payload: MessageAsk):
     config = get_config()
-    events = services.turn_stream(services.turn_prepare(
+    trace = trace_of(request)
+    turn = services.turn_prepare(
         caller=request.auth, conversation_id=conversation_id, question=payload.question,
         top_k=payload.top_k, fallback=payload.fallback, on_llm_error=payload.on_llm_error,
-        config=config, filters=filters_plain(payload.filters)), config=config)
+        config=config, filters=filters_plain(payload.filters), trace=trace_ref(trace))
+    stream = services.turn_stream(turn, config=config)
+    trace_record(trace, *turn.measures)
+    events = RecordedEvents(stream, plan=turn.plan, trace=trace)
     return sse_response(SSEFrames(events, closes=events))
 
 

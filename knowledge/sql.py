@@ -542,9 +542,10 @@ ANALYZE documents, chunks (id, document_id, knowledge_base_id, chunk_index, rela
 # The dates the context gives each cited document (answering/context.py): its frontmatter's
 # own date when it has one, else when its file last changed.
 DOCUMENT_DATES = """
-SELECT id, COALESCE(frontmatter->>'updated', frontmatter->>'date', frontmatter->>'modified',
-                    frontmatter->>'created'),
-       to_char(to_timestamp(mtime_ns / 1e9) AT TIME ZONE 'UTC', 'YYYY-MM-DD')
+SELECT id AS document_id,
+       COALESCE(frontmatter->>'updated', frontmatter->>'date', frontmatter->>'modified',
+                frontmatter->>'created') AS stated,
+       to_char(to_timestamp(mtime_ns / 1e9) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS changed
 FROM documents WHERE id = ANY(%s)
 """
 

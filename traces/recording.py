@@ -2,10 +2,13 @@
 CLI or MCP call, with a trace id the caller gets back (the X-Request-ID header, `trace_id` in
 JSON bodies).
 
-The entry point (an API middleware, a command, an MCP tool) begins a trace; the services that
-run under it add what they know — retrieval parameters and stage times, the models, token
-counts, the cited chunks — through `trace_current()`, which is None outside a trace, so the
-services work the same without one. The entry point finishes it, which writes the row.
+The entry point (an API middleware, a command, an MCP tool) begins a trace. The services it
+calls never see the trace: they return what they measured — retrieval parameters and stage
+times, the models, token counts, the cited chunks — as typed measures (`Measured`), and the
+entry point records them (`trace_record`); a service that fails after measuring something keeps
+it on the error it raises (`measured_on_failure`), which is recorded with the error. What a
+service may know of its trace is a `TraceRef`: the id its answer names and when the request
+began. The entry point finishes the trace, which writes the row.
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ import logging
 import random
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from django.db import connection, transaction
+from django.http import HttpRequest
 
 from core.config import get_config
 from core.db import db_errors_translated
@@ -35,6 +39,23 @@ logger = logging.getLogger("localrag.traces")
 PRUNE_EVERY = 100
 
 _current: contextvars.ContextVar[Trace | None] = contextvars.ContextVar("trace", default=None)
+# Where an error keeps what the service raising it measured first (`measured_on_failure`).
+_MEASURED = "trace_measured"
+
+
+@dataclass(frozen=True)
+class TraceRef:
+    """What a service may know of the trace it runs under: its id (a stream's `done` event and a
+    stored answer name it) and when its request began (a stream's `usage` counts from then)."""
+
+    id: str
+    started: float
+
+
+class Measured(Protocol):
+    """What a service measured, recorded in a trace by the entry point that called it."""
+
+    def record(self, trace: Trace) -> None: ...
 
 
 @dataclass
@@ -78,6 +99,22 @@ class Trace:
     def stage(self, name: str, milliseconds: float) -> None:
         self.timings_ms[name] = round(milliseconds, 2)
 
+    def stages(self, timings_ms: Mapping[str, float]) -> None:
+        for name, milliseconds in timings_ms.items():
+            self.stage(name, milliseconds)
+
+    def fail(self, code: str) -> None:
+        """A failure that is answered rather than raised (an error event, a notice)."""
+        self.status, self.error_code = "error", code
+
+    def outbound_add(self, records: Iterable[dict[str, Any]]) -> None:
+        """What left this machine (knowledge/outbound.py), in the order it was sent."""
+        for record in records:
+            self.parameters.setdefault("outbound", []).append(record)
+
+    def ref(self) -> TraceRef:
+        return TraceRef(id=self.id, started=self.started)
+
 
 def trace_begin(*, operation: str, channel: str, caller: Any = None) -> Trace:
     """Start a trace and make it current in this context (thread or task)."""
@@ -89,6 +126,46 @@ def trace_begin(*, operation: str, channel: str, caller: Any = None) -> Trace:
 
 def trace_current() -> Trace | None:
     return _current.get()
+
+
+def trace_of(request: HttpRequest) -> Trace | None:
+    """The trace TraceMiddleware began for `request` (localrag_site/tracing.py); None when the
+    request is not traced."""
+    trace = getattr(request, "trace", None)
+    return trace if isinstance(trace, Trace) else None
+
+
+def trace_ref(trace: Trace | None) -> TraceRef | None:
+    """What the services called under `trace` may know of it (None outside a trace)."""
+    return trace.ref() if trace is not None else None
+
+
+def trace_record(trace: Trace | None, *measured: Measured | None) -> None:
+    """Record what services measured in `trace`, in the order given (the order they measured
+    it); nothing outside a trace."""
+    if trace is None:
+        return
+    for item in measured:
+        if item is not None:
+            item.record(trace)
+
+
+@contextlib.contextmanager
+def measured_on_failure(*measured: Measured | None) -> Iterator[None]:
+    """Keep `measured` on an error raised in the block, ahead of what the block's own services
+    kept there: the entry point records it with the error (`measured_of`), as it would have
+    recorded the result."""
+    try:
+        yield
+    except Exception as exc:
+        kept = [item for item in measured if item is not None]
+        setattr(exc, _MEASURED, [*kept, *measured_of(exc)])
+        raise
+
+
+def measured_of(error: BaseException) -> list[Measured]:
+    """What the services that raised `error` had measured, oldest first."""
+    return list(getattr(error, _MEASURED, ()))
 
 
 @contextlib.contextmanager
@@ -146,6 +223,7 @@ def trace_finish(trace: Trace, *, error: BaseException | None = None) -> None:
     if trace.discarded and error is None:
         return
     if error is not None:
+        trace_record(trace, *measured_of(error))
         trace.status = "error"
         trace.error_code = error.code if isinstance(error, LocalRagError) else "internal_error"
     trace.stage("total", (time.perf_counter() - trace.started) * 1000)

@@ -28,7 +28,7 @@ from answering.refusal import signals_grounded
 from core.config import get_config
 from core.errors import InvalidRequest
 from retrieval.services import search
-from retrieval.types import SearchHit, SearchOutcome
+from retrieval.types import RetrievalRequest, SearchHit, SearchOutcome
 from tests.harness import ROOT
 
 QUESTIONS = ROOT / "eval" / "questions.yaml"
@@ -366,7 +366,8 @@ def test_report_adds_ndcg_and_latency_without_changing_the_other_fields(sample_i
     # confidences as scoring each question by itself.
     for question, row in zip(questions, rows):
         alone = question_score(question=question, threshold=config.threshold, outcome=search(
-            query=question.question, top_k=5, config=config, scope=scope_all()))
+            RetrievalRequest(query=question.question, scope=scope_all(), top_k=5),
+            config=config))
         assert (row["hit_rank"], row["confidence"], row["mode"]) == (
             alone.hit_rank, alone.confidence, alone.mode)
     # The same nDCG@10 as `rag eval --ablation` reports for this configuration.

@@ -17,12 +17,13 @@ from access.api_tokens import token_create
 from access.callers import caller_for_user
 from access.people import grant_remove, grant_set
 from conversations import services
+from conversations.api_schemas import turn_body
 from conversations.models import Conversation, Message
 from conversations.selectors import conversation_dict
 from knowledge.bases import kb_create, kb_update
 from tests.answering.stub_openai import StubOpenAI
 from tests.knowledge.test_outbound import SAMPLE_VAULT, remote_llm
-from traces.recording import traced
+from traces.recording import trace_current, trace_record, trace_ref, traced
 
 SECRET = "主库切换口令：只在私有知识库中"  # text only the private base's answer holds
 FOLLOW_UP = "那 P2 呢？"
@@ -52,10 +53,15 @@ def bob(sample_index, tmp_path):
 
 
 def ask(user, conversation: Conversation, config) -> dict:
+    """The follow-up asked as the API asks it, what it measured recorded in the current trace
+    (the test's)."""
+    trace = trace_current()
     turn = services.turn_prepare(caller=caller_for_user(user), conversation_id=conversation.pk,
                                  question=FOLLOW_UP, top_k=5, fallback=False,
-                                 on_llm_error="sources", config=config)
-    return services.turn_answer(turn, config=config)
+                                 on_llm_error="sources", config=config, trace=trace_ref(trace))
+    answered = services.turn_answer(turn, config=config)
+    trace_record(trace, *answered.measures)
+    return turn_body(answered, trace_id=trace.id if trace is not None else None)
 
 
 def test_a_turn_that_quoted_a_local_only_base_keeps_the_conversation_here(bob, tmp_path):

@@ -19,8 +19,9 @@ from core.embedded_pg import Cluster
 from core.replicas import primary_reads, replica_aliases, replica_states
 from knowledge.ingest import vault_ingest
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 from tests.harness import ROOT, bootstrap_credentials
-from traces.recording import traced
+from traces.recording import trace_record, traced
 
 SAMPLE_VAULT = ROOT / "samples" / "acme-vault"
 QUESTION = "客户 P1 工单应该怎么升级？"
@@ -82,8 +83,9 @@ def caught_up(config, *, chunks: int, seconds: float = 20) -> None:
 
 def traced_search(config, **options):
     with traced(operation="search", channel="test") as trace:
-        outcome = search(query=QUESTION, top_k=5, config=config, scope=scope_all(),
-                         mode="hybrid", **options)
+        outcome = search(RetrievalRequest(query=QUESTION, scope=scope_all(), top_k=5,
+                                          mode="hybrid", **options), config=config)
+        trace_record(trace, outcome.measures)
     return outcome, trace.parameters.get("database")
 
 

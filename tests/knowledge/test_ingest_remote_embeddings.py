@@ -14,6 +14,7 @@ from knowledge.embeddings.local import document_text
 from knowledge.embeddings.remote import EmbeddingUpstreamError
 from knowledge.ingest import vault_ingest
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 from tests.harness import ROOT
 from tests.knowledge.embeddings.test_remote import expected
 from tests.knowledge.stub_embeddings import StubEmbeddings
@@ -46,7 +47,7 @@ def stored(provider: str) -> dict[tuple[str, int], tuple[ChunkText, list[float]]
 
 def ranking(config) -> list[list[tuple[str, int, float]]]:
     return [[(hit.relative_path, hit.chunk_index, round(hit.score, 6)) for hit in search(
-        query=question, top_k=5, config=config, scope=scope_all()).results]
+        RetrievalRequest(query=question, scope=scope_all(), top_k=5), config=config).results]
         for question in QUESTIONS]
 
 
@@ -128,7 +129,8 @@ def test_a_question_is_embedded_by_the_server(clean_tables):
         vault_ingest(vault_path=SAMPLE_VAULT, config=remote(stub))
         before = len(stub.requests)
         embedder = get_embedder(config=remote(stub))
-        search(query="VPN", top_k=3, config=remote(stub), scope=scope_all(), embedder=embedder)
+        search(RetrievalRequest(query="VPN", scope=scope_all(), top_k=3), config=remote(stub),
+               embedder=embedder)
     assert stub.requests[before:] == [{"model": "stub-embed", "input": ["VPN"],
                                        "encoding_format": "float", "dimensions": 1024}]
 

@@ -20,6 +20,7 @@ from knowledge.ingest import vault_ingest
 from knowledge.sidecar import SIDECAR_MAX_BYTES
 from retrieval.filters import filters_parse
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 from tests.knowledge.formats.files import docx_bytes
 
 REPORT_TEXT = "Porphyry copper exploration report: drill holes, assay intervals and grades."
@@ -51,8 +52,8 @@ def stored(relative_path: str) -> tuple[dict, list[str], dict]:
 
 def found(filters: dict) -> set[str]:
     config = dataclasses.replace(get_config(), rag_retrieval="hybrid")
-    outcome = search(scope=scope_all(), query="copper exploration report assay", top_k=20,
-                     config=config, filters=filters_parse(filters))
+    outcome = search(RetrievalRequest(query="copper exploration report assay", scope=scope_all(),
+                                      top_k=20, filters=filters_parse(filters)), config=config)
     return {hit.relative_path for hit in outcome.results}
 
 

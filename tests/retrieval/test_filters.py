@@ -16,6 +16,7 @@ from retrieval import lexical, vector
 from retrieval.filters import filtered_scope, filters_parse
 from retrieval.lexical import lexical_search
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 
 MODES = ("vector", "lexical", "hybrid")
 QUERY = "copper porphyry drilling assay intervals"
@@ -59,8 +60,8 @@ def reports(db, tmp_path):
 
 def run(query: str = QUERY, *, filters, mode: str = "hybrid", top_k: int = 5):
     config = dataclasses.replace(get_config(), rag_retrieval=mode)
-    return search(scope=scope_all(), query=query, top_k=top_k, config=config,
-                  filters=filters_parse(filters))
+    return search(RetrievalRequest(query=query, scope=scope_all(), top_k=top_k,
+                                   filters=filters_parse(filters)), config=config)
 
 
 def paths(outcome) -> set[str]:
@@ -164,8 +165,9 @@ def test_lexical_filtered_is_the_exhaustive_ranking_of_the_admitted_chunks(repor
 
 def test_explain_reports_the_filter(reports):
     config = dataclasses.replace(get_config(), rag_retrieval="hybrid")
-    outcome = search(scope=scope_all(), query=QUERY, top_k=3, config=config, explain=True,
-                     filters=filters_parse({"format": "markdown", "folder": "reports/gansu"}))
+    outcome = search(RetrievalRequest(
+        query=QUERY, scope=scope_all(), top_k=3, explain=True,
+        filters=filters_parse({"format": "markdown", "folder": "reports/gansu"})), config=config)
     assert outcome.explain is not None
     assert outcome.explain["parameters"]["filters"] == {
         "format": ["markdown"], "folder": ["reports/gansu/"], "documents": 3,

@@ -10,14 +10,15 @@ from core.config import get_config
 from core.errors import InvalidRequest
 from knowledge.embeddings import EmbeddingDimMismatch, FakeLexicalEmbedder
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 from retrieval.vector import RetrievalNotReady
 
 
 def run(query: str, top_k: int | None = None, **kwargs):
     # The first release's contract: the vector mode (tests/retrieval/test_pipeline.py covers
     # lexical and hybrid).
-    return search(scope=scope_all(), query=query, top_k=top_k, config=get_config(), mode="vector",
-                  **kwargs)
+    return search(RetrievalRequest(query=query, scope=scope_all(), top_k=top_k, mode="vector"),
+                  config=get_config(), **kwargs)
 
 
 def test_escalation_question_ranks_the_escalation_policy_first(sample_index):

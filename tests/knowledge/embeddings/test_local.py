@@ -27,6 +27,7 @@ from knowledge.ingest import vault_ingest
 from knowledge.preparing import PreparedNote, chunk_texts, note_prepare
 from knowledge.selectors import health_report, index_counts
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 from tests.conftest import cli_env
 from tests.harness import ROOT
 
@@ -250,8 +251,8 @@ def test_switching_fake_to_local_qwen3_adds_only_the_missing_vectors(sample_inde
     assert index_counts(config=qwen).embeddings_current_config == len(chunks)
     assert (health_report(config=qwen, scope=scope_all())["details"]["embeddings_current_config"]
             == len(chunks))
-    hits = search(scope=scope_all(), query="Atlas CRM export", top_k=3, config=qwen,
-                  mode="vector").results
+    hits = search(RetrievalRequest(query="Atlas CRM export", scope=scope_all(), top_k=3,
+                                   mode="vector"), config=qwen).results
     # The scores are the cosines with the qwen vectors, not with the fake ones still stored.
     query = get_embedder(config=qwen).embed_query("Atlas CRM export")
     with connection.cursor() as cursor:
@@ -423,7 +424,7 @@ def test_minilm_beats_lexical_matching_on_paraphrased_questions(db, tmp_path, co
         config = config_override(embedding_provider=provider, embedding_model=model)
         vault_ingest(vault_path=vault, config=config, prepare_workers=0)
         correct[provider] = sum(
-            search(scope=scope_all(), query=question, top_k=1,
+            search(RetrievalRequest(query=question, scope=scope_all(), top_k=1),
                    config=config).results[0].relative_path == expected
             for question, expected in PARAPHRASED_QUESTIONS)
     print(f"rank-1 correct of {len(PARAPHRASED_QUESTIONS)}: {correct}")
