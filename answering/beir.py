@@ -37,7 +37,7 @@ from core.config import Config
 from core.errors import InvalidRequest, NotFound
 from knowledge.bases import kb_create, kb_delete, kb_get
 from knowledge.embeddings import EmbeddingProvider, get_embedder
-from knowledge.ingest import IngestResult, vault_ingest
+from knowledge.ingest import IngestRequest, IngestResult, vault_ingest
 from knowledge.vault_index import vault_forget
 from retrieval.fitting import ndcg_at_10
 from retrieval.pipeline import channels_fetch, pipeline_clock, pipeline_run
@@ -319,8 +319,8 @@ def beir_index(*, collection: BeirCollection, config: Config,
     folder = beir_folder(config=config, slug=slug)
     base = _base_ensure(slug=slug, folder=folder)
     paths = beir_write(collection=collection, folder=folder)
-    return base, paths, vault_ingest(vault_path=folder, config=config, knowledge_base=slug,
-                                     prune=True)
+    return base, paths, vault_ingest(IngestRequest(vault_path=folder, knowledge_base=slug,
+                                                   prune=True), config=config)
 
 
 def _base_ensure(*, slug: str, folder: Path) -> int:

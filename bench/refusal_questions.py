@@ -80,7 +80,7 @@ def base_ready(*, name: str, spec: dict[str, str], config) -> int:
     from answering.beir import beir_index, beir_load
     from core.errors import NotFound
     from knowledge.bases import kb_create, kb_get
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
 
     slug = f"refusal-{name}"
     if "beir" in spec:
@@ -93,7 +93,7 @@ def base_ready(*, name: str, spec: dict[str, str], config) -> int:
         except NotFound:
             base = kb_create(slug=slug, name=f"Refusal questions: {name}",
                              sources=[str(folder)]).id
-        result = vault_ingest(vault_path=folder, config=config, prepare_workers=0)
+        result = vault_ingest(IngestRequest(vault_path=folder, prepare_workers=0), config=config)
     print(f"{slug}: {result.chunks_written} chunks written", file=sys.stderr)
     return base
 

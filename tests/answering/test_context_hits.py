@@ -8,7 +8,7 @@ from answering.context import context_build
 from answering.context_hits import CONTEXT_SEARCH_DEPTH, context_hits
 from core.config import get_config
 from knowledge.embeddings import FakeLexicalEmbedder
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from retrieval.services import search
 from retrieval.types import RetrievalRequest
 from traces.recording import trace_begin, trace_detach, trace_record
@@ -31,7 +31,7 @@ def vault_write(folder, *, parts: int) -> None:
 
 def test_the_memo_beyond_the_top_k_fills_a_place_the_cap_frees(db, tmp_path):
     vault_write(tmp_path, parts=12)
-    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=tmp_path, prepare_workers=0), config=get_config())
     config = get_config()
     outcome = search(RetrievalRequest(query=QUESTION, scope=scope_all(), top_k=5), config=config,
                      embedder=EMBEDDER)
@@ -53,7 +53,7 @@ def test_the_memo_beyond_the_top_k_fills_a_place_the_cap_frees(db, tmp_path):
 
 def test_a_top_k_the_cap_leaves_whole_is_not_searched_again(db, tmp_path, monkeypatch):
     vault_write(tmp_path, parts=2)
-    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=tmp_path, prepare_workers=0), config=get_config())
     config = get_config()
     outcome = search(RetrievalRequest(query=QUESTION, scope=scope_all(), top_k=3), config=config,
                      embedder=EMBEDDER)
@@ -74,7 +74,7 @@ def test_a_top_k_the_cap_leaves_whole_is_not_searched_again(db, tmp_path, monkey
 
 def test_the_deeper_search_leaves_the_traced_parameters_of_the_answer(db, tmp_path):
     vault_write(tmp_path, parts=12)
-    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=tmp_path, prepare_workers=0), config=get_config())
     config = get_config()
     trace = trace_begin(operation="ask", channel="test")
     try:

@@ -264,10 +264,10 @@ def test_geology_sample_finds_every_expected_file_and_page(db):
     question of eval/geo-questions.yaml finds its file, and its page where it names one, in
     the top 5 (the scanned pages only with the OCR extra)."""
     from knowledge.formats import ocr
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
 
-    result = vault_ingest(vault_path=ROOT / "samples" / "geo-kb", config=get_config(),
-                          prepare_workers=0)
+    result = vault_ingest(IngestRequest(vault_path=ROOT / "samples" / "geo-kb", prepare_workers=0),
+                          config=get_config())
     assert result.files_rejected == 0
     questions = questions_load(path=ROOT / "eval" / "geo-questions.yaml")
     if not ocr.ocr_available():

@@ -66,7 +66,7 @@ def test_two_notes_that_disagree_both_reach_the_model_with_their_dates(db, tmp_p
     from access.callers import scope_all
     from answering.services import ask
     from core.config import get_config
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
 
     vault = tmp_path / "vault"
     vault.mkdir()
@@ -76,7 +76,7 @@ def test_two_notes_that_disagree_both_reach_the_model_with_their_dates(db, tmp_p
     (vault / "grade-2026.md").write_text(
         "---\nupdated: 2026-06-30\n---\n# Ore grade\n\nThe Dongshan deposit averages 0.48 "
         "percent copper over the main lode after the new drilling.\n", encoding="utf-8")
-    vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=get_config())
     with StubOpenAI(behaviour="json", answer="0.62 [1] or 0.48 [2].") as stub:
         config = openai(config_override, stub, llm_timeout_seconds=5.0)
         body = ask_body(ask(AnswerRequest(

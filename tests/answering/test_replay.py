@@ -17,7 +17,7 @@ from answering.prompts import PROMPT_VERSION, QUESTION_HEADER, SOURCES_HEADER
 from answering.replay import BEFORE_REPLAY, context_replay, trace_report
 from answering.services import AnswerRequest, ask
 from core.config import get_config
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from retrieval.services import search
 from retrieval.types import RetrievalRequest
 from tests.answering.stub_openai import StubOpenAI
@@ -50,7 +50,7 @@ def vault(db, tmp_path) -> Path:
     folder.mkdir()
     (folder / "drilling.md").write_text(DRILLING, encoding="utf-8")
     (folder / "summary.md").write_text(SUMMARY, encoding="utf-8")
-    vault_ingest(vault_path=folder, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=folder, prepare_workers=0), config=get_config())
     return folder
 
 
@@ -92,7 +92,7 @@ def show(trace_id: str, *args: str, capsys) -> tuple[int, str]:
 def rewrite(vault: Path, name: str, old: str, new: str) -> None:
     path = vault / name
     path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
-    vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=get_config())
 
 
 def test_the_trace_records_every_chunk_of_a_merged_block_in_document_order(vault, stub):
@@ -172,7 +172,7 @@ def test_a_deleted_chunk_is_reported(vault, stub, capsys):
     trace = recorded(trace_id)
     (gone,) = [entry for entry in trace["citations"] if entry["source"] == "summary.md"]
     (vault / "summary.md").unlink()
-    vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=get_config())
     replay = context_replay(trace=trace)
     blocks = {block.source: block for block in replay.blocks}
     assert blocks["summary.md"].status == "deleted" and blocks["summary.md"].text is None

@@ -15,7 +15,7 @@ from answering.modes import FALLBACK_NOTICE
 from answering.services import AnswerRequest, ask, ask_prepare
 from answering.streaming import ask_events
 from core.config import get_config
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from retrieval.services import search
 from retrieval.types import RetrievalRequest
 from tests.api.http import unquoted
@@ -186,8 +186,8 @@ class _ConnectionProbe:
 
 
 def test_no_database_connection_is_held_while_the_llm_answers(clean_tables, monkeypatch):
-    vault_ingest(vault_path=ROOT / "samples" / "acme-vault", config=get_config(),
-                 prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=ROOT / "samples" / "acme-vault", prepare_workers=0),
+                 config=get_config())
     probe = _ConnectionProbe()
     monkeypatch.setattr(services, "get_llm_client", lambda *, config: probe)
     body = ask_body(ask(AnswerRequest(question=IN_DOMAIN, scope=scope_all(), top_k=None,
@@ -212,7 +212,7 @@ def test_a_table_cut_between_chunks_reaches_the_model_with_its_header_row(db, tm
     (tmp_path / "drill.md").write_text(
         "# Drill report\n\n## Intervals\n\nTable 4 Drill intervals of the 2023 campaign\n\n"
         "| hole | from (m) | to (m) | Cu % |\n| --- | --- | --- | --- |\n" + rows + "\n")
-    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=tmp_path, prepare_workers=0), config=get_config())
     with connection.cursor() as cursor:
         cursor.execute("SELECT chunk_index, content FROM chunks ORDER BY chunk_index")
         chunks = cursor.fetchall()
@@ -245,7 +245,7 @@ def test_a_sentence_cut_by_a_page_break_reaches_the_model_whole(db, tmp_path, co
                "will")
     rest = "arrive on 14 April 2024 and be installed by the shaft crew within two shifts."
     (tmp_path / "shaft.pdf").write_bytes(pdf_bytes([opening, rest]))
-    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=tmp_path, prepare_workers=0), config=get_config())
     with connection.cursor() as cursor:
         cursor.execute("SELECT chunk_index, content, page_start FROM chunks ORDER BY chunk_index")
         chunks = cursor.fetchall()
@@ -274,7 +274,7 @@ def test_the_memo_beyond_the_top_k_reaches_the_answers_context(db, tmp_path, mon
     from tests.answering.test_context_hits import QUESTION, vault_write
 
     vault_write(tmp_path, parts=12)
-    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=tmp_path, prepare_workers=0), config=get_config())
     outcome = search(RetrievalRequest(query=QUESTION, scope=scope_all(), top_k=5),
                      config=get_config())
     assert {hit.source for hit in outcome.results} == {"report.md"}

@@ -17,7 +17,7 @@ from access.callers import scope_all
 from core.config import config_use, config_with, get_config
 from core.embedded_pg import Cluster
 from core.replicas import primary_reads, replica_aliases, replica_states
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from retrieval.services import search
 from retrieval.types import RetrievalRequest
 from tests.harness import ROOT, bootstrap_credentials
@@ -93,7 +93,7 @@ def traced_search(config, **options):
 def test_searches_read_the_replica_and_fall_back_to_the_primary(replica, on_replica):
     standby, socket_dir, _ = replica
     config = on_replica
-    result = vault_ingest(vault_path=SAMPLE_VAULT, config=config)
+    result = vault_ingest(IngestRequest(vault_path=SAMPLE_VAULT), config=config)
     caught_up(config, chunks=result.chunks_written)
     [state] = replica_states(config)
     assert state["usable"] and state["lag_seconds"] is not None and state["lag_seconds"] < 5
@@ -149,7 +149,7 @@ def test_searches_read_the_replica_and_fall_back_to_the_primary(replica, on_repl
 @pytest.mark.django_db(transaction=True, databases="__all__")
 def test_writes_go_to_the_primary_even_inside_a_search(replica, on_replica):
     config = on_replica
-    result = vault_ingest(vault_path=SAMPLE_VAULT, config=config)
+    result = vault_ingest(IngestRequest(vault_path=SAMPLE_VAULT), config=config)
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM ingest_runs")
         assert cursor.fetchone() == (1,)

@@ -13,7 +13,7 @@ from core.config import get_config
 from core.dburl import database_settings
 from knowledge import sql as knowledge_sql
 from knowledge.db_schema import DatabaseNotUtf8, database_utf8_check
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from knowledge.lexical import (
     ANALYZER_VERSION,
     POSITION_MAX,
@@ -216,7 +216,7 @@ def recount() -> tuple[int, int]:
 
 
 def ingest(path: Path):
-    return vault_ingest(vault_path=path, config=get_config(), prepare_workers=0)
+    return vault_ingest(IngestRequest(vault_path=path, prepare_workers=0), config=get_config())
 
 
 @pytest.fixture

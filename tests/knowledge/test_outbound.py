@@ -21,7 +21,7 @@ from answering.services import AnswerRequest
 from core.config import config_with, get_config
 from knowledge.bases import kb_create, kb_get, kb_update
 from knowledge.db_schema import db_init
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from knowledge.outbound import OutboundRefused, endpoint_is_local
 from retrieval.types import RetrievalRequest
 from tests.answering.stub_openai import StubOpenAI
@@ -89,7 +89,7 @@ def test_an_ingest_of_a_local_only_base_sends_nothing_to_a_remote_embedder(vault
                                                                           caplog):
     with StubEmbeddings() as stub:
         with pytest.raises(OutboundRefused, match="local-only knowledge base.*private") as refused:
-            vault_ingest(vault_path=vault_in_private, config=remote_embedding(stub))
+            vault_ingest(IngestRequest(vault_path=vault_in_private), config=remote_embedding(stub))
         assert stub.requests == []
         assert refused.value.http_status == 403
         assert refused.value.details == {"knowledge_bases": ["private"],
@@ -100,7 +100,8 @@ def test_an_ingest_of_a_local_only_base_sends_nothing_to_a_remote_embedder(vault
             cursor.execute("SELECT count(*) FROM documents")
             assert cursor.fetchone() == (0,)
         kb_update(slug="private", outbound="allowed")
-        result = vault_ingest(vault_path=vault_in_private, config=remote_embedding(stub))
+        result = vault_ingest(IngestRequest(vault_path=vault_in_private),
+                              config=remote_embedding(stub))
     assert result.status == "success" and len(stub.texts) == result.embeddings_written
     assert result.outbound == {"127.0.0.1": {
         "texts": len(stub.texts), "bytes": sum(len(text.encode()) for text in stub.texts)}}
@@ -113,7 +114,7 @@ def test_an_ingest_of_a_local_only_base_sends_nothing_to_a_remote_embedder(vault
 def test_an_embedding_server_on_this_machine_may_embed_a_local_only_base(vault_in_private):
     with StubEmbeddings() as stub:
         config = config_with(remote_embedding(stub), RAG_OUTBOUND_LOCAL_HOSTS="127.0.0.1")
-        result = vault_ingest(vault_path=vault_in_private, config=config)
+        result = vault_ingest(IngestRequest(vault_path=vault_in_private), config=config)
     assert result.status == "success" and result.outbound == {}
 
 

@@ -16,7 +16,7 @@ from fpdf import FPDF
 from access.callers import scope_all
 from core.config import get_config
 from knowledge.formats.base import pdf_date
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from knowledge.sidecar import SIDECAR_MAX_BYTES
 from retrieval.filters import filters_parse
 from retrieval.services import search
@@ -39,7 +39,7 @@ def report_pdf() -> bytes:
 
 
 def ingest(vault):
-    return vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    return vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=get_config())
 
 
 def stored(relative_path: str) -> tuple[dict, list[str], dict]:

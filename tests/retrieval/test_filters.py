@@ -11,7 +11,7 @@ from django.db import connection
 from access.callers import scope_all
 from core.config import get_config
 from core.errors import InvalidRequest
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from retrieval import lexical, vector
 from retrieval.filters import filtered_scope, filters_parse
 from retrieval.lexical import lexical_search
@@ -54,7 +54,7 @@ def reports(db, tmp_path):
     for number in range(60):
         (other / f"memo-{number}.md").write_text(
             f"# Memo {number}\n\nCanteen menu, parking permits and holiday rota {number}.\n")
-    vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=get_config())
     return vault
 
 

@@ -52,10 +52,10 @@ def test_query_without_tokens_returns_nothing_with_zero_confidence(sample_index)
 
 
 def test_chunk_without_heading_has_empty_heading(sample_index, tmp_path):
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
 
     (tmp_path / "plain.md").write_text("zebra quagga okapi without any heading\n")
-    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=tmp_path, prepare_workers=0), config=get_config())
     hit = run("zebra quagga okapi").results[0]
     assert (hit.source, hit.heading_path, hit.heading) == ("plain.md", [], "")
 

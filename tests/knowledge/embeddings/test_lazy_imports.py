@@ -19,7 +19,7 @@ from django.core.management import call_command
 import knowledge.embeddings, knowledge.embeddings.local
 import knowledge.documents, knowledge.backup, knowledge.restore
 from knowledge.embeddings import embedder_status, embedding_native_dim
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import vault_ingest, IngestRequest
 from knowledge.selectors import health_report
 from core import config as module
 from retrieval.services import search
@@ -27,7 +27,7 @@ from retrieval.types import RetrievalRequest
 from access.callers import scope_all
 
 config = module.get_config()
-vault_ingest(vault_path=sys.argv[1], config=config, prepare_workers=0)
+vault_ingest(IngestRequest(vault_path=sys.argv[1], prepare_workers=0), config=config)
 hits = search(RetrievalRequest(query="Atlas CRM export", scope=scope_all(), top_k=3),
               config=config).results
 states = []
