@@ -43,10 +43,10 @@ def conversation_create_view(request, payload: ConversationCreate):
                                                 knowledge_bases=payload.knowledge_bases,
                                                 filters=filters_plain(payload.filters))
     answer = None
+    trace = trace_of(request)
     if payload.question is None:
-        trace_discard()
+        trace_discard(trace)
     else:
-        trace = trace_of(request)
         turn = services.conversation_first_turn(
             caller=request.auth, conversation=conversation, question=payload.question,
             top_k=payload.top_k, fallback=payload.fallback, on_llm_error=payload.on_llm_error,

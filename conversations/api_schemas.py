@@ -10,7 +10,7 @@ from pydantic import AfterValidator, Field
 
 from answering.api_schemas import AskResponse, CitationOut, Notice, ask_body
 from conversations.models import FEEDBACK_ERROR_TYPES, TITLE_MAX_CHARS
-from conversations.services import TurnAnswer
+from conversations.turns import TurnAnswer
 from core.api_schemas import KnowledgeBases, QueryText, StrictRequest, TopK, no_control_characters
 from retrieval.api_schemas import SearchFilters
 

@@ -28,7 +28,8 @@ from answering.streaming import AskEventStream, EventStream, ask_stream_of, ask_
 from conversations.condense import Condensed, Turn, is_follow_up, rule_condense
 from conversations.openai_errors import openai_error_of
 from conversations.openai_models import model_scope
-from conversations.services import ConversationNotes, follow_up_plan
+from conversations.services import follow_up_plan
+from conversations.turns import ConversationNotes
 from core.config import Config
 from core.output import page_span_label
 from traces.recording import Measured, TraceRef, measured_on_failure

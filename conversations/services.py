@@ -14,7 +14,6 @@ import logging
 import random
 import re
 from collections.abc import Generator
-from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -24,7 +23,7 @@ from django.utils import timezone
 
 from access.callers import Caller, Scope
 from answering.citations import MARKER_PATTERN
-from answering.services import Answer, AnswerRequest, AskPlan, ask_answer, ask_prepare
+from answering.services import AnswerRequest, AskPlan, ask_answer, ask_prepare
 from answering.streaming import AskEventStream, ask_stream_of
 from conversations.condense import Condensed, Turn, standalone_query
 from conversations.models import (
@@ -36,11 +35,12 @@ from conversations.models import (
     Message,
 )
 from conversations.selectors import cited_slugs
+from conversations.turns import ConversationNotes, ConversationTurn, TurnAnswer
 from core.config import Config, get_config
 from core.errors import InvalidRequest, LocalRagError, NotFound
 from core.text_tokens import tokens_count
 from retrieval.filters import DocumentFilter, filters_parse
-from traces.recording import Measured, Trace, TraceRef, measured_on_failure
+from traces.recording import TraceRef, measured_on_failure
 
 logger = logging.getLogger("localrag.conversations")
 RATINGS = {"up": FEEDBACK_UP, "down": FEEDBACK_DOWN}
@@ -150,56 +150,6 @@ def conversations_prune(*, days: int) -> int:
 def _title(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= TITLE_MAX_CHARS else text[:TITLE_MAX_CHARS - 1] + "…"
-
-
-@dataclass(frozen=True)
-class ConversationNotes:
-    """What a question asked after earlier turns adds to its trace beside the answer's: how
-    it was made standalone, and in which stored conversation (none for a stateless chat)."""
-
-    condensation: str
-    conversation_id: int | None = None
-
-    def record(self, trace: Trace) -> None:
-        trace.parameters["condensation"] = self.condensation
-        if self.conversation_id is not None:
-            trace.parameters["conversation_id"] = self.conversation_id
-
-
-@dataclass
-class ConversationTurn:
-    """A question being answered in a conversation: what was decided before generation."""
-
-    conversation: Conversation
-    question: Message
-    condensed: Condensed
-    plan: AskPlan
-
-    @property
-    def notes(self) -> ConversationNotes:
-        return ConversationNotes(condensation=self.condensed.method,
-                                 conversation_id=self.conversation.pk)
-
-    @property
-    def measures(self) -> tuple[Measured | None, ...]:
-        """What preparing the turn measured, in the order it was: the condensation, the plan,
-        the conversation's notes."""
-        return (self.condensed, self.plan.measures, self.notes)
-
-
-@dataclass(frozen=True)
-class TurnAnswer:
-    """A question answered in a conversation (conversations/api_schemas.py `turn_body`):
-    the answer, the ids of the question and answer stored, the query searched, and what
-    answering it measured."""
-
-    answer: Answer
-    conversation_id: int
-    question_message_id: int
-    message_id: int
-    standalone_query: str
-    condensation: str
-    measures: tuple[Measured | None, ...] = field(default=(), compare=False)
 
 
 def turn_prepare(*, caller: Caller, conversation_id: int, question: str, top_k: int | None,

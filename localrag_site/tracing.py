@@ -75,8 +75,9 @@ class TraceMiddleware:
             trace.status = "error"
             trace.error_code = _error_code(response) or trace.error_code
         if response.streaming:
-            # The events are made later, as the server sends them: the trace is current while
-            # each is made, and recorded when the last was sent or the response was closed.
+            # The events are made later, as the server sends them: log lines carry the trace's
+            # id while each is made (the view's wrapper records what they measured), and the
+            # trace is recorded when the last was sent or the response was closed.
             trace_detach(trace)
             response.streaming_content = _TracedStream(response.streaming_content, trace)
         else:

@@ -38,7 +38,6 @@ logger = logging.getLogger("localrag.traces")
 # One write in this many also deletes the traces past their retention: no scheduler needed.
 PRUNE_EVERY = 100
 
-_current: contextvars.ContextVar[Trace | None] = contextvars.ContextVar("trace", default=None)
 # Where an error keeps what the service raising it measured first (`measured_on_failure`).
 _MEASURED = "trace_measured"
 
@@ -86,7 +85,6 @@ class Trace:
     answer: str | None = None
     # Set by a request that turned out to search and answer nothing (not recorded).
     discarded: bool = False
-    _token: contextvars.Token[Trace | None] | None = field(default=None, repr=False)
     _log_token: contextvars.Token[str | None] | None = field(default=None, repr=False)
 
     def caller_set(self, caller: Any) -> None:
@@ -117,15 +115,11 @@ class Trace:
 
 
 def trace_begin(*, operation: str, channel: str, caller: Any = None) -> Trace:
-    """Start a trace and make it current in this context (thread or task)."""
+    """Start a trace; the log lines written in this context (thread or task) carry its id."""
     trace = Trace(operation=operation, channel=channel)
     trace.caller_set(caller)
     trace_attach(trace)
     return trace
-
-
-def trace_current() -> Trace | None:
-    return _current.get()
 
 
 def trace_of(request: HttpRequest) -> Trace | None:
@@ -181,44 +175,32 @@ def traced(*, operation: str, channel: str, caller: Any = None) -> Iterator[Trac
     trace_finish(trace)
 
 
-def trace_fail(code: str) -> Trace | None:
-    """Mark the current trace (if any) as failed with error `code`, for a failure that is
-    answered rather than raised (a stream's error event, an error page); returns it."""
-    trace = trace_current()
-    if trace is not None:
-        trace.status, trace.error_code = "error", code
-    return trace
-
-
-def trace_discard() -> None:
-    """Do not record the current trace: its request searched and answered nothing."""
-    trace = trace_current()
+def trace_discard(trace: Trace | None) -> None:
+    """Do not record `trace`: its request searched and answered nothing."""
     if trace is not None:
         trace.discarded = True
 
 
 def trace_attach(trace: Trace) -> None:
-    """Make `trace` current (again): a stream's events run after its request handler left."""
-    trace._token = _current.set(trace)
+    """Give this context's log lines the trace's id (again): a stream's events are made after
+    its request handler left."""
     trace._log_token = trace_id_var.set(trace.id)
 
 
 def trace_detach(trace: Trace) -> None:
-    """Make `trace` no longer current, restoring what was current before it."""
-    if trace._token is None:
+    """Take the trace's id off this context's log lines, restoring the one before it."""
+    if trace._log_token is None:
         return
-    assert trace._log_token is not None  # trace_attach sets both tokens
     try:
-        _current.reset(trace._token)
         trace_id_var.reset(trace._log_token)
-    except ValueError:  # attached in another context: nothing of it is current here
+    except ValueError:  # attached in another context: nothing of it is set here
         pass
-    trace._token = trace._log_token = None
+    trace._log_token = None
 
 
 def trace_finish(trace: Trace, *, error: BaseException | None = None) -> None:
     """Record the trace (never raising: a failed trace write must not fail the answer it
-    describes) and make it no longer current."""
+    describes) and take its id off this context's log lines."""
     trace_detach(trace)
     if trace.discarded and error is None:
         return

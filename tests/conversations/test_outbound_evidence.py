@@ -23,7 +23,7 @@ from conversations.selectors import conversation_dict
 from knowledge.bases import kb_create, kb_update
 from tests.answering.stub_openai import StubOpenAI
 from tests.knowledge.test_outbound import SAMPLE_VAULT, remote_llm
-from traces.recording import trace_current, trace_record, trace_ref, traced
+from traces.recording import trace_record, trace_ref, traced
 
 SECRET = "主库切换口令：只在私有知识库中"  # text only the private base's answer holds
 FOLLOW_UP = "那 P2 呢？"
@@ -52,10 +52,8 @@ def bob(sample_index, tmp_path):
     return user, conversation
 
 
-def ask(user, conversation: Conversation, config) -> dict:
-    """The follow-up asked as the API asks it, what it measured recorded in the current trace
-    (the test's)."""
-    trace = trace_current()
+def ask(user, conversation: Conversation, config, trace=None) -> dict:
+    """The follow-up asked as the API asks it, what it measured recorded in `trace`."""
     turn = services.turn_prepare(caller=caller_for_user(user), conversation_id=conversation.pk,
                                  question=FOLLOW_UP, top_k=5, fallback=False,
                                  on_llm_error="sources", config=config, trace=trace_ref(trace))
@@ -80,7 +78,7 @@ def test_a_turn_of_a_revoked_base_is_sent_nowhere_and_condensation_is_recorded(b
     grant_remove(username="bob", slug="private")
     with StubOpenAI(answer="P2 工单 升级") as stub, traced(operation="ask",
                                                         channel="test") as trace:
-        body = ask(user, conversation, remote_llm(stub, tmp_path))
+        body = ask(user, conversation, remote_llm(stub, tmp_path), trace=trace)
         sent = [json.dumps(request.body, ensure_ascii=False) for request in stub.requests]
     assert body["mode"] == "rag" and sent  # answered by the stub
     assert all(SECRET not in request for request in sent)
@@ -95,7 +93,7 @@ def test_condensation_calls_are_in_the_traces_outbound_record(bob, tmp_path):
     kb_update(slug="private", outbound="allowed")
     with StubOpenAI(answer="数据库 主库 故障 P2") as stub, traced(operation="ask",
                                                               channel="test") as trace:
-        body = ask(user, conversation, remote_llm(stub, tmp_path))
+        body = ask(user, conversation, remote_llm(stub, tmp_path), trace=trace)
     assert body["condensation"] == "llm" and len(stub.requests) == 2
     condense, answer = trace.parameters["outbound"]
     assert (condense["what"], condense["knowledge_bases"]) == ("LLM", ["private"])

@@ -17,7 +17,8 @@ from access.callers import Caller
 from conversations.condense import AS_ASKED
 from conversations.models import FEEDBACK_UP, Conversation, Message
 from conversations.selectors import WITHHELD_MESSAGE, cited_slugs
-from conversations.services import ConversationTurn, conversations_list
+from conversations.services import conversations_list
+from conversations.turns import ConversationTurn
 from workbench.forms import ConversationStartForm
 from workbench.pages.ask import (
     AnswerView,
