@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from ninja import Schema
 
+from answering.services import Answer
 from core.api_schemas import KnowledgeBases, QueryText, StrictRequest, TopK
 from retrieval.api_schemas import RefusalSignalsOut, SearchFilters
 
@@ -85,3 +86,18 @@ class AskResponseWithNotice(AskResponse):
 
 # The notice is a field only of the answers that have one: every other body stays as it was.
 AskOutcome = AskResponseWithNotice | AskResponse
+
+
+def ask_body(answer: Answer, *, trace_id: str | None) -> dict[str, Any]:
+    """The /ask body of `answer` (AskOutcome): `notice` only when the model failed and its
+    sources were answered instead, `trace_id` under a trace."""
+    body: dict[str, Any] = {"mode": answer.mode, "confidence": answer.confidence,
+                            "answer": answer.answer, "citations": answer.citations,
+                            "invalid_citations_removed": answer.invalid_citations_removed,
+                            "unsupported_citations": answer.unsupported_citations,
+                            "refusal": answer.refusal}
+    if answer.notice is not None:
+        body["notice"] = answer.notice
+    if trace_id is not None:
+        body["trace_id"] = trace_id
+    return body

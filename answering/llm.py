@@ -94,12 +94,14 @@ def llm_outbound_check(*, config: Config, what: str, knowledge_bases: Iterable[s
 
 
 def llm_outbound_record(*, config: Config, messages: Messages, knowledge_bases: Iterable[str] = (),
-                        chunk_ids: Iterable[int | None] = ()) -> None:
-    """Record in the current trace what an LLM server outside this machine is sent."""
-    if config.llm_provider == "openai-compatible":
-        outbound_record(config=config, url=config.llm_base_url, what="LLM",
-                        texts=[message["content"] for message in messages],
-                        knowledge_bases=knowledge_bases, chunk_ids=chunk_ids)
+                        chunk_ids: Iterable[int | None] = ()) -> dict[str, Any] | None:
+    """The record of what an LLM server outside this machine is sent (knowledge/outbound.py),
+    for the caller to return with what it measured; None for a model on this machine."""
+    if config.llm_provider != "openai-compatible":
+        return None
+    return outbound_record(config=config, url=config.llm_base_url, what="LLM",
+                           texts=[message["content"] for message in messages],
+                           knowledge_bases=knowledge_bases, chunk_ids=chunk_ids)
 
 
 def get_llm_client(*, config: Config) -> LLMClient:

@@ -249,9 +249,4 @@ def _block_rebuilt(*, number: int, entry: Mapping[str, Any], rows: list[StoredCh
 
 
 def _hit(row: StoredChunk, *, score: float) -> SearchHit:
-    return SearchHit(content=row.content, source=row.relative_path,
-                     relative_path=row.relative_path, heading_path=list(row.heading_path),
-                     heading=row.heading_path[-1] if row.heading_path else "", score=score,
-                     chunk_index=row.chunk_index, document_id=row.document_id,
-                     content_hash=row.content_hash, page_start=row.page_start,
-                     page_end=row.page_end, chunk_id=row.id)
+    return SearchHit.from_row(row, chunk_id=row.id, score=score, knowledge_base=None)

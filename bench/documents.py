@@ -69,10 +69,10 @@ def parse(data: bytes, pages: int) -> dict:
 
 def ingest(name: str, root: Path, pages: int) -> dict:
     from core.config import get_config
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
 
     started = time.perf_counter()
-    result = vault_ingest(vault_path=root, config=get_config())
+    result = vault_ingest(IngestRequest(vault_path=root), config=get_config())
     elapsed = time.perf_counter() - started
     files = result.files_seen
     return {"measurement": name, "files": files, "pdf_pages": pages,

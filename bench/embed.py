@@ -101,7 +101,7 @@ def measure_throughput(embedder, chunks: list, rounds: int, label: str) -> None:
 def measure_ingest(config, copies: int) -> None:
     """Ingest a fresh copy of the sample vault, timing the model calls inside it."""
     from embeddings.local import LocalModelEmbedder
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
 
     model_seconds = 0.0
     original = LocalModelEmbedder.embed_documents
@@ -120,7 +120,7 @@ def measure_ingest(config, copies: int) -> None:
         for copy in range(copies):
             shutil.copytree(SAMPLE_VAULT, root / f"copy-{copy:03d}")
         started = time.perf_counter()
-        result = vault_ingest(vault_path=root, config=config, prepare_workers=0)
+        result = vault_ingest(IngestRequest(vault_path=root, prepare_workers=0), config=config)
         elapsed = time.perf_counter() - started
         overhead = elapsed - model_seconds
         emit({"measurement": "ingest", "vault": f"samples/acme-vault x{copies}",

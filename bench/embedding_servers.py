@@ -39,7 +39,7 @@ def main() -> None:
     django_setup()
     sys.path.insert(0, str(ROOT))
     from core.config import config_with, get_config
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
     from knowledge.store import documents_delete
 
     root = Path(tempfile.mkdtemp(prefix="local-rag-bench-servers-"))
@@ -59,7 +59,7 @@ def main() -> None:
                     EMBEDDING_MODEL="stub-embed", EMBEDDING_BASE_URL=",".join(urls),
                     EMBEDDING_MAX_CONCURRENCY=str(args.concurrency))
                 started = time.perf_counter()
-                result = vault_ingest(vault_path=root, config=config)
+                result = vault_ingest(IngestRequest(vault_path=root), config=config)
                 elapsed = time.perf_counter() - started
             finally:
                 for server in servers:

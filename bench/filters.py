@@ -27,6 +27,8 @@ from _setup import django_setup, vacuum
 from lexical import vocabulary
 from scale import SEED, ingest, percentiles, queries_make, vault_remove, vault_write
 
+from retrieval.types import RetrievalRequest
+
 REGIONS = ("Yunnan", "Sichuan", "Tibet", "Gansu", "Xinjiang", "Inner Mongolia", "Qinghai",
            "Guizhou")
 MINERALS = ("copper", "gold", "molybdenum", "lead", "zinc", "tungsten")
@@ -64,7 +66,8 @@ def measure(queries: list[str], filters: dict | None) -> dict:
     times, returned = [], []
     for query in queries:
         started = time.perf_counter()
-        outcome = search(query=query, top_k=10, config=config, scope=scope, filters=parsed)
+        outcome = search(RetrievalRequest(query=query, scope=scope, top_k=10, filters=parsed),
+                         config=config)
         times.append(time.perf_counter() - started)
         returned.append(len(outcome.results))
     return {**percentiles(times), "mean_results": round(sum(returned) / len(returned), 2),

@@ -47,11 +47,13 @@ FEATURES = ("top", "gap", "1/support", "coverage", "cjk_share", "cjk_share*cover
 
 def dump(args: argparse.Namespace) -> None:
     django_setup()
+    from access.callers import Scope
     from core.config import get_config
     from embeddings import get_embedder
     from evaluation.beir import beir_index, beir_load
     from knowledge.bases import kb_get
     from retrieval.pipeline import pipeline_run
+    from retrieval.types import RetrievalRequest
 
     config = get_config()
     collection = beir_load(path=Path(args.beir), split=args.split)
@@ -65,9 +67,9 @@ def dump(args: argparse.Namespace) -> None:
     queries = []
     for number, query_id in enumerate(query_ids, start=1):
         text = collection.queries[query_id]
-        run = pipeline_run(query=text, vector=embedder.embed_query(text),
-                           top_k=config.rag_top_k, mode=config.rag_retrieval, config=config,
-                           embedder=embedder, knowledge_base_ids=[base])
+        run = pipeline_run(RetrievalRequest(query=text, scope=Scope.of([base]),
+                                            top_k=config.rag_top_k, mode=config.rag_retrieval),
+                           vector=embedder.embed_query(text), config=config, embedder=embedder)
         ranking = list(dict.fromkeys(paths.get(item.hit.relative_path, "")
                                      for item in run.results))
         hit_rank = next((rank for rank, doc in enumerate(ranking, start=1)

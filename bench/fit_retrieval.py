@@ -45,12 +45,14 @@ def queries_sample(query_ids: list[str], args: argparse.Namespace) -> list[str]:
 
 def dump(args: argparse.Namespace) -> None:
     django_setup()
+    from access.callers import Scope
     from core.config import get_config
     from embeddings import get_embedder
     from evaluation.beir import beir_index, beir_load
     from retrieval.pipeline import pipeline_run
     from retrieval.rerank.base import RerankCandidate
     from retrieval.rerank.features import features_signals
+    from retrieval.types import RetrievalRequest
 
     config = dataclasses.replace(get_config(), rag_rerank="none", rag_fusion="convex")
     collection = beir_load(path=Path(args.beir), split=args.split)
@@ -63,10 +65,9 @@ def dump(args: argparse.Namespace) -> None:
     for number, query_id in enumerate(query_ids, start=1):
         text = collection.queries[query_id]
         # The best RAG_CANDIDATES of the fusion: all a reranker could lift into the top ten.
-        run = pipeline_run(query=text, vector=embedder.embed_query(text),
-                           top_k=config.rag_candidates,
-                           mode="hybrid", config=config, embedder=embedder,
-                           knowledge_base_ids=[base])
+        run = pipeline_run(RetrievalRequest(query=text, scope=Scope.of([base]),
+                                            top_k=config.rag_candidates, mode="hybrid"),
+                           vector=embedder.embed_query(text), config=config, embedder=embedder)
         bm25_max = max((item.bm25 for item in run.results if item.bm25), default=0.0)
         candidates = []
         for item in run.results:

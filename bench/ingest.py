@@ -64,10 +64,11 @@ def generate(root: Path, notes: int, seed: int) -> list[Path]:
 
 def measure(name: str, root: Path, notes: int, workers: int | None) -> dict:
     from core.config import get_config
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
 
     started = time.perf_counter()
-    result = vault_ingest(vault_path=root, config=get_config(), prepare_workers=workers)
+    result = vault_ingest(IngestRequest(vault_path=root, prepare_workers=workers),
+                          config=get_config())
     elapsed = time.perf_counter() - started
     line = {"measurement": name, "notes": notes, "prepare_workers": workers,
             "seconds": round(elapsed, 3),

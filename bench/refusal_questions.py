@@ -36,6 +36,8 @@ from typing import Any
 
 from _setup import ROOT, django_setup
 
+from retrieval.types import RetrievalRequest
+
 RULES = ("threshold", "signals")
 
 
@@ -78,7 +80,7 @@ def base_ready(*, name: str, spec: dict[str, str], config) -> int:
     from core.errors import NotFound
     from evaluation.beir import beir_index, beir_load
     from knowledge.bases import kb_create, kb_get
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
 
     slug = f"refusal-{name}"
     if "beir" in spec:
@@ -91,7 +93,7 @@ def base_ready(*, name: str, spec: dict[str, str], config) -> int:
         except NotFound:
             base = kb_create(slug=slug, name=f"Refusal questions: {name}",
                              sources=[str(folder)]).id
-        result = vault_ingest(vault_path=folder, config=config, prepare_workers=0)
+        result = vault_ingest(IngestRequest(vault_path=folder, prepare_workers=0), config=config)
     print(f"{slug}: {result.chunks_written} chunks written", file=sys.stderr)
     return base
 
@@ -104,8 +106,8 @@ def question_ask(*, base: str, base_id: int, question, config) -> Asked:
     from retrieval.services import search
     from retrieval.signals import signals_measure
 
-    outcome = search(query=question.question, top_k=config.rag_top_k, config=config,
-                     scope=Scope.of([base_id]))
+    outcome = search(RetrievalRequest(query=question.question, scope=Scope.of([base_id]),
+                                      top_k=config.rag_top_k), config=config)
     signals = signals_measure(query=question.question, hits=outcome.results,
                               confidence=outcome.confidence)
     refused = {}

@@ -99,10 +99,10 @@ def queries_make(count: int, words: tuple) -> list[str]:
 
 def ingest(root: Path, name: str) -> dict:
     from core.config import get_config
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
 
     started = time.perf_counter()
-    result = vault_ingest(vault_path=root, config=get_config())
+    result = vault_ingest(IngestRequest(vault_path=root), config=get_config())
     elapsed = time.perf_counter() - started
     return {"measurement": name, "seconds": round(elapsed, 1),
             "chunks_written": result.chunks_written,

@@ -19,6 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from _setup import django_setup, server_start, vacuum
 
+from retrieval.types import RetrievalRequest
+
 WORDS = ("latency deploy customer export policy incident escalation runbook database replica "
          "quota token invoice contract pipeline cluster failover alert dashboard region backup "
          "restore retention audit schema migration index throughput release 客户 工单 升级 导出 "
@@ -74,7 +76,8 @@ def in_process(requests: int) -> dict[str, float]:
     samples = []
     for number in range(requests):
         started = time.perf_counter()
-        search(scope=scope_all(), query=QUERIES[number % len(QUERIES)], top_k=5, config=config)
+        search(RetrievalRequest(query=QUERIES[number % len(QUERIES)], scope=scope_all(), top_k=5),
+               config=config)
         samples.append(time.perf_counter() - started)
     return percentiles(samples)
 

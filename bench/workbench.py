@@ -74,7 +74,7 @@ def main() -> None:
     from evaluation.models import QuestionSet
     from evaluation.runs import question_set_import, run_launch
     from jobs.worker import Worker
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
     from knowledge.models import Chunk
     from knowledge.vault_index import vault_forget
 
@@ -86,7 +86,7 @@ def main() -> None:
         for name in ("acme-vault", "geo-kb"):
             folder = work / name
             shutil.copytree(ROOT / "samples" / name, folder)
-            vault_ingest(vault_path=folder, config=get_config())
+            vault_ingest(IngestRequest(vault_path=folder), config=get_config())
             folders.append(folder)
         vacuum()
         client = Client(SERVER_NAME="localhost", raise_request_exception=True)

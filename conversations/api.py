@@ -10,6 +10,7 @@ from ninja.responses import Status
 
 from access.auth import CallerRequest
 from answering.sse import SSEFrames, sse_response
+from answering.streaming import RecordedEvents
 from conversations import services
 from conversations.api_schemas import (
     ConversationCreate,
@@ -21,6 +22,7 @@ from conversations.api_schemas import (
     FeedbackRecorded,
     MessageAsk,
     TurnResponse,
+    turn_body,
 )
 from conversations.selectors import (
     MESSAGES_PAGE_DEFAULT,
@@ -32,7 +34,7 @@ from conversations.selectors import (
 from core.api_schemas import ErrorBody
 from core.config import get_config
 from retrieval.api_schemas import filters_plain
-from traces.recording import trace_discard
+from traces.recording import trace_discard, trace_of, trace_record, trace_ref
 
 router = Router(tags=["conversations"])
 ERRORS = {code: ErrorBody for code in (401, 404, 422, 500, 502, 503, 504)}
@@ -46,13 +48,16 @@ def conversation_create_view(request: CallerRequest,
                                                 knowledge_bases=payload.knowledge_bases,
                                                 filters=filters_plain(payload.filters))
     answer = None
+    trace = trace_of(request)
     if payload.question is None:
-        trace_discard()
+        trace_discard(trace)
     else:
-        answer = services.conversation_first_turn(
+        turn = services.conversation_first_turn(
             caller=request.auth, conversation=conversation, question=payload.question,
             top_k=payload.top_k, fallback=payload.fallback, on_llm_error=payload.on_llm_error,
-            config=get_config())
+            config=get_config(), trace=trace_ref(trace))
+        trace_record(trace, *turn.measures)
+        answer = turn_body(turn, trace_id=trace.id if trace is not None else None)
         conversation.refresh_from_db()
     return Status(201, {**conversation_dict(conversation, caller=request.auth),
                         "answer": answer})
@@ -97,10 +102,14 @@ def conversation_delete_view(request: CallerRequest, conversation_id: int) -> St
 def conversation_ask_view(request: CallerRequest, conversation_id: int,
                           payload: MessageAsk) -> dict[str, Any]:
     config = get_config()
-    return services.turn_answer(services.turn_prepare(
+    trace = trace_of(request)
+    turn = services.turn_answer(services.turn_prepare(
         caller=request.auth, conversation_id=conversation_id, question=payload.question,
         top_k=payload.top_k, fallback=payload.fallback, on_llm_error=payload.on_llm_error,
-        config=config, filters=filters_plain(payload.filters)), config=config)
+        config=config, filters=filters_plain(payload.filters), trace=trace_ref(trace)),
+        config=config)
+    trace_record(trace, *turn.measures)
+    return turn_body(turn, trace_id=trace.id if trace is not None else None)
 
 
 @router.post("/conversations/{conversation_id}/messages/stream", response={200: None, **ERRORS},
@@ -111,10 +120,14 @@ def conversation_ask_view(request: CallerRequest, conversation_id: int,
 def conversation_ask_stream_view(request: CallerRequest, conversation_id: int,
                                  payload: MessageAsk) -> StreamingHttpResponse:
     config = get_config()
-    events = services.turn_stream(services.turn_prepare(
+    trace = trace_of(request)
+    turn = services.turn_prepare(
         caller=request.auth, conversation_id=conversation_id, question=payload.question,
         top_k=payload.top_k, fallback=payload.fallback, on_llm_error=payload.on_llm_error,
-        config=config, filters=filters_plain(payload.filters)), config=config)
+        config=config, filters=filters_plain(payload.filters), trace=trace_ref(trace))
+    stream = services.turn_stream(turn, config=config)
+    trace_record(trace, *turn.measures)
+    events = RecordedEvents(stream, plan=turn.plan, trace=trace)
     return sse_response(SSEFrames(events, closes=events))
 
 

@@ -8,8 +8,9 @@ from typing import Annotated, Any, Literal
 from ninja import Schema
 from pydantic import AfterValidator, Field
 
-from answering.api_schemas import AskResponse, CitationOut, Notice
+from answering.api_schemas import AskResponse, CitationOut, Notice, ask_body
 from conversations.models import FEEDBACK_ERROR_TYPES, TITLE_MAX_CHARS
+from conversations.turns import TurnAnswer
 from core.api_schemas import KnowledgeBases, QueryText, StrictRequest, TopK, no_control_characters
 from retrieval.api_schemas import SearchFilters
 
@@ -124,3 +125,11 @@ class ConversationCreated(ConversationOut):
 class FeedbackRecorded(Schema):
     message_id: int
     feedback: FeedbackOut
+
+
+def turn_body(turn: TurnAnswer, *, trace_id: str | None) -> dict[str, Any]:
+    """The body of a question answered in a conversation (TurnResponse): the /ask body, then
+    the conversation's ids and the query searched."""
+    return {**ask_body(turn.answer, trace_id=trace_id), "conversation_id": turn.conversation_id,
+            "question_message_id": turn.question_message_id, "message_id": turn.message_id,
+            "standalone_query": turn.standalone_query, "condensation": turn.condensation}

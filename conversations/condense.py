@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from answering.llm import (
     FakeLLMClient,
@@ -35,6 +36,7 @@ from core.config import Config
 from core.db import connection_released
 from core.errors import LocalRagError
 from core.text_tokens import decode, encode, tokens_count
+from traces.recording import Trace
 
 AS_ASKED, RULE, LLM = "as_asked", "rule", "llm"
 CONDENSE_PROMPT = (
@@ -77,6 +79,12 @@ class Condensed:
     query: str
     method: str  # as_asked, rule or llm
     llm_error: str | None = None  # the code of a failed condensation call (then: rule)
+    # What the condensing model was sent, when it is a server outside this machine
+    # (knowledge/outbound.py): for the trace, as every other call to a server elsewhere.
+    outbound: dict[str, Any] | None = None
+
+    def record(self, trace: Trace) -> None:
+        trace.outbound_add([self.outbound] if self.outbound is not None else [])
 
 
 @dataclass(frozen=True)
@@ -101,22 +109,23 @@ def standalone_query(*, question: str, turns: Sequence[Turn], config: Config,
     if config.llm_provider == "fake":
         return ruled
     cited = sorted({slug for turn in turns for slug in turn.knowledge_bases})
+    sent = None
     try:
         client = _condense_client(config=config)
         llm_outbound_check(config=config, what="the conversation", knowledge_bases=cited,
                            knowledge_base_ids=knowledge_base_ids)
         messages = condense_messages(question=question, turns=turns,
                                      budget=config.rag_condense_token_budget)
-        # In the trace's parameters.outbound, as every other call to a server elsewhere.
-        llm_outbound_record(config=config, messages=messages, knowledge_bases=cited)
+        sent = llm_outbound_record(config=config, messages=messages, knowledge_bases=cited)
         with connection_released(), llm_slot(config=config):
             reply = client.complete(messages=messages)
     except LocalRagError as exc:
-        return Condensed(query=ruled.query, method=RULE, llm_error=exc.code)
+        return Condensed(query=ruled.query, method=RULE, llm_error=exc.code, outbound=sent)
     query = " ".join(reply.strip().strip("\"'“”「」").split())
     if not query or len(query) > CONDENSED_MAX_CHARS:
-        return Condensed(query=ruled.query, method=RULE, llm_error="llm_reply_unusable")
-    return Condensed(query=query, method=LLM)
+        return Condensed(query=ruled.query, method=RULE, llm_error="llm_reply_unusable",
+                         outbound=sent)
+    return Condensed(query=query, method=LLM, outbound=sent)
 
 
 def is_follow_up(question: str) -> bool:

@@ -27,9 +27,14 @@ from ninja import Schema
 from pydantic import Field, ValidationError
 
 from access.callers import OPERATOR, Caller, caller_for_secret
-from answering.api_schemas import AskRequest, AskResponse
-from answering.services import ask
-from conversations.api_schemas import ConversationOut, ConversationSummary, TurnResponse
+from answering.api_schemas import AskRequest, AskResponse, ask_body
+from answering.services import AnswerRequest, ask
+from conversations.api_schemas import (
+    ConversationOut,
+    ConversationSummary,
+    TurnResponse,
+    turn_body,
+)
 from conversations.selectors import conversation_dict, conversation_summary
 from conversations.services import (
     conversation_create,
@@ -46,9 +51,16 @@ from core.text_input import lone_surrogate_check
 from knowledge.api_schemas import DocumentOut, KnowledgeBaseOut
 from knowledge.documents import document_get
 from knowledge.selectors import chunk_get, kb_list_visible
-from retrieval.api_schemas import SearchRequest, SearchResponse, filters_checked, filters_plain
-from retrieval.services import search, search_body
-from traces.recording import traced
+from retrieval.api_schemas import (
+    SearchRequest,
+    SearchResponse,
+    filters_checked,
+    filters_plain,
+    search_body,
+)
+from retrieval.services import search
+from retrieval.types import RetrievalRequest
+from traces.recording import Trace, trace_record, traced
 
 logger = logging.getLogger("localrag.mcp")
 
@@ -133,14 +145,15 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
                                filters=filters)
             current = caller()
             # Under a trace of channel `mcp`: its id is in the body.
-            with traced(operation="search", channel="mcp", caller=current):
-                outcome = search(query=request.query, top_k=request.top_k, config=get_config(),
-                                 scope=current.scope(slugs=request.knowledge_bases),
-                                 explain=request.explain,
-                                 filters=filters_checked(request.filters))
+            with traced(operation="search", channel="mcp", caller=current) as trace:
+                outcome = search(RetrievalRequest(
+                    query=request.query, scope=current.scope(slugs=request.knowledge_bases),
+                    top_k=request.top_k, explain=request.explain,
+                    filters=filters_checked(request.filters)), config=get_config())
+                trace_record(trace, outcome.measures)
                 # exclude_unset, as the endpoint: `explain` only when it was asked for.
-                return SearchResponse.model_validate(search_body(outcome)).model_dump(
-                    exclude_unset=True)
+                return SearchResponse.model_validate(search_body(
+                    outcome, trace_id=trace.id)).model_dump(exclude_unset=True)
         return _tool_result(body)
 
     @server.tool(name="ask")
@@ -158,15 +171,19 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
                                knowledge_bases=knowledge_bases, fallback=fallback,
                                filters=filters)
             current = caller()
-            with traced(operation="ask", channel="mcp", caller=current):
+            with traced(operation="ask", channel="mcp", caller=current) as trace:
                 if conversation_id is None and not new_conversation:
-                    answer = ask(question=request.question, top_k=request.top_k,
-                                 fallback=request.fallback, config=get_config(),
-                                 scope=current.scope(slugs=request.knowledge_bases),
-                                 filters=filters_checked(request.filters))
-                    return AskResponse.model_validate(answer).model_dump()
+                    answer = ask(AnswerRequest(
+                        question=request.question,
+                        scope=current.scope(slugs=request.knowledge_bases), top_k=request.top_k,
+                        fallback=request.fallback, filters=filters_checked(request.filters),
+                        trace=trace.ref()), config=get_config())
+                    trace_record(trace, *answer.measures)
+                    return AskResponse.model_validate(ask_body(
+                        answer, trace_id=trace.id)).model_dump()
                 return TurnResponse.model_validate(_conversation_ask(
-                    current, request=request, conversation_id=conversation_id)).model_dump()
+                    current, request=request, conversation_id=conversation_id,
+                    trace=trace)).model_dump()
         return _tool_result(body)
 
     @server.tool(name="list_conversations", annotations=READ_ONLY)
@@ -214,23 +231,28 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
     return server
 
 
-def _conversation_ask(caller: Caller, *, request: AskRequest,
-                      conversation_id: int | None) -> dict[str, Any]:
+def _conversation_ask(caller: Caller, *, request: AskRequest, conversation_id: int | None,
+                      trace: Trace) -> dict[str, Any]:
     """Ask in a conversation of `caller`'s: the given one (with the request's filters for this
-    question, when given), or a new one over the request's knowledge bases and filters."""
+    question, when given), or a new one over the request's knowledge bases and filters; what
+    it measured recorded in `trace`."""
     config = get_config()
     filters = filters_plain(request.filters)
     if conversation_id is None:
         conversation = conversation_create(caller=caller, knowledge_bases=request.knowledge_bases,
                                            filters=filters)
-        return conversation_first_turn(caller=caller, conversation=conversation,
+        turn = conversation_first_turn(caller=caller, conversation=conversation,
                                        question=request.question, top_k=request.top_k,
                                        fallback=request.fallback, on_llm_error="error",
-                                       config=config)
-    return turn_answer(turn_prepare(caller=caller, conversation_id=conversation_id,
-                                    question=request.question, top_k=request.top_k,
-                                    fallback=request.fallback, on_llm_error="error",
-                                    config=config, filters=filters), config=config)
+                                       config=config, trace=trace.ref())
+    else:
+        turn = turn_answer(turn_prepare(caller=caller, conversation_id=conversation_id,
+                                        question=request.question, top_k=request.top_k,
+                                        fallback=request.fallback, on_llm_error="error",
+                                        config=config, filters=filters, trace=trace.ref()),
+                           config=config)
+    trace_record(trace, *turn.measures)
+    return turn_body(turn, trace_id=trace.id)
 
 
 def _request(schema: type[Schema], **values: Any) -> Any:

@@ -11,6 +11,7 @@ call); only the last question may be condensed by the model."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -21,21 +22,17 @@ from typing import Any
 
 from access.callers import Caller
 from answering.citations import MARKER_PATTERN
-from answering.services import (
-    AskEventStream,
-    AskPlan,
-    ask_answer,
-    ask_stream_of,
-    ask_usage,
-)
+from answering.services import Answer, AskPlan, ask_answer
 from answering.sse import SSEFrames
+from answering.streaming import AskEventStream, EventStream, ask_stream_of, ask_usage
 from conversations.condense import Condensed, Turn, is_follow_up, rule_condense
 from conversations.openai_errors import openai_error_of
 from conversations.openai_models import model_scope
 from conversations.services import follow_up_plan
+from conversations.turns import ConversationNotes
 from core.config import Config
 from core.output import page_span_label
-from traces.recording import trace_current
+from traces.recording import Measured, TraceRef, measured_on_failure
 
 SOURCES_HEADING = "\n\nSources:\n"
 _MARKER = re.compile(MARKER_PATTERN)
@@ -62,22 +59,29 @@ class ChatTurn:
     id: str
     created: int = field(default_factory=lambda: int(time.time()))
 
+    @property
+    def notes(self) -> ConversationNotes:
+        return ConversationNotes(condensation=self.condensed.method)
 
-def chat_prepare(*, caller: Caller, model: str, messages: Sequence[ChatMessage], stream: bool,
-                 on_llm_error: str, config: Config) -> ChatTurn:
+    @property
+    def measures(self) -> tuple[Measured | None, ...]:
+        """What preparing the answer measured, in the order it was: the condensation, the
+        plan, how the question was condensed."""
+        return (self.condensed, self.plan.measures, self.notes)
+
+
+def chat_prepare(*, caller: Caller, model: str, messages: Sequence[ChatMessage],
+                 on_llm_error: str, config: Config, trace: TraceRef | None = None) -> ChatTurn:
     """Make the last user message standalone, retrieve from the model's knowledge bases and
-    plan the answer; raises every pre-generation error (an unknown model: not found)."""
-    trace = trace_current()
-    if trace is not None:
-        # The middleware cannot tell a stream from the request's path, only from its body.
-        trace.operation = "ask_stream" if stream else "ask"
-        trace.parameters["openai_model"] = model
+    plan the answer, under `trace` (the completion's id is made of it); raises every
+    pre-generation error (an unknown model: not found)."""
     scope = model_scope(caller=caller, model=model)
     question = messages[-1].text
     turns = conversation_turns(messages[:-1])
     condensed, plan = follow_up_plan(
         question=question, turns=turns[-max(config.rag_conversation_history_turns, 1):],
-        scope=scope, top_k=None, fallback=False, on_llm_error=on_llm_error, config=config)
+        scope=scope, top_k=None, fallback=False, on_llm_error=on_llm_error, config=config,
+        trace=trace)
     return ChatTurn(model=model, condensed=condensed, plan=plan,
                     id=f"chatcmpl-{trace.id if trace is not None else uuid.uuid4()}")
 
@@ -125,23 +129,31 @@ def source_label(citation: dict[str, Any]) -> str:
     return f"{citation['source']}{heading}{', ' + pages if pages else ''}"
 
 
-def chat_complete(turn: ChatTurn, *, config: Config) -> dict[str, Any]:
-    """Generate the answer: the `chat.completion` body."""
-    body = ask_answer(turn.plan, config=config)
+def chat_answer(turn: ChatTurn, *, config: Config) -> Answer:
+    """Generate the answer, with what preparing and answering it measured (an error carries
+    it too)."""
+    with measured_on_failure(turn.condensed, turn.notes):
+        answer = ask_answer(turn.plan, config=config)
+    return dataclasses.replace(answer, measures=(turn.condensed, turn.notes, *answer.measures))
+
+
+def chat_events(turn: ChatTurn, *, config: Config) -> AskEventStream:
+    """The answer's events (its LLM slot taken now), for `ChatChunks`; an error carries what
+    preparing the answer measured."""
+    with measured_on_failure(turn.condensed, turn.notes):
+        return ask_stream_of(turn.plan, config=config)
+
+
+def chat_completion(turn: ChatTurn, answer: Answer) -> dict[str, Any]:
+    """The `chat.completion` body of the turn's answer (answering/services.py `ask_answer`)."""
     usage = _usage(turn.plan)
-    content = body["answer"] + sources_markdown(text=body["answer"],
-                                                citations=turn.plan.citations)
+    content = answer.answer + sources_markdown(text=answer.answer,
+                                               citations=turn.plan.citations)
     return {"id": turn.id, "object": "chat.completion", "created": turn.created,
             "model": turn.model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                          "logprobs": None, "finish_reason": "stop"}],
-            "usage": usage, **_additions(turn, notice=body.get("notice"))}
-
-
-def chat_stream(turn: ChatTurn, *, include_usage: bool, config: Config) -> ChatChunks:
-    """The `chat.completion.chunk` stream of the answer (its LLM slot taken now)."""
-    return ChatChunks(turn=turn, events=ask_stream_of(turn.plan, config=config),
-                      include_usage=include_usage)
+            "usage": usage, **_additions(turn, notice=answer.notice)}
 
 
 class ChatChunks(SSEFrames):
@@ -150,7 +162,7 @@ class ChatChunks(SSEFrames):
     `stop` and the additions, the usage chunk when asked for, then `data: [DONE]`; an error
     after the first byte is a `data: {"error": …}` chunk (OpenAI's clients raise it)."""
 
-    def __init__(self, *, turn: ChatTurn, events: AskEventStream, include_usage: bool) -> None:
+    def __init__(self, *, turn: ChatTurn, events: EventStream, include_usage: bool) -> None:
         super().__init__(events, closes=events)
         self.turn = turn
         self.include_usage = include_usage

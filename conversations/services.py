@@ -14,7 +14,6 @@ import logging
 import random
 import re
 from collections.abc import Generator
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -24,13 +23,8 @@ from django.utils import timezone
 
 from access.callers import Caller, Scope
 from answering.citations import MARKER_PATTERN
-from answering.services import (
-    AskEventStream,
-    AskPlan,
-    ask_answer,
-    ask_prepare,
-    ask_stream_of,
-)
+from answering.services import AnswerRequest, AskPlan, ask_answer, ask_prepare
+from answering.streaming import AskEventStream, ask_stream_of
 from conversations.condense import Condensed, Turn, standalone_query
 from conversations.models import (
     FEEDBACK_DOWN,
@@ -41,11 +35,12 @@ from conversations.models import (
     Message,
 )
 from conversations.selectors import cited_slugs
+from conversations.turns import ConversationNotes, ConversationTurn, TurnAnswer
 from core.config import Config, get_config
 from core.errors import InvalidRequest, LocalRagError, NotFound
 from core.text_tokens import tokens_count
 from retrieval.filters import DocumentFilter, filters_parse
-from traces.recording import trace_current, trace_fail
+from traces.recording import TraceRef, measured_on_failure
 
 logger = logging.getLogger("localrag.conversations")
 RATINGS = {"up": FEEDBACK_UP, "down": FEEDBACK_DOWN}
@@ -157,22 +152,14 @@ def _title(text: str) -> str:
     return text if len(text) <= TITLE_MAX_CHARS else text[:TITLE_MAX_CHARS - 1] + "…"
 
 
-@dataclass
-class ConversationTurn:
-    """A question being answered in a conversation: what was decided before generation."""
-
-    conversation: Conversation
-    question: Message
-    condensed: Condensed
-    plan: AskPlan
-
-
 def turn_prepare(*, caller: Caller, conversation_id: int, question: str, top_k: int | None,
                  fallback: bool, on_llm_error: str, config: Config,
-                 filters: dict[str, Any] | None = None) -> ConversationTurn:
+                 filters: dict[str, Any] | None = None,
+                 trace: TraceRef | None = None) -> ConversationTurn:
     """Read the recent turns, make the question standalone, retrieve (with this question's
-    `filters`, else the conversation's) and plan the answer; raises every pre-generation error
-    before anything is stored."""
+    `filters`, else the conversation's) and plan the answer, under `trace` (which the stored
+    answer names); raises every pre-generation error before anything is stored, with what was
+    measured before it."""
     conversation = conversation_get(caller=caller, conversation_id=conversation_id)
     document_filter = filters_parse(filters if filters is not None else conversation.filters)
     turns = recent_turns(conversation, limit=max(config.rag_conversation_history_turns, 1))
@@ -183,11 +170,10 @@ def turn_prepare(*, caller: Caller, conversation_id: int, question: str, top_k: 
         question=question,
         turns=[turn for turn in turns if not unreadable.intersection(turn.knowledge_bases)],
         scope=caller.scope(slugs=conversation.knowledge_bases), top_k=top_k,
-        fallback=fallback, on_llm_error=on_llm_error, config=config, filters=document_filter)
-    trace = trace_current()
-    if trace is not None:
-        trace.parameters["conversation_id"] = conversation.pk
-    with transaction.atomic():
+        fallback=fallback, on_llm_error=on_llm_error, config=config, filters=document_filter,
+        trace=trace)
+    notes = ConversationNotes(condensation=condensed.method, conversation_id=conversation.pk)
+    with measured_on_failure(condensed, plan.measures, notes), transaction.atomic():
         _conversation_lock(conversation.pk)
         asked = Message.objects.create(conversation=conversation, role=Message.USER,
                                        text=question)
@@ -200,22 +186,24 @@ def turn_prepare(*, caller: Caller, conversation_id: int, question: str, top_k: 
 
 def follow_up_plan(*, question: str, turns: list[Turn], scope: Scope, top_k: int | None,
                    fallback: bool, on_llm_error: str, config: Config,
-                   filters: DocumentFilter | None = None) -> tuple[Condensed, AskPlan]:
+                   filters: DocumentFilter | None = None,
+                   trace: TraceRef | None = None) -> tuple[Condensed, AskPlan]:
     """A question after `turns` (oldest first): made standalone, searched, and planned with
-    the recent turns in the prompt — for a stored conversation and a stateless chat alike."""
+    the recent turns in the prompt — for a stored conversation and a stateless chat alike.
+    What the condensation and the plan measured goes with them (ConversationNotes says how
+    it was condensed)."""
     condensed = standalone_query(question=question, turns=turns, config=config,
                                  knowledge_base_ids=scope.knowledge_base_ids)
     sent = turns[-config.rag_conversation_history_turns:] \
         if config.rag_conversation_history_turns else []
     history = history_messages(sent, budget=config.rag_conversation_history_tokens)
-    plan = ask_prepare(question=question, top_k=top_k, fallback=fallback, config=config,
-                       scope=scope, search_query=condensed.query, history=history,
-                       history_bases=sorted({slug for turn in sent
-                                             for slug in turn.knowledge_bases}),
-                       on_llm_error=on_llm_error, filters=filters)
-    trace = trace_current()
-    if trace is not None:
-        trace.parameters["condensation"] = condensed.method
+    with measured_on_failure(condensed):
+        plan = ask_prepare(AnswerRequest(
+            question=question, scope=scope, top_k=top_k, fallback=fallback,
+            on_llm_error=on_llm_error, filters=filters, search_query=condensed.query,
+            history=history,
+            history_bases=sorted({slug for turn in sent for slug in turn.knowledge_bases}),
+            trace=trace), config=config)
     return condensed, plan
 
 
@@ -254,14 +242,14 @@ def history_messages(turns: list[Turn], *, budget: int) -> list[dict[str, str]]:
 
 def conversation_first_turn(*, caller: Caller, conversation: Conversation, question: str,
                             top_k: int | None, fallback: bool, on_llm_error: str,
-                            config: Config) -> dict[str, Any]:
+                            config: Config, trace: TraceRef | None = None) -> TurnAnswer:
     """Answer the question a new conversation was started with. Refused before its answer is
     stored (no base, a policy, the model's settings), the conversation goes with it: a refused
     request leaves no empty conversation behind."""
     try:
         return turn_answer(turn_prepare(caller=caller, conversation_id=conversation.pk,
                                         question=question, top_k=top_k, fallback=fallback,
-                                        on_llm_error=on_llm_error, config=config),
+                                        on_llm_error=on_llm_error, config=config, trace=trace),
                            config=config)
     except Exception:
         if not conversation.messages.filter(role=Message.ASSISTANT).exists():
@@ -269,17 +257,26 @@ def conversation_first_turn(*, caller: Caller, conversation: Conversation, quest
         raise
 
 
-def turn_answer(turn: ConversationTurn, *, config: Config) -> dict[str, Any]:
-    """Generate and store the answer: the /ask body plus the conversation's ids and the
-    standalone query."""
-    body = ask_answer(turn.plan, config=config)
-    answer = _answer_store(turn, text=body["answer"], notice=body.get("notice"))
-    return {**body, **_turn_fields(turn, answer)}
+def turn_answer(turn: ConversationTurn, *, config: Config) -> TurnAnswer:
+    """Generate and store the answer: the answer, the conversation's ids and the standalone
+    query, with what preparing and answering the turn measured (an error carries it too)."""
+    with measured_on_failure(turn.condensed, turn.notes):
+        answer = ask_answer(turn.plan, config=config)
+        with measured_on_failure(*answer.measures):
+            stored = _answer_store(turn, text=answer.answer, notice=answer.notice)
+    return TurnAnswer(answer=answer, conversation_id=turn.conversation.pk,
+                      question_message_id=turn.question.pk, message_id=stored.pk,
+                      standalone_query=turn.condensed.query,
+                      condensation=turn.condensed.method,
+                      measures=(turn.condensed, turn.notes, *answer.measures))
 
 
 def turn_stream(turn: ConversationTurn, *, config: Config) -> TurnEventStream:
-    """The /ask/stream events of the answer (the LLM slot taken now), stored when complete."""
-    return TurnEventStream(turn=turn, events=ask_stream_of(turn.plan, config=config))
+    """The /ask/stream events of the answer (the LLM slot taken now), stored when complete;
+    an error carries what preparing the turn measured."""
+    with measured_on_failure(turn.condensed, turn.notes):
+        events = ask_stream_of(turn.plan, config=config)
+    return TurnEventStream(turn=turn, events=events)
 
 
 class TurnEventStream:
@@ -318,7 +315,7 @@ class TurnEventStream:
                     self._stored = _answer_store(self.turn, text="".join(self._text) or (
                         notice["message"] if notice else ""), notice=notice, usage=data)
                 except NotFound as exc:  # the conversation was deleted while it was answered
-                    trace_fail(exc.code)
+                    self.turn.plan.failure = exc.code
                     self._ended = True
                     yield "error", exc.as_body()
                     return
@@ -348,15 +345,13 @@ class TurnEventStream:
 def _answer_store(turn: ConversationTurn, *, text: str, notice: dict[str, Any] | None,
                   usage: dict[str, Any] | None = None) -> Message:
     plan = turn.plan
-    trace = trace_current()
+    trace = plan.trace
     citations = [{**citation, "chunk_id": chunk_id, "content_hash": content_hash}
                  for citation, chunk_id, content_hash
                  in zip(plan.citations, plan.chunk_ids, plan.content_hashes, strict=False)]
     tokens = usage or {}
     if trace is not None and usage is None:
-        tokens = {"prompt_tokens": trace.prompt_tokens,
-                  "completion_tokens": trace.completion_tokens,
-                  "token_source": trace.token_source}
+        tokens = plan.tokens()
     with transaction.atomic():
         _conversation_lock(turn.conversation.pk)
         answer = Message.objects.create(

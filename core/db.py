@@ -6,9 +6,9 @@ around slow calls. Which tables the schema holds is the knowledge app's business
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from django.db import DatabaseError, InterfaceError, connection, connections
@@ -29,6 +29,8 @@ _CONNECTION_STATES = ("08", "57P0")
 _QUERY_CANCELED = "57014"
 
 logger = logging.getLogger("localrag.db")
+
+Row = TypeVar("Row")
 
 
 class DatabaseUnavailable(LocalRagError):
@@ -177,3 +179,18 @@ def connection_released() -> Iterator[None]:
     if not connection.in_atomic_block:
         connection.close()
     yield
+
+
+def rows_as(cursor: Any, make: Callable[..., Row]) -> list[Row]:
+    """The rows of the statement `cursor` ran, each read by column name (`make(**columns)`):
+    what psycopg's class_row does, for Django's cursors, which take no row factory."""
+    names = [column.name for column in cursor.description]
+    return [make(**dict(zip(names, row, strict=True))) for row in cursor.fetchall()]
+
+
+def row_as(cursor: Any, make: Callable[..., Row]) -> Row | None:
+    """The first row of the statement `cursor` ran, read by column name; None without one."""
+    row = cursor.fetchone()
+    if row is None:
+        return None
+    return make(**dict(zip([column.name for column in cursor.description], row, strict=True)))

@@ -10,9 +10,10 @@ knowledge/outbound.py). A server is on this machine when its URL's host is one o
 RAG_OUTBOUND_LOCAL_HOSTS (loopback by default); every other host, one of the team's own network
 included, is outside until it is listed there.
 
-Every call to a server outside this machine is recorded in the current trace
-(`parameters.outbound`: what for, the endpoint's host, the bases, the chunk ids, the bytes of
-text), and an ingest's in its run's summary, so an operator can show what left and where.
+Every call to a server outside this machine makes a record (what for, the endpoint's host, the
+bases, the chunk ids, the bytes of text) that the service returns with what it measured and its
+entry point keeps in the request's trace (`parameters.outbound`); an ingest's goes into its
+run's summary. An operator can show what left and where.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from urllib.parse import urlsplit
 
 from core.config import Config
 from core.errors import InvalidRequest, LocalRagError
-from traces.recording import trace_current
 
 logger = logging.getLogger("localrag.outbound")
 
@@ -62,15 +62,12 @@ def endpoint_is_local(url: str, *, config: Config) -> bool:
 def outbound_record(*, config: Config, url: str, what: str, texts: Iterable[str],
                     knowledge_bases: Iterable[str] = (),
                     chunk_ids: Iterable[int | None] = ()) -> dict[str, Any] | None:
-    """Record in the current trace that `texts` went to `url` for `what` (nothing for a
-    server on this machine); the record, or None."""
+    """The record of `texts` going to `url` for `what`, for the caller to return with what it
+    measured; None for a server on this machine."""
     if endpoint_is_local(url, config=config):
         return None
     record = {"what": what, "endpoint_host": endpoint_host(url),
               "knowledge_bases": sorted(set(knowledge_bases)),
               "chunk_ids": [chunk_id for chunk_id in chunk_ids if chunk_id is not None],
               "bytes": sum(len(text.encode()) for text in texts)}
-    trace = trace_current()
-    if trace is not None:
-        trace.parameters.setdefault("outbound", []).append(record)
     return record

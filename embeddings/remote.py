@@ -251,15 +251,15 @@ class OpenAICompatibleEmbedder:
 
     def embed_query(self, text: str) -> list[float]:
         """The vector of a question, EMBEDDING_QUERY_INSTRUCTION before it; a server outside
-        this machine is recorded in the current trace (a question is no base's text, so no
-        policy stops it)."""
+        this machine is kept in `query_sent` for the search to return with what it measured
+        (a question is no base's text, so no policy stops it)."""
         server = self._server()
         sent = self._fit(self.query_instruction + text)
         vector = self._embed(server, [sent])[0]
         if isinstance(vector, VectorRefused):  # a question has no other vector to fall back on
             raise server._malformed(vector.reason, reason="vector_invalid")
-        outbound_record(config=self._config, url=server.url, what="question embedding",
-                        texts=[sent])
+        self.query_sent = outbound_record(config=self._config, url=server.url,
+                                          what="question embedding", texts=[sent])
         return vector
 
     def _server(self) -> EmbeddingServer:

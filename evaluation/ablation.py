@@ -24,6 +24,7 @@ from evaluation.questions import NDCG_DEPTH, Question, ndcg_at_10, refusal_score
 from knowledge.selectors import corpus_fingerprint
 from retrieval.rerank import reranker_status
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 
 RANKING_DEPTH = NDCG_DEPTH  # results retrieved per question: nDCG@10 needs ten
 BASE_ROWS = (("vector", "none"), ("lexical", "none"), ("hybrid", "none"))
@@ -69,8 +70,8 @@ def _row(*, questions: list[Question], config: Config, embedder: Any,
     kinds: dict[str, list[int | None]] = {}
     for question in questions:
         started = time.perf_counter()
-        outcome = search(query=question.question, top_k=RANKING_DEPTH, config=config,
-                         embedder=embedder, scope=scope)
+        outcome = search(RetrievalRequest(query=question.question, scope=scope,
+                                          top_k=RANKING_DEPTH), config=config, embedder=embedder)
         latencies.append((time.perf_counter() - started) * 1000)
         decided.append((question.expected_mode, outcome.confidence))
         if question.expected_mode != MODE_RAG:

@@ -31,16 +31,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from access.callers import Scope
 from core.config import Config
 from core.errors import InvalidRequest, NotFound
 from embeddings import EmbeddingProvider, get_embedder
 from evaluation.beir_reference import ReferenceUnavailable, reference_rankings
 from evaluation.fitting import ndcg_at_10
 from knowledge.bases import kb_create, kb_delete, kb_get
-from knowledge.ingest import IngestResult, vault_ingest
+from knowledge.ingest import IngestRequest, IngestResult, vault_ingest
 from knowledge.vault_index import vault_forget
 from retrieval.pipeline import channels_fetch, pipeline_clock, pipeline_run
 from retrieval.rerank import reranker_status
+from retrieval.types import RetrievalRequest
 
 NDCG_DEPTH = 10
 RECALL_DEPTH = 100
@@ -317,8 +319,8 @@ def beir_index(*, collection: BeirCollection, config: Config,
     folder = beir_folder(config=config, slug=slug)
     base = _base_ensure(slug=slug, folder=folder)
     paths = beir_write(collection=collection, folder=folder)
-    return base, paths, vault_ingest(vault_path=folder, config=config, knowledge_base=slug,
-                                     prune=True)
+    return base, paths, vault_ingest(IngestRequest(vault_path=folder, knowledge_base=slug,
+                                                   prune=True), config=config)
 
 
 def _base_ensure(*, slug: str, folder: Path) -> int:
@@ -353,25 +355,25 @@ def _rows_scores(*, rows: list[Row], collection: BeirCollection, paths: dict[str
                                     rag_rerank=rerank) for mode, fusion, rerank in distinct]
     width = max(config.rag_candidates, RECALL_DEPTH)
     scored = [RowScores() for _ in distinct]
+    scope = Scope.of(knowledge_base_ids)
     for number, (query_id, text) in enumerate(collection.queries.items()):
         vector = embedder.embed_query(text)
         channels = channels_fetch(query=text, vector=vector, width=width, config=config,
                                   embedder=embedder, knowledge_base_ids=knowledge_base_ids)
         for variant, row_scores in zip(variants, scored, strict=True):
-            mode = variant.rag_retrieval
+            request = RetrievalRequest(query=text, scope=scope, top_k=NDCG_DEPTH,
+                                       mode=variant.rag_retrieval)
             if number < LATENCY_QUERIES:
                 started = time.perf_counter()
-                pipeline_run(query=text, vector=embedder.embed_query(text), top_k=NDCG_DEPTH,
-                             mode=mode, config=variant, embedder=embedder,
-                             knowledge_base_ids=knowledge_base_ids, clock=pipeline_clock())
+                pipeline_run(request, vector=embedder.embed_query(text), config=variant,
+                             embedder=embedder, clock=pipeline_clock())
                 row_scores.latency_ms.append((time.perf_counter() - started) * 1000)
-            run = pipeline_run(query=text, vector=vector, top_k=NDCG_DEPTH, mode=mode,
-                               config=variant, embedder=embedder,
-                               knowledge_base_ids=knowledge_base_ids, channels=channels)
-            deeper = pipeline_run(query=text, vector=vector, top_k=RECALL_DEPTH, mode=mode,
+            run = pipeline_run(request, vector=vector, config=variant, embedder=embedder,
+                               channels=channels)
+            deeper = pipeline_run(dataclasses.replace(request, top_k=RECALL_DEPTH),
+                                  vector=vector,
                                   config=dataclasses.replace(variant, rag_candidates=width),
-                                  embedder=embedder, knowledge_base_ids=knowledge_base_ids,
-                                  channels=channels)
+                                  embedder=embedder, channels=channels)
             row_scores.add([paths.get(item.hit.relative_path, "") for item in run.results],
                            [paths.get(item.hit.relative_path, "") for item in deeper.results],
                            collection.qrels[query_id])

@@ -25,6 +25,7 @@ from core.config import Config
 from core.errors import InvalidRequest
 from core.safe_yaml import YAMLRefused, yaml_load_plain
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 
 SPLITS = ("dev", "test", "all")
 EVAL_FILE_MAX_BYTES = 1 << 20
@@ -98,7 +99,7 @@ def conversations_eval(*, conversations: Sequence[EvalConversation], config: Con
 def _hit(turn: EvalTurn, *, query: str, config: Config,
          scope: Scope) -> tuple[bool, bool, str]:
     """(hit, document hit, the top result) of one query."""
-    outcome = search(query=query, top_k=1, config=config, scope=scope)
+    outcome = search(RetrievalRequest(query=query, scope=scope, top_k=1), config=config)
     if not outcome.results:
         return False, False, ""
     top = outcome.results[0]

@@ -38,7 +38,7 @@ from core.safe_yaml import YAMLRefused, yaml_load_plain
 from embeddings import EmbeddingProvider, get_embedder
 from retrieval.services import search
 from retrieval.signals import signals_measure
-from retrieval.types import SearchHit, SearchOutcome
+from retrieval.types import RetrievalRequest, SearchHit, SearchOutcome
 
 THRESHOLD_GRID = [round(step * 0.05, 2) for step in range(1, 20)]
 NDCG_DEPTH = 10
@@ -175,14 +175,14 @@ def evaluate(*, questions: list[Question], top_k: int, config: Config, scope: Sc
 def _question_run(*, question: Question, top_k: int, config: Config,
                   embedder: EmbeddingProvider, scope: Scope) -> QuestionResult:
     started = time.perf_counter()
-    outcome = search(query=question.question, top_k=top_k, config=config, embedder=embedder,
-                     scope=scope)
+    outcome = search(RetrievalRequest(query=question.question, scope=scope, top_k=top_k),
+                     config=config, embedder=embedder)
     latency_ms = round((time.perf_counter() - started) * 1000, 2)
     ndcg = None
     if question.expected_mode == MODE_RAG:
         ranked = outcome if top_k >= NDCG_DEPTH else search(
-            query=question.question, top_k=NDCG_DEPTH, config=config, embedder=embedder,
-            scope=scope)
+            RetrievalRequest(query=question.question, scope=scope, top_k=NDCG_DEPTH),
+            config=config, embedder=embedder)
         ndcg = ndcg_at_10(sources=[hit.source for hit in ranked.results],
                           expected=question.expected_sources)
     refusal = refusal_decide(signals=signals_measure(query=question.question,

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import psycopg
 import tantivy
+from psycopg.rows import class_row
 
 from core.config import Config
 from core.replicas import read_alias
@@ -119,16 +120,29 @@ class _Base:
     log_start: int
 
 
+@dataclass(frozen=True, slots=True)
+class _StateRow:
+    """A row of STATE: the database's identity and name, and one base's generation."""
+
+    identity: str
+    database: str
+    knowledge_base_id: int
+    generation: int
+    log_start: int
+
+
 def _bases(cursor: psycopg.Cursor, knowledge_base_ids: Sequence[int]) -> tuple[Location,
                                                                                 list[_Base]]:
-    cursor.execute(sql.STATE, [list(knowledge_base_ids)])
-    rows = cursor.fetchall()
+    # Read by name on a cursor of its own, in `cursor`'s snapshot.
+    with psycopg.Cursor(cursor.connection, row_factory=class_row(_StateRow)) as reading:
+        reading.execute(sql.STATE, [list(knowledge_base_ids)])
+        rows = reading.fetchall()
     alias = read_alias()
     if not rows:
         return location(alias=alias, identity="", database=""), []
-    where = location(alias=alias, identity=rows[0][0], database=rows[0][1])
-    return where, [_Base(knowledge_base_id=kb, generation=generation, log_start=log_start)
-                   for _, _, kb, generation, log_start in rows]
+    where = location(alias=alias, identity=rows[0].identity, database=rows[0].database)
+    return where, [_Base(knowledge_base_id=row.knowledge_base_id, generation=row.generation,
+                         log_start=row.log_start) for row in rows]
 
 
 def _views(cursor: psycopg.Cursor, *, config: Config, knowledge_base_ids: Sequence[int],

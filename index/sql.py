@@ -9,9 +9,9 @@ is bound as a parameter."""
 # written: 0 and 1).
 STATE = """
 SELECT (SELECT system_identifier FROM pg_control_system())::text || '-'
-         || 'search_index_state'::regclass::oid::text,
-       current_database(), k.id,
-       coalesce(s.generation, 0), coalesce(s.log_start, 1)
+         || 'search_index_state'::regclass::oid::text AS identity,
+       current_database() AS database, k.id AS knowledge_base_id,
+       coalesce(s.generation, 0) AS generation, coalesce(s.log_start, 1) AS log_start
 FROM unnest(%s::int8[]) AS k(id)
 LEFT JOIN search_index_state s ON s.knowledge_base_id = k.id
 ORDER BY k.id

@@ -7,6 +7,7 @@ folder. A folder that is a source of no base is put into `default` when it is fi
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ from django.db.backends.utils import CursorWrapper
 from access.callers import Caller
 from access.models import ApiToken, Grant
 from core.config import Config
-from core.db import db_errors_translated
+from core.db import db_errors_translated, rows_as
 from core.errors import Conflict, InvalidRequest, NotFound
 from embeddings.outbound import OUTBOUND_LOCAL_ONLY, outbound_policy_check
 from knowledge import sql
@@ -31,6 +32,13 @@ SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 @dataclass(frozen=True)
 class Source:
     kind: str  # vault or uploads
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class _SourceRow:
+    knowledge_base_id: int
+    kind: str
     path: str
 
 
@@ -199,15 +207,13 @@ def kb_list(*, slugs: list[str] | None = None,
     with db_errors_translated(), connection.cursor() as cursor:
         narrow_ids = list(ids) if ids is not None else None
         cursor.execute(sql.KB_LIST, [slugs, slugs, narrow_ids, narrow_ids])
-        rows = cursor.fetchall()
-        cursor.execute(sql.KB_SOURCES, [[row[0] for row in rows]])
+        bases = rows_as(cursor, KnowledgeBaseInfo)
+        cursor.execute(sql.KB_SOURCES, [[base.id for base in bases]])
         sources: dict[int, list[Source]] = {}
-        for base_id, kind, path in cursor.fetchall():
-            sources.setdefault(base_id, []).append(Source(kind=kind, path=path))
-    return [KnowledgeBaseInfo(id=base_id, slug=slug, name=name, description=description,
-                              outbound=outbound, documents=documents, chunks=chunks,
-                              sources=sources.get(base_id, []))
-            for base_id, slug, name, description, outbound, documents, chunks in rows]
+        for row in rows_as(cursor, _SourceRow):
+            sources.setdefault(row.knowledge_base_id, []).append(Source(kind=row.kind,
+                                                                        path=row.path))
+    return [dataclasses.replace(base, sources=sources.get(base.id, [])) for base in bases]
 
 
 def source_base(*, path: str) -> int:

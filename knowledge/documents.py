@@ -27,14 +27,14 @@ from django.db.backends.utils import CursorWrapper
 
 from access.callers import Caller
 from core.config import Config, get_config
-from core.db import db_errors_translated
+from core.db import db_errors_translated, row_as
 from core.errors import Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType
 from embeddings.outbound import OutboundRefused
 from jobs.queue import job_enqueue, job_get
 from jobs.worker import JobContext, JobPermanentError, LeaseLost
 from knowledge import sql
 from knowledge.bases import kb_get_visible, uploads_folder
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from knowledge.outbound import outbound_check
 from knowledge.signals import chunks_committed
 from knowledge.upload_names import source_name_clean, source_name_unique
@@ -273,10 +273,20 @@ def job_visible(*, caller: Caller, job_id: int) -> dict[str, Any]:
 # --- the jobs ------------------------------------------------------------------------------
 
 
-def _document_row(document_id: int) -> tuple | None:
+@dataclass(frozen=True, slots=True)
+class _JobDocument:
+    """What a document's build job reads of it."""
+
+    vault_path: str
+    relative_path: str
+    status: str
+    uploaded: bool  # its folder is a base's uploads folder
+
+
+def _document_row(document_id: int) -> _JobDocument | None:
     with connection.cursor() as cursor:
         cursor.execute(sql.DOCUMENT_JOB_ROW, [document_id])
-        return cursor.fetchone()
+        return row_as(cursor, _JobDocument)
 
 
 def document_ingest_job(context: JobContext) -> dict[str, Any]:
@@ -286,7 +296,8 @@ def document_ingest_job(context: JobContext) -> dict[str, Any]:
     row = _document_row(document_id)
     if row is None:
         return {"skipped": "the document no longer exists"}
-    vault_path, relative_path, status, uploaded = row
+    vault_path, relative_path, status = row.vault_path, row.relative_path, row.status
+    uploaded = row.uploaded
     if status == "deleting":
         return {"skipped": "the document is being deleted"}
     config = get_config()
@@ -315,9 +326,11 @@ def document_ingest_job(context: JobContext) -> dict[str, Any]:
             # This document's file only: the rest of its folder is not read again.
             # A cancelled job (or one whose lease another worker took) stops at the ingest's
             # next safe point, before anything of it is written: LeaseLost is raised there.
-            result = vault_ingest(vault_path=vault_path, config=config,
-                                  wait_for_lock=True, prepare_workers=0,
-                                  only=[relative_path], checkpoint=context.checkpoint)
+            result = vault_ingest(IngestRequest(vault_path=vault_path, wait_for_lock=True,
+                                                prepare_workers=0,
+                                                only=frozenset({relative_path}),
+                                                checkpoint=context.checkpoint),
+                                  config=config)
         except LeaseLost:
             # Cancelled: the build stopped with nothing written, and no retry will come. (A job
             # another worker took over after its lease expired is that worker's to finish.)
@@ -337,7 +350,7 @@ def document_ingest_job(context: JobContext) -> dict[str, Any]:
         problems = [warning["reason"] for warning in result.warnings
                     if warning["file"] == relative_path]
         row = _document_row(document_id)
-        if row is not None and row[2] == "queued":
+        if row is not None and row.status == "queued":
             reason = problems[0] if problems else "the file could not be indexed"
             _document_settle(document_id, reason=reason)
             raise JobPermanentError(reason)

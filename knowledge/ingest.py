@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -36,12 +36,11 @@ from knowledge.ingest_fill import (
     fill_missing_vectors,
     vectors_refused_warn,
 )
-from knowledge.ingest_result import IngestResult, Timer
+from knowledge.ingest_result import IngestRequest, IngestResult, Progress, Timer
 from knowledge.outbound import outbound_check
 from knowledge.preparing import PrepareFailed, chunk_texts, notes_prepare
 from knowledge.signals import chunks_committed
 from knowledge.vault import (
-    DEFAULT_MAX_FILE_BYTES,
     NoteContent,
     NoteFile,
     NoteRejected,
@@ -59,8 +58,6 @@ from parsing.sidecar import sidecar_merge, sidecar_same
 # refuses (data exceptions, a path over an index's row limit) or one JSON cannot encode.
 NOTE_REFUSED = (psycopg.DataError, psycopg.errors.ProgramLimitExceeded, ValueError)
 
-
-Progress = Callable[[int, int], None]
 
 
 class IngestLocked(LocalRagError):
@@ -100,50 +97,43 @@ class _Reading:
         return False
 
 
-def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress | None = None,
-                 wait_for_lock: bool = False, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
-                 prepare_workers: int | None = None, prune: bool = False,
-                 knowledge_base: str | None = None,
-                 only: Iterable[str] | None = None,
-                 checkpoint: Callable[[], None] | None = None) -> IngestResult:
-    """Synchronise the index with the vault at `vault_path` for the current embedding config;
+def vault_ingest(request: IngestRequest, *, config: Config) -> IngestResult:
+    """Synchronise the index with the request's vault folder for the current embedding config;
     with `only`, just those relative paths (built, skipped or deleted as the whole run would).
 
     The vault's documents go into the knowledge base it is a source of; a folder that is no
-    base's source becomes one of `knowledge_base` when given, else of `default`. `checkpoint`
-    is called at every safe point; what it raises stops the run with nothing half-written."""
-    root = vault_resolve(vault_path)
+    base's source becomes one of the request's `knowledge_base` when given, else of
+    `default`."""
+    root = vault_resolve(request.vault_path)
     vault = str(root)
     schema_ensure()
     embedder = get_embedder(config=config)
-    reading = _Reading(max_file_bytes=max_file_bytes,
+    reading = _Reading(max_file_bytes=request.max_file_bytes,
                        max_document_bytes=config.rag_document_max_bytes,
                        options=ExtractOptions(pdf_max_pages=config.rag_pdf_max_pages,
                                               ocr=config.rag_ocr == "auto",
                                               max_chars=config.rag_document_max_chars,
                                               max_paragraphs=config.rag_document_max_paragraphs,
                                               max_chunks=config.rag_document_max_chunks),
-                       ocr_pages=config.rag_ocr_max_pages,
-                       only=frozenset(only) if only is not None else None,
-                       checkpoint=checkpoint)
+                       ocr_pages=config.rag_ocr_max_pages, only=request.only,
+                       checkpoint=request.checkpoint)
     with db_errors_translated():
         vault_overlap_check(vault_path=vault)
-        if knowledge_base is not None:
-            kb_source_add(slug=knowledge_base, path=vault)
+        if request.knowledge_base is not None:
+            kb_source_add(slug=request.knowledge_base, path=vault)
         knowledge_base_id = source_base(path=vault)
         # Before a file is read: a base whose text stays here is never sent to a server that
         # is not (embeddings/outbound.py).
         for url in embedding_remote_urls(config=config):
             outbound_check(config=config, url=url, what="embedding this folder's chunks",
                            knowledge_base_ids=[knowledge_base_id])
-        if not store.vault_lock(vault_path=vault, wait=wait_for_lock):
+        if not store.vault_lock(vault_path=vault, wait=request.wait_for_lock):
             raise IngestLocked(f"another ingest of {vault} is running; wait for it to finish "
                                "(or pass --wait)", details={"vault_path": vault})
         try:
             # This process holds the vault's lock, so a run still marked running was cut short.
             store.runs_interrupted_mark(vault_path=vault)
-            result = _run(root=root, embedder=embedder, progress=progress, reading=reading,
-                          prepare_workers=prepare_workers, prune=prune,
+            result = _run(request, root=root, embedder=embedder, reading=reading,
                           knowledge_base_id=knowledge_base_id)
         finally:
             store.vault_unlock(vault_path=vault)
@@ -153,8 +143,7 @@ def vault_ingest(*, vault_path: Path | str, config: Config, progress: Progress |
     return result
 
 
-def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
-         reading: _Reading, prepare_workers: int | None, prune: bool,
+def _run(request: IngestRequest, *, root: Path, embedder: EmbeddingProvider, reading: _Reading,
          knowledge_base_id: int) -> IngestResult:
     started = time.perf_counter()
     vault = str(root)
@@ -163,9 +152,8 @@ def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
                           embedding_provider=embedder.provider, embedding_model=embedder.model)
     timer = Timer()
     try:
-        _synchronise(root=root, embedder=embedder, result=result, timer=timer, progress=progress,
-                     reading=reading, prepare_workers=prepare_workers, prune=prune,
-                     knowledge_base_id=knowledge_base_id)
+        _synchronise(request, root=root, embedder=embedder, result=result, timer=timer,
+                     reading=reading, knowledge_base_id=knowledge_base_id)
         result.status = "success"
     except BaseException as exc:
         result.status = "failed"
@@ -192,10 +180,11 @@ def _run(*, root: Path, embedder: EmbeddingProvider, progress: Progress | None,
     return result
 
 
-def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResult, timer: Timer,
-                 progress: Progress | None, reading: _Reading,
-                 prepare_workers: int | None, prune: bool, knowledge_base_id: int) -> None:
+def _synchronise(request: IngestRequest, *, root: Path, embedder: EmbeddingProvider,
+                 result: IngestResult, timer: Timer, reading: _Reading,
+                 knowledge_base_id: int) -> None:
     vault = str(root)
+    progress: Progress | None = request.progress
     mark = time.perf_counter()
     scan = vault_scan(root=root)
     notes = scan.notes
@@ -206,7 +195,7 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
         existing = {path: state for path, state in existing.items() if path in reading.only}
     timer.add("scan", mark)
     result.files_seen = len(notes)
-    if not notes and existing and not prune and reading.only is None:
+    if not notes and existing and not request.prune and reading.only is None:
         # An unmounted disk or an emptied folder looks exactly like this.
         raise VaultEmpty(
             f"found no note in {vault}, but the index holds {len(existing)} of this vault; "
@@ -268,7 +257,7 @@ def _synchronise(*, root: Path, embedder: EmbeddingProvider, result: IngestResul
     adding = sum(1 for note in notes if note.relative_path not in existing)
     with store.lexical_index_deferred(enabled=store.bulk_load_is(adding_notes=adding)):
         _write(notes=changed_notes(), vault=vault, embedder=embedder, result=result,
-               timer=timer, reading=reading, prepare_workers=prepare_workers,
+               timer=timer, reading=reading, prepare_workers=request.prepare_workers,
                knowledge_base_id=knowledge_base_id, source_names=source_names)
     fill_missing_vectors(needs_vectors, embedder=embedder, result=result, timer=timer)
     mark = time.perf_counter()

@@ -32,17 +32,18 @@ def fill_missing_vectors(document_ids: list[int], *, embedder: EmbeddingProvider
         batch = rows[start:start + EMBED_BATCH_CHUNKS]
         mark = time.perf_counter()
         vectors = embedder.embed_documents([
-            ChunkText(content=content, heading_path=list(heading_path),
-                      relative_path=relative_path, tags=list(tags), wikilinks=list(wikilinks))
-            for _, _, content, heading_path, relative_path, tags, wikilinks in batch])
+            ChunkText(content=chunk.content, heading_path=list(chunk.heading_path),
+                      relative_path=chunk.relative_path, tags=list(chunk.tags),
+                      wikilinks=list(chunk.wikilinks))
+            for chunk in batch])
         timer.add("embed", mark)
         mark = time.perf_counter()
-        store.embeddings_add(chunk_ids=[row[0] for row in batch], vectors=vectors,
+        store.embeddings_add(chunk_ids=[chunk.id for chunk in batch], vectors=vectors,
                              embedder=embedder)
         by_note: dict[str, list[VectorRefused]] = {}
-        for row, vector in zip(batch, vectors, strict=True):
+        for chunk, vector in zip(batch, vectors, strict=True):
             if isinstance(vector, VectorRefused):
-                by_note.setdefault(row[4], []).append(vector)
+                by_note.setdefault(chunk.relative_path, []).append(vector)
         for relative_path, refused in by_note.items():
             vectors_refused_warn(result, relative_path=relative_path, refused=refused,
                                   chunks=None)

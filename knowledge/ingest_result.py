@@ -1,11 +1,39 @@
-"""What an ingest run reports (`rag ingest --json`, the run's row) and how it times its phases;
-shared by knowledge/ingest.py and knowledge/ingest_fill.py."""
+"""What an ingest run is asked (IngestRequest), what it reports (`rag ingest --json`, the run's
+row) and how it times its phases; shared by knowledge/ingest.py and knowledge/ingest_fill.py."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
+
+from knowledge.vault import DEFAULT_MAX_FILE_BYTES
+
+# Told (files read, files to read) as the run goes: `rag ingest`'s progress bar.
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class IngestRequest:
+    """One ingest run as asked: the vault folder, and how to run it. `wait_for_lock` waits for
+    a run of the same folder instead of failing; notes over `max_file_bytes` are skipped;
+    `prepare_workers` processes read and chunk (None: as many as the machine has, 0: this
+    process); `prune` lets a scan that finds no note delete the folder's documents; a folder
+    that is no base's source joins `knowledge_base` (None: `default`); `only` narrows the run
+    to these relative paths. `progress` is told as files are read, and `checkpoint` is called
+    at every safe point: what it raises stops the run with nothing half-written."""
+
+    vault_path: Path | str
+    wait_for_lock: bool = False
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    prepare_workers: int | None = None
+    prune: bool = False
+    knowledge_base: str | None = None
+    only: frozenset[str] | None = None
+    progress: Progress | None = None
+    checkpoint: Callable[[], None] | None = None
 
 
 @dataclass

@@ -14,7 +14,7 @@ from django.db import connection
 
 from access.callers import Caller, Scope
 from core.config import Config
-from core.db import db_errors_translated
+from core.db import db_errors_translated, row_as, rows_as
 from core.errors import InvalidRequest, NotFound
 from knowledge import sql
 from knowledge.bases import KnowledgeBaseInfo, kb_get_visible, kb_list
@@ -34,6 +34,13 @@ class StoredChunk:
     page_end: int | None
     content: str
     content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class _DateRow:
+    document_id: int
+    stated: Any  # the frontmatter's date, as written (a string, or a date YAML read as one)
+    changed: Any  # the day the file last changed (UTC)
 
 
 @dataclass(frozen=True)
@@ -121,11 +128,9 @@ def chunk_get(*, caller: Caller, chunk_id: int) -> dict[str, Any]:
     missing chunk and one of a base the caller may not read."""
     with db_errors_translated(), connection.cursor() as cursor:
         cursor.execute(sql.CHUNK_DETAIL, [chunk_id])
-        row = cursor.fetchone()
-        if row is None or not caller.may_read(row[1]):
-            raise NotFound(f"chunk not found: {chunk_id}", details={"id": chunk_id})
-        detail = dict(zip([column.name for column in cursor.description], row))
-    detail.pop("knowledge_base_id")
+        detail: dict[str, Any] | None = row_as(cursor, dict)
+    if detail is None or not caller.may_read(detail.pop("knowledge_base_id")):
+        raise NotFound(f"chunk not found: {chunk_id}", details={"id": chunk_id})
     return detail
 
 
@@ -137,9 +142,9 @@ def document_dates(*, document_ids: list[int]) -> dict[int, str]:
         return {}
     with db_errors_translated(), connection.cursor() as cursor:
         cursor.execute(sql.DOCUMENT_DATES, [sorted(set(document_ids))])
-        rows = cursor.fetchall()
-    return {document_id: " ".join(str(stated or changed).split())[:40]
-            for document_id, stated, changed in rows if stated or changed}
+        rows = rows_as(cursor, _DateRow)
+    return {row.document_id: " ".join(str(row.stated or row.changed).split())[:40]
+            for row in rows if row.stated or row.changed}
 
 
 def chunks_by_id_or_place(*, chunk_ids: list[int],
@@ -152,7 +157,7 @@ def chunks_by_id_or_place(*, chunk_ids: list[int],
         cursor.execute(sql.CHUNKS_BY_ID_OR_PLACE, [
             chunk_ids, [document_id for document_id, _ in places],
             [chunk_index for _, chunk_index in places]])
-        chunks = [StoredChunk(*row) for row in cursor.fetchall()]
+        chunks = rows_as(cursor, StoredChunk)
     wanted = set(chunk_ids)
     return StoredChunks(by_id={chunk.id: chunk for chunk in chunks if chunk.id in wanted},
                         by_place={(chunk.document_id, chunk.chunk_index): chunk

@@ -326,8 +326,9 @@ WHERE vault_path = %s AND knowledge_base_id IS DISTINCT FROM %s
 
 KB_LIST = """
 SELECT b.id, b.slug, b.name, b.description, b.outbound,
-       (SELECT count(*) FROM documents d WHERE d.knowledge_base_id = b.id AND d.status = 'active'),
-       (SELECT count(*) FROM chunks c WHERE c.knowledge_base_id = b.id)
+       (SELECT count(*) FROM documents d WHERE d.knowledge_base_id = b.id AND d.status = 'active')
+         AS documents,
+       (SELECT count(*) FROM chunks c WHERE c.knowledge_base_id = b.id) AS chunks
 FROM knowledge_bases b
 WHERE (%s::text[] IS NULL OR b.slug = ANY(%s::text[]))
   AND (%s::int8[] IS NULL OR b.id = ANY(%s::int8[]))
@@ -480,7 +481,7 @@ UPDATE documents SET status = 'queued', updated_at = now() WHERE id = %s AND sta
 DOCUMENT_JOB_ROW = """
 SELECT d.vault_path, d.relative_path, d.status,
        EXISTS (SELECT 1 FROM knowledge_base_sources s
-               WHERE s.path = d.vault_path AND s.kind = 'uploads')
+               WHERE s.path = d.vault_path AND s.kind = 'uploads') AS uploaded
 FROM documents d WHERE d.id = %s
 """
 
@@ -538,9 +539,10 @@ ANALYZE documents, chunks (id, document_id, knowledge_base_id, chunk_index, rela
 # The dates the context gives each cited document (answering/context.py): its frontmatter's
 # own date when it has one, else when its file last changed.
 DOCUMENT_DATES = """
-SELECT id, COALESCE(frontmatter->>'updated', frontmatter->>'date', frontmatter->>'modified',
-                    frontmatter->>'created'),
-       to_char(to_timestamp(mtime_ns / 1e9) AT TIME ZONE 'UTC', 'YYYY-MM-DD')
+SELECT id AS document_id,
+       COALESCE(frontmatter->>'updated', frontmatter->>'date', frontmatter->>'modified',
+                frontmatter->>'created') AS stated,
+       to_char(to_timestamp(mtime_ns / 1e9) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS changed
 FROM documents WHERE id = ANY(%s)
 """
 

@@ -23,8 +23,10 @@ from typing import Any, NamedTuple
 import psycopg
 from django.db import DatabaseError, connection, transaction
 from pgvector import Vector
+from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from core.db import rows_as
 from embeddings import EmbeddingProvider
 from embeddings.base import VectorRefused
 from knowledge import sql
@@ -95,12 +97,14 @@ def document_states(*, vault_path: str, embedder: EmbeddingProvider) -> dict[str
     with connection.cursor() as cursor:
         cursor.execute(sql.DOCUMENT_STATES, [embedder.provider, embedder.model, embedder.dim,
                                              vault_path])
-        return {path: DocumentState(doc_id, digest, chunks, embedded, ocr_skipped, status,
-                                    mtime_ns, size_bytes,
-                                    json.loads(sidecar) if sidecar is not None else None,
-                                    source_name)
-                for doc_id, path, digest, chunks, embedded, ocr_skipped, status, mtime_ns,
-                size_bytes, sidecar, source_name in cursor.fetchall()}
+        return dict(rows_as(cursor, _state_of))
+
+
+def _state_of(*, relative_path: str, sidecar: str | None,
+              **columns: Any) -> tuple[str, DocumentState]:
+    """A DOCUMENT_STATES row: its path, and its state (the sidecar's stamp is JSON text)."""
+    return relative_path, DocumentState(
+        sidecar=json.loads(sidecar) if sidecar is not None else None, **columns)
 
 
 def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
@@ -134,7 +138,9 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
         built.append((version, rows, vectors[position:position + len(rows)]))
         position += len(rows)
     conn = index_connection()
-    with transaction.atomic(), psycopg.Cursor(conn) as cursor:
+    # The rows that come back are read by name on cursors of their own.
+    with transaction.atomic(), psycopg.Cursor(conn) as cursor, \
+            psycopg.Cursor(conn, row_factory=dict_row) as reading:
         # A handful of round trips per batch, not per row: the statements go as one pipeline,
         # then the vectors as one COPY (which a pipeline cannot carry).
         with conn.pipeline():
@@ -142,9 +148,10 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
             # A document deleted through the API since this run read its state stays deleted:
             # its row is locked here (the delete locks it too, so the two never interleave) and
             # left out.
-            cursor.execute(sql.DOCUMENTS_LOCK,
-                           [vault_path, [version.relative_path for version in versions]])
-            deleting = {path for path, status in cursor.fetchall() if status == "deleting"}
+            reading.execute(sql.DOCUMENTS_LOCK,
+                            [vault_path, [version.relative_path for version in versions]])
+            deleting = {row["relative_path"] for row in reading.fetchall()
+                        if row["status"] == "deleting"}
             kept = [entry for entry in built if entry[0].relative_path not in deleting]
             if not kept:
                 return
@@ -161,21 +168,21 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
                 [Jsonb(v.tags if v.document_tags is None else v.document_tags)
                  for v in versions]])
             cursor.execute(sql.DELETE_DOCUMENTS_CHUNKS, [vault_path, paths])
-            inserted = []
+            inserted: list[dict[str, Any]] = []  # each new chunk's id, path and index
             if rows:
-                cursor.execute(sql.INSERT_CHUNKS, [Jsonb(rows), vault_path])
-                inserted = cursor.fetchall()
+                reading.execute(sql.INSERT_CHUNKS, [Jsonb(rows), vault_path])
+                inserted = reading.fetchall()
         if inserted:
             vector_of = {(version.relative_path, row["chunk_index"]): vector
                          for version, version_rows, version_vectors in kept
                          for row, vector in zip(version_rows, version_vectors, strict=True)}
             with cursor.copy(sql.COPY_EMBEDDINGS) as copy:
                 copy.set_types(sql.COPY_EMBEDDINGS_TYPES)
-                for chunk_id, path, chunk_index in inserted:
-                    vector = vector_of[(path, chunk_index)]
+                for written in inserted:
+                    vector = vector_of[(written["relative_path"], written["chunk_index"])]
                     if isinstance(vector, VectorRefused):
                         continue
-                    copy.write_row([chunk_id, embedder.provider, embedder.model, embedder.dim,
+                    copy.write_row([written["id"], embedder.provider, embedder.model, embedder.dim,
                                     vector if isinstance(vector, Vector) else Vector(list(vector))])
         refused = {version.relative_path: sum(isinstance(vector, VectorRefused)
                                               for vector in version_vectors)
@@ -214,21 +221,24 @@ def _versions_activate(cursor: psycopg.Cursor, *, vault_path: str,
     and make it the active version; raise VersionInvalid otherwise, which rolls the whole batch
     back so the previous versions stay."""
     expected = {version.relative_path: len(version.chunks) for version in versions}
-    cursor.execute(sql.VERSIONS_BUILT, [embedder.provider, embedder.model, embedder.dim,
-                                        vault_path, list(expected)])
-    built = cursor.fetchall()
+    with psycopg.Cursor(cursor.connection, row_factory=dict_row) as reading:
+        reading.execute(sql.VERSIONS_BUILT, [embedder.provider, embedder.model, embedder.dim,
+                                             vault_path, list(expected)])
+        built = reading.fetchall()
     if len(built) != len(expected):
         raise VersionInvalid(f"{len(expected) - len(built)} of {len(expected)} documents were "
                              "not written")
-    for _, path, _, chunks, vectors in built:
+    for row in built:
+        path, chunks, vectors = row["relative_path"], row["chunks"], row["vectors"]
         wanted = expected[path] - refused.get(path, 0)
         if chunks != expected[path] or vectors != wanted:
             raise VersionInvalid(f"{path}: built {chunks} chunks and {vectors} vectors, expected "
                                  f"{expected[path]} chunks and {wanted} vectors")
     config = build_config(embedder)
     cursor.execute(sql.VERSIONS_ACTIVATE, [
-        [row[0] for row in built], [row[2] for row in built], [row[3] for row in built],
-        [row[4] for row in built], build_config_hash(config), Jsonb(config)])
+        [row["id"] for row in built], [row["content_hash"] for row in built],
+        [row["chunks"] for row in built], [row["vectors"] for row in built],
+        build_config_hash(config), Jsonb(config)])
 
 
 def version_failed_record(*, vault_path: str, relative_path: str, content_hash: str,
@@ -242,14 +252,26 @@ def version_failed_record(*, vault_path: str, relative_path: str, content_hash: 
                                             relative_path])
 
 
+@dataclass(frozen=True, slots=True)
+class ChunkMissingVector:
+    """A stored chunk without a vector for the current config: what embedding it reads."""
+
+    id: int
+    document_id: int
+    content: str
+    heading_path: list[str]
+    relative_path: str
+    tags: list[str]
+    wikilinks: list[str]
+
+
 def chunks_missing_embeddings(*, document_ids: Sequence[int],
-                              embedder: EmbeddingProvider) -> list[tuple]:
-    """(chunk id, document id, content, heading_path, relative_path, tags, wikilinks) of chunks
-    of these documents without a vector for the current config."""
+                              embedder: EmbeddingProvider) -> list[ChunkMissingVector]:
+    """The chunks of these documents without a vector for the current config."""
     with connection.cursor() as cursor:
         cursor.execute(sql.CHUNKS_MISSING_EMBEDDINGS, [list(document_ids), embedder.provider,
                                                        embedder.model, embedder.dim])
-        return cursor.fetchall()
+        return rows_as(cursor, ChunkMissingVector)
 
 
 def embeddings_add(*, chunk_ids: Sequence[int], vectors: Sequence[Sequence[float] | VectorRefused],
@@ -276,19 +298,19 @@ def chunks_lexical_refresh(*, vault_path: str | None, batch: int) -> int:
         with connection.cursor() as cursor:
             cursor.execute(sql.CHUNKS_LEXICAL_STALE,
                            {"after_id": after_id, "vault_path": vault_path, "limit": batch})
-            rows = cursor.fetchall()
+            rows: list[dict[str, Any]] = rows_as(cursor, dict)
         if not rows:
             return refreshed
-        built = [chunk_lexical_build(content=content, heading_path=heading_path or (),
-                                     relative_path=relative_path)
-                 for _, content, heading_path, relative_path in rows]
+        built = [chunk_lexical_build(content=row["content"], heading_path=row["heading_path"] or (),
+                                     relative_path=row["relative_path"])
+                 for row in rows]
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(sql.FILL_CHUNKS_LEXICAL, [
-                ANALYZER_VERSION, [row[0] for row in rows],
+                ANALYZER_VERSION, [row["id"] for row in rows],
                 [item.terms for item in built], [item.length for item in built],
                 [item.cells for item in built]])
             refreshed += cursor.rowcount
-        after_id = rows[-1][0]
+        after_id = rows[-1]["id"]
 
 
 # A first load of at least this many notes, into an index holding fewer chunks than that, builds

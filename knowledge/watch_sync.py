@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -12,7 +13,7 @@ from core.errors import InvalidRequest, LocalRagError
 from jobs.queue import job_enqueue, job_get
 from jobs.worker import JobContext
 from knowledge.bases import DEFAULT_SLUG, kb_get, kb_list
-from knowledge.ingest import IngestResult, VaultEmpty, vault_ingest
+from knowledge.ingest import IngestRequest, IngestResult, VaultEmpty, vault_ingest
 from knowledge.vault import VaultNotFound, vault_resolve
 from knowledge.watch import Say, SyncFailed, SyncReport, WatchFolder, WatchStopped, folders_watch
 
@@ -54,16 +55,15 @@ def _owner(path: str) -> str:
     return DEFAULT_SLUG
 
 
-def folder_sync(*, folder: str, only: frozenset[str] | list[str] | None, config: Config,
-                knowledge_base: str | None = None,
-                checkpoint: Callable[[], None] | None = None) -> SyncReport:
-    """Ingest the changed files of `folder` (all of it when `only` is None); a folder gone, or
-    one that looks emptied, is refused with nothing deleted."""
+def folder_sync(request: IngestRequest, *, config: Config) -> SyncReport:
+    """Ingest the changed files of the request's folder (all of it when `only` is None), after
+    a run of it under way; a folder gone, or one that looks emptied, is refused with nothing
+    deleted."""
     try:
-        result = vault_ingest(vault_path=folder, config=config, wait_for_lock=True,
-                              knowledge_base=knowledge_base, only=only, checkpoint=checkpoint,
-                              # A few files: read here, no process pool to start.
-                              prepare_workers=0 if only is not None else None)
+        result = vault_ingest(dataclasses.replace(
+            request, wait_for_lock=True,
+            # A few files: read here, no process pool to start.
+            prepare_workers=0 if request.only is not None else None), config=config)
     except (VaultEmpty, VaultNotFound) as exc:
         return SyncReport(refused=exc.message)
     return _report(result)
@@ -96,8 +96,9 @@ class SyncNow:
         with self._lock:
             self._running += 1
         try:
-            return folder_sync(folder=folder.path, only=only, config=self._config,
-                               knowledge_base=self._knowledge_base, checkpoint=self._checkpoint)
+            return folder_sync(IngestRequest(vault_path=folder.path, only=only,
+                                             knowledge_base=self._knowledge_base,
+                                             checkpoint=self._checkpoint), config=self._config)
         finally:
             with self._lock:
                 self._running -= 1
@@ -130,8 +131,10 @@ def sync_through_jobs(*, stop: threading.Event) -> Callable[[WatchFolder, frozen
 
 def vault_sync_job(context: JobContext) -> dict[str, Any]:
     """The `vault_sync` job: ingest a watched folder's changed files (or all of them)."""
-    report = folder_sync(folder=context.payload["vault_path"], only=context.payload.get("only"),
-                         config=get_config(), checkpoint=context.checkpoint)
+    only = context.payload.get("only")
+    report = folder_sync(IngestRequest(vault_path=context.payload["vault_path"],
+                                       only=frozenset(only) if only is not None else None,
+                                       checkpoint=context.checkpoint), config=get_config())
     return report.as_dict()
 
 

@@ -24,6 +24,7 @@ from localrag_site.http_errors import body_drain
 from localrag_site.parsers import TextJSONParser
 from ops.api import router as ops_router
 from retrieval.api import router as retrieval_router
+from traces.recording import measured_of, trace_of, trace_record
 
 logger = logging.getLogger("localrag.api")
 
@@ -54,6 +55,9 @@ api.add_router("", access_router)
 
 @api.exception_handler(LocalRagError)
 def on_domain_error(request: HttpRequest, exc: LocalRagError) -> HttpResponse:
+    # What the services measured before they failed goes into the request's trace, which
+    # TraceMiddleware then records with this error.
+    trace_record(trace_of(request), *measured_of(exc))
     response = api.create_response(request, exc.as_body(), status=exc.http_status)
     for name, value in exc.headers.items():
         response[name] = value
@@ -126,12 +130,16 @@ def on_database_error(request: HttpRequest, exc: DjangoDatabaseError) -> HttpRes
     # A query of an operation that is not wrapped in db_errors_translated (the ORM's, say) when
     # the server restarts under it: still database_unavailable, never a 500.
     error = database_error(exc)
-    return on_unhandled(request, exc) if error is None else on_domain_error(request, error)
+    if error is None:
+        return on_unhandled(request, exc)
+    trace_record(trace_of(request), *measured_of(exc))
+    return on_domain_error(request, error)
 
 
 @api.exception_handler(Exception)
 def on_unhandled(request: HttpRequest, exc: Exception) -> HttpResponse:
     logger.exception("unhandled error on %s %s", request.method, request.path)
+    trace_record(trace_of(request), *measured_of(exc))
     return api.create_response(
         request, error_body("internal_error", "internal server error; see the server log"),
         status=500)

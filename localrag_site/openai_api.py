@@ -27,6 +27,7 @@ from core.errors import LocalRagError, invalid_request_of
 from localrag_site.api import Utf8JSONRenderer
 from localrag_site.http_errors import body_drain
 from localrag_site.parsers import TextJSONParser
+from traces.recording import measured_of, trace_of, trace_record
 
 logger = logging.getLogger("localrag.api")
 
@@ -53,6 +54,8 @@ def _error(request: HttpRequest, *, code: str, message: str, status: int,
 
 @openai_api.exception_handler(LocalRagError)
 def on_domain_error(request: HttpRequest, exc: LocalRagError) -> HttpResponse:
+    # As the main API's: what was measured before the error goes into the request's trace.
+    trace_record(trace_of(request), *measured_of(exc))
     response = _error(request, code=exc.code, message=exc.message,
                       status=openai_status(exc.code), param=param_of(exc.details))
     for name, value in exc.headers.items():
@@ -110,11 +113,15 @@ def on_auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpRespons
 @openai_api.exception_handler(DjangoDatabaseError)
 def on_database_error(request: HttpRequest, exc: DjangoDatabaseError) -> HttpResponse:
     error = database_error(exc)  # as the main API: a lost server is database_unavailable
-    return on_unhandled(request, exc) if error is None else on_domain_error(request, error)
+    if error is None:
+        return on_unhandled(request, exc)
+    trace_record(trace_of(request), *measured_of(exc))
+    return on_domain_error(request, error)
 
 
 @openai_api.exception_handler(Exception)
 def on_unhandled(request: HttpRequest, exc: Exception) -> HttpResponse:
     logger.exception("unhandled error on %s %s", request.method, request.path)
+    trace_record(trace_of(request), *measured_of(exc))
     return _error(request, code="internal_error",
                   message="internal server error; see the server log", status=500)

@@ -3,7 +3,8 @@ conversations and retrieval-lab runs, and /v1/chat/completions) runs under a tra
 (traces/recording.py): its id
 goes back as the X-Request-ID header (and as `trace_id` in the JSON body), and the trace is
 recorded when the response is complete — for a stream, when its last event has been sent or
-the client went away."""
+the client went away. The view finds its trace on the request (traces/recording.py
+`trace_of`) and records in it what the services it called measured."""
 
 from __future__ import annotations
 
@@ -57,6 +58,7 @@ class TraceMiddleware:
             return self.get_response(request)
         operation, channel = traced
         trace = trace_begin(operation=operation, channel=channel)
+        request.trace = trace  # type: ignore[attr-defined]  # what trace_of(request) reads
         try:
             response = self.get_response(request)
         except BaseException as exc:
@@ -74,8 +76,9 @@ class TraceMiddleware:
             trace.status = "error"
             trace.error_code = _error_code(response) or trace.error_code
         if response.streaming:
-            # The events are made later, as the server sends them: the trace is current while
-            # each is made, and recorded when the last was sent or the response was closed.
+            # The events are made later, as the server sends them: log lines carry the trace's
+            # id while each is made (the view's wrapper records what they measured), and the
+            # trace is recorded when the last was sent or the response was closed.
             trace_detach(trace)
             response.streaming_content = _TracedStream(response.streaming_content, trace)
         else:

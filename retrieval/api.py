@@ -9,8 +9,10 @@ from ninja import Router
 from access.auth import CallerRequest
 from core.api_schemas import ErrorBody
 from core.config import get_config
-from retrieval.api_schemas import SearchRequest, SearchResponse, filters_checked
-from retrieval.services import search, search_body
+from retrieval.api_schemas import SearchRequest, SearchResponse, filters_checked, search_body
+from retrieval.services import search
+from retrieval.types import RetrievalRequest
+from traces.recording import trace_of, trace_record
 
 router = Router(tags=["retrieval"])
 
@@ -21,8 +23,11 @@ router = Router(tags=["retrieval"])
              exclude_unset=True,
              summary="Ranked chunks by RAG_RETRIEVAL (vector, lexical or hybrid) with a confidence")
 def search_view(request: CallerRequest, payload: SearchRequest) -> dict[str, Any]:
-    scope = request.auth.scope(slugs=payload.knowledge_bases)
-    outcome = search(query=payload.query, top_k=payload.top_k, config=get_config(),
-                     scope=scope, explain=payload.explain,
-                     filters=filters_checked(payload.filters))
-    return search_body(outcome)
+    outcome = search(RetrievalRequest(query=payload.query,
+                                      scope=request.auth.scope(slugs=payload.knowledge_bases),
+                                      top_k=payload.top_k, explain=payload.explain,
+                                      filters=filters_checked(payload.filters)),
+                     config=get_config())
+    trace = trace_of(request)
+    trace_record(trace, outcome.measures)
+    return search_body(outcome, trace_id=trace.id if trace is not None else None)

@@ -16,6 +16,7 @@ from retrieval.filters import (
     DocumentFilter,
     filters_parse,
 )
+from retrieval.types import SearchOutcome
 
 FilterText = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
 FilterValue = FilterText | int | float | bool
@@ -144,3 +145,14 @@ class SearchResponse(Schema):
     explain: SearchExplain | None = None
     # The id of this request's trace (also the X-Request-ID header).
     trace_id: str | None = None
+
+
+def search_body(outcome: SearchOutcome, *, trace_id: str | None) -> dict[str, Any]:
+    """The /search body of `outcome` (SearchResponse): `explain` only when it was asked for,
+    `trace_id` under a trace; exclude_unset leaves out what is not set."""
+    body: dict[str, Any] = {"confidence": outcome.confidence, "results": outcome.results}
+    if outcome.explain is not None:
+        body["explain"] = outcome.explain
+    if trace_id is not None:
+        body["trace_id"] = trace_id
+    return body

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 import psycopg
+from psycopg.rows import class_row
 
 from core.db import db_errors_translated
 from core.errors import InvalidRequest
@@ -67,6 +68,12 @@ class FilteredScope:
 
     document_ids: list[int]
     chunks: int
+
+
+@dataclass(frozen=True, slots=True)
+class _AdmittedRow:
+    document_ids: list[int] | None  # None: no document matched
+    chunks: int | None
 
 
 def filters_parse(raw: Any) -> DocumentFilter | None:
@@ -120,12 +127,11 @@ def filtered_scope(*, filters: DocumentFilter,
     statement = sql.FILTER_DOCUMENTS.format(conditions="\n    AND ".join(filters.conditions))
     with db_errors_translated():
         conn = index_connection()
-        with psycopg.Cursor(conn) as cursor:
+        with psycopg.Cursor(conn, row_factory=class_row(_AdmittedRow)) as cursor:
             cursor.execute(statement, {**filters.params, "kb_ids": list(knowledge_base_ids)})
             row = cursor.fetchone()
     assert row is not None  # an aggregate returns one row
-    ids, chunks = row
-    return FilteredScope(document_ids=list(ids or []), chunks=int(chunks or 0))
+    return FilteredScope(document_ids=list(row.document_ids or []), chunks=int(row.chunks or 0))
 
 
 def _invalid(name: str, problem: str) -> NoReturn:

@@ -26,6 +26,7 @@ from typing import Any
 
 import psycopg
 from django.db import connections, transaction
+from psycopg.rows import class_row
 
 from core.config import get_config
 from core.db import db_errors_translated
@@ -91,6 +92,38 @@ class LexicalHit:
     matched_share: float  # share of the query's kept terms this chunk holds, 0..1
 
 
+@dataclass(frozen=True, slots=True)
+class _StatsRow:
+    """LEXICAL_STATS: the caller's bases' statistics for the query's terms."""
+
+    chunks: int
+    length_sum: int
+    length_cells: list[int] | None
+    length_counts: list[int] | None
+    dfs: list[int] | None
+    hit_terms: list[str] | None  # identifier hits inside longer compounds: term, chunk
+    hit_chunks: list[int] | None
+
+
+@dataclass(frozen=True, slots=True)
+class _ScoredRow:
+    """A row of the LEXICAL_SCORE statements: a chunk, its score, and how many were scored."""
+
+    chunk_id: int
+    content: str
+    relative_path: str
+    heading_path: list[str]
+    chunk_index: int
+    document_id: int
+    content_hash: str
+    page_start: int | None
+    page_end: int | None
+    knowledge_base: str
+    score: float
+    matched_share: float
+    scored: int
+
+
 @dataclass(frozen=True)
 class _LexicalQuery:
     terms: list[str]
@@ -131,20 +164,24 @@ def lexical_search(*, query: str, limit: int, knowledge_base_ids: Sequence[int],
         statement, exhaustive = sql.LEXICAL_SCORE_SCOPED, True
     elif scope is not None:
         statement = sql.LEXICAL_SCORE_FILTERED
-    with db_errors_translated(), _snapshot() as cursor:
-        cursor.execute(sql.LEXICAL_STATS, {
+    # This channel's rows are read by name on cursors of their own, in the same snapshot:
+    # `cursor` also runs the search index's statements (index/search.py).
+    with db_errors_translated(), _snapshot() as cursor, \
+            psycopg.Cursor(cursor.connection, row_factory=class_row(_StatsRow)) as reading, \
+            psycopg.Cursor(cursor.connection, row_factory=class_row(_ScoredRow)) as scoring:
+        reading.execute(sql.LEXICAL_STATS, {
             "terms": parsed.terms, "identifier_parts": parsed.identifier_parts,
             "cells": ALL_CELLS, "kb_ids": kb_ids})
-        stats = cursor.fetchone()
+        stats = reading.fetchone()
         assert stats is not None  # an aggregate without GROUP BY returns one row
-        chunks, length_sum, length_cells, length_counts, dfs, hit_terms, hit_chunks = stats
-        plan = _plan(parsed=parsed, chunks=chunks, length_sum=length_sum,
-                     length_cells=length_cells or [], length_counts=length_counts or [],
-                     dfs=dfs or [])
+        plan = _plan(parsed=parsed, chunks=stats.chunks, length_sum=stats.length_sum,
+                     length_cells=stats.length_cells or [],
+                     length_counts=stats.length_counts or [], dfs=stats.dfs or [])
         if plan is None:
             return []
         kept = set(plan.terms)
-        hits = [(term, chunk) for term, chunk in zip(hit_terms or [], hit_chunks or [])
+        hits = [(term, chunk) for term, chunk in zip(stats.hit_terms or [],
+                                                     stats.hit_chunks or [])
                 if term in kept]
         params = {"terms": plan.terms, "idfs": plan.idfs,
                   "hit_terms": [term for term, _ in hits], "hit_chunks": [c for _, c in hits],
@@ -160,59 +197,58 @@ def lexical_search(*, query: str, limit: int, knowledge_base_ids: Sequence[int],
             if report is not None:
                 report.index = found.explain()
             if isinstance(found, Candidates):
-                cursor.execute(sql.LEXICAL_SCORE_IDS, {
+                scoring.execute(sql.LEXICAL_SCORE_IDS, {
                     **params, "candidate_ids": found.chunk_ids, "read_cells": [],
                     "combination_terms": [], "combination_groups": [], "anchor_terms": []})
-                rows = cursor.fetchall()
+                rows = scoring.fetchall()
                 if report is not None:
                     report.levels = 1
-                    report.scored = report.scored_total = rows[0][-1] if rows else 0
+                    report.scored = report.scored_total = rows[0].scored if rows else 0
                 return _hits(rows)
         budget = FIRST_READ_BUDGET
         if scope is not None and scope.chunks:
             # The cells' chunks are mostly outside a filter's documents: read proportionally
             # more of them, so the first run still finds about `limit` admitted chunks.
-            budget *= min(chunks / scope.chunks, FILTER_BUDGET_GROWTH_MAX)
+            budget *= min(stats.chunks / scope.chunks, FILTER_BUDGET_GROWTH_MAX)
         read = plan.read_all() if exhaustive else plan.read_upto(budget)
         combinations_tried = False
         for run in range(1, MAX_RUNS + 1):
-            cursor.execute(statement, {
+            scoring.execute(statement, {
                 **params, "read_cells": read.lexemes,
                 "combination_terms": [plan.terms[term] for group in read.combinations
                                       for term in group],
                 "combination_groups": [number for number, group in enumerate(read.combinations)
                                        for _ in group],
                 "anchor_terms": [plan.terms[term] for term in plan.anchors(read.combinations)]})
-            rows = cursor.fetchall()
+            rows = scoring.fetchall()
             if report is not None:
                 report.levels = run
                 report.cells_read = len(read.lexemes)
                 report.cells_total = len(plan.cells)
-                report.scored = rows[0][-1] if rows else 0
+                report.scored = rows[0].scored if rows else 0
                 report.scored_total += report.scored
                 report.combinations = len(read.combinations)
             # Exact once the k-th score is above every score a chunk outside the cells read
             # could reach (strictly: an unread chunk with an equal score and a smaller id
             # would rank before it). The margin covers rounding between SQL and Python sums.
-            if read.complete or (len(rows) == limit and rows[-1][10] > _with_margin(
+            if read.complete or (len(rows) == limit and rows[-1].score > _with_margin(
                     read.unread_bound)):
                 break
             read, combinations_tried, budget = _next_reading(
                 plan=plan, read=read, rows=len(rows), limit=limit,
-                threshold=rows[-1][10] if rows else 0.0, budget=budget,
+                threshold=rows[-1].score if rows else 0.0, budget=budget,
                 combinations_tried=combinations_tried, last_run=run == MAX_RUNS - 1)
     return _hits(rows)
 
 
-def _hits(rows: list[tuple]) -> list[LexicalHit]:
-    return [LexicalHit(chunk_id=chunk_id, content=content, relative_path=relative_path,
-                       heading_path=list(heading_path), chunk_index=chunk_index,
-                       document_id=document_id, content_hash=content_hash,
-                       page_start=page_start, page_end=page_end, knowledge_base=knowledge_base,
-                       score=score, rank=rank, matched_share=matched_share)
-            for rank, (chunk_id, content, relative_path, heading_path, chunk_index, document_id,
-                       content_hash, page_start, page_end, knowledge_base, score, matched_share,
-                       _) in enumerate(rows, start=1)]
+def _hits(rows: list[_ScoredRow]) -> list[LexicalHit]:
+    return [LexicalHit(chunk_id=row.chunk_id, content=row.content,
+                       relative_path=row.relative_path, heading_path=list(row.heading_path),
+                       chunk_index=row.chunk_index, document_id=row.document_id,
+                       content_hash=row.content_hash, page_start=row.page_start,
+                       page_end=row.page_end, knowledge_base=row.knowledge_base,
+                       score=row.score, rank=rank, matched_share=row.matched_share)
+            for rank, row in enumerate(rows, start=1)]
 
 
 def _next_reading(*, plan: _Plan, read: _Reading, rows: int, limit: int, threshold: float,

@@ -20,6 +20,7 @@ from typing import Any
 
 import psycopg
 from pgvector import Vector
+from psycopg.rows import class_row
 
 from core.config import Config
 from core.db import db_errors_translated
@@ -39,7 +40,7 @@ from retrieval.lexical import LexicalHit, LexicalReport, lexical_search
 from retrieval.rerank import RerankCandidate, rerank_safely
 from retrieval.rerank.features import identifiers_found_share
 from retrieval.signals import RefusalSignals, signals_measure
-from retrieval.types import SearchHit
+from retrieval.types import RetrievalRequest, SearchHit
 from retrieval.vector import VectorHit, vector_path_choose, vector_search
 
 # Weight of lexical evidence in the hybrid confidence (see hybrid_confidence), tuned with
@@ -82,6 +83,8 @@ class PipelineRun:
     timings_ms: dict[str, float] = field(default_factory=dict)
     rerank: dict[str, Any] | None = None
     query: str = ""  # what `signals` measures coverage against
+    # What went to a rerank server outside this machine (knowledge/outbound.py).
+    outbound: tuple[dict[str, Any], ...] = ()
 
     @cached_property
     def signals(self) -> RefusalSignals:
@@ -115,7 +118,7 @@ class ChannelHits:
 def channels_fetch(*, query: str, vector: Sequence[float], width: int, config: Config,
                    embedder: EmbeddingProvider,
                    knowledge_base_ids: Sequence[int]) -> ChannelHits:
-    """Both channels' `width` best hits for `query`, for `pipeline_run(channels=...)`."""
+    """Both channels' `width` best hits for `query`, for `pipeline_run(..., channels=...)`."""
     return ChannelHits(
         width=width,
         vector=vector_search(vector=vector, limit=width, config=config, embedder=embedder,
@@ -123,7 +126,9 @@ def channels_fetch(*, query: str, vector: Sequence[float], width: int, config: C
         lexical=lexical_search(query=query, limit=width, knowledge_base_ids=knowledge_base_ids))
 
 
-class _Clock:
+class PipelineClock:
+    """Milliseconds per stage of one search (a stage run twice, as on a replica's retry, adds)."""
+
     def __init__(self) -> None:
         self.timings: dict[str, float] = {}
 
@@ -131,21 +136,31 @@ class _Clock:
         self.timings[name] = self.timings.get(name, 0.0) + (time.perf_counter() - started) * 1000
 
 
-def pipeline_clock() -> _Clock:
+def pipeline_clock() -> PipelineClock:
     """A stage timer for one request (the embedding is timed by the caller)."""
-    return _Clock()
+    return PipelineClock()
 
 
-def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, config: Config,
-                 embedder: EmbeddingProvider, knowledge_base_ids: Sequence[int],
-                 clock: _Clock | None = None, explain: bool = False,
-                 channels: ChannelHits | None = None,
-                 scope: FilteredScope | None = None) -> PipelineRun:
-    """Candidates for `query` (already embedded as `vector`) through the stages of `mode`,
-    from the chunks of `knowledge_base_ids` only (each channel filters in its SQL), and with
-    `scope` only from its documents; with `channels`, from those prefetched hits instead of
-    new channel queries."""
-    clock = clock or _Clock()
+@dataclass(frozen=True, slots=True)
+class _DistanceRow:
+    chunk_id: int
+    distance: float | None
+
+
+def pipeline_run(request: RetrievalRequest, *, vector: Sequence[float], config: Config,
+                 embedder: EmbeddingProvider, admitted: FilteredScope | None = None,
+                 clock: PipelineClock | None = None,
+                 channels: ChannelHits | None = None) -> PipelineRun:
+    """Candidates for the request's query (already embedded as `vector`) through the stages
+    of its mode (RAG_RETRIEVAL when it names none), its top_k (else RAG_TOP_K) unchecked, from
+    the chunks of its scope's knowledge bases only (each channel filters in its SQL), and with
+    `admitted` (its filters resolved) only from those documents; with `channels`, from those
+    prefetched hits instead of new channel queries."""
+    query, knowledge_base_ids, explain = (request.query, request.scope.knowledge_base_ids,
+                                          request.explain)
+    top_k = request.top_k if request.top_k is not None else config.rag_top_k
+    mode = request.mode or config.rag_retrieval
+    clock = clock or PipelineClock()
     reranking = mode != "vector" and config.rag_rerank != "none"
     # Every channel feeds RAG_CANDIDATES into fusion or rerank; a lone channel without rerank
     # needs only top_k.
@@ -160,7 +175,7 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
         started = time.perf_counter()
         hits = (channels.vector[:width] if channels is not None else
                 vector_search(vector=vector, limit=width, config=config, embedder=embedder,
-                              knowledge_base_ids=knowledge_base_ids, scope=scope,
+                              knowledge_base_ids=knowledge_base_ids, scope=admitted,
                               report=vector_report))
         clock.stage("vector", started)
         rankings["vector"] = [hit.chunk_id for hit in hits]
@@ -173,7 +188,7 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
         lexical = (channels.lexical[:width] if channels is not None else
                    lexical_search(query=query, limit=width,
                                   knowledge_base_ids=knowledge_base_ids, report=report,
-                                  scope=scope))
+                                  scope=admitted))
         clock.stage("lexical", started)
         rankings["lexical"] = [hit.chunk_id for hit in lexical]
         for match in lexical:
@@ -194,9 +209,11 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
         ordered = sorted(candidates.values(), key=_fused_rank)
         clock.stage("fuse", started)
     rerank_explain = None
+    rerank_sent: tuple[dict[str, Any], ...] = ()
     if reranking and ordered:
         started = time.perf_counter()
-        ordered, rerank_explain = _reranked(query=query, ordered=ordered, config=config)
+        ordered, rerank_explain, rerank_sent = _reranked(query=query, ordered=ordered,
+                                                         config=config)
         clock.stage("rerank", started)
     results = ordered[:top_k]
     if mode == "vector":
@@ -225,7 +242,8 @@ def pipeline_run(*, query: str, vector: Sequence[float], top_k: int, mode: str, 
                                    "chunks_scored_total": report.scored_total}
                                   if report is not None else None)}
     return PipelineRun(results=results, confidence=confidence, mode=mode, parameters=parameters,
-                       timings_ms=clock.timings, rerank=rerank_explain, query=query)
+                       timings_ms=clock.timings, rerank=rerank_explain, query=query,
+                       outbound=rerank_sent)
 
 
 def fusion_weights(*, mode: str, config: Config,
@@ -289,13 +307,10 @@ def _from_vector(candidates: dict[int, Candidate], hit: VectorHit) -> None:
 def _from_lexical(candidates: dict[int, Candidate], hit: LexicalHit) -> None:
     candidate = candidates.get(hit.chunk_id)
     if candidate is None:
-        candidate = candidates[hit.chunk_id] = Candidate(chunk_id=hit.chunk_id, hit=SearchHit(
-            content=hit.content, source=hit.relative_path, relative_path=hit.relative_path,
-            heading_path=list(hit.heading_path),
-            heading=hit.heading_path[-1] if hit.heading_path else "", score=0.0,
-            chunk_index=hit.chunk_index, document_id=hit.document_id,
-            content_hash=hit.content_hash, page_start=hit.page_start, page_end=hit.page_end,
-            knowledge_base=hit.knowledge_base, chunk_id=hit.chunk_id))
+        # Its cosine comes later (_cosines_fill), when the channels have been fused.
+        candidate = candidates[hit.chunk_id] = Candidate(
+            chunk_id=hit.chunk_id, hit=SearchHit.from_row(hit, chunk_id=hit.chunk_id, score=0.0,
+                                                          knowledge_base=hit.knowledge_base))
     candidate.bm25, candidate.lexical_rank = hit.score, hit.rank
     candidate.matched_share = hit.matched_share
 
@@ -315,12 +330,12 @@ def _cosines_fill(items: list[Candidate], *, vector: Sequence[float],
     if any(vector):
         with db_errors_translated():
             conn = index_connection()
-            with psycopg.Cursor(conn) as cursor:
+            with psycopg.Cursor(conn, row_factory=class_row(_DistanceRow)) as cursor:
                 cursor.execute(sql.CHUNK_DISTANCES, [
                     Vector(list(vector)), [item.chunk_id for item in items], embedder.provider,
                     embedder.model, embedder.dim])
-                distances = {chunk_id: distance for chunk_id, distance in cursor.fetchall()
-                             if distance is not None and distance == distance}
+                distances = {row.chunk_id: row.distance for row in cursor.fetchall()
+                             if row.distance is not None and row.distance == row.distance}
     for item in items:
         distance = distances.get(item.chunk_id)
         item.cosine = max(0.0, min(1.0, 1.0 - distance)) if distance is not None else 0.0
@@ -329,8 +344,8 @@ def _cosines_fill(items: list[Candidate], *, vector: Sequence[float],
             cache[item.chunk_id] = item.cosine
 
 
-def _reranked(*, query: str, ordered: list[Candidate],
-              config: Config) -> tuple[list[Candidate], dict[str, Any]]:
+def _reranked(*, query: str, ordered: list[Candidate], config: Config
+              ) -> tuple[list[Candidate], dict[str, Any], tuple[dict[str, Any], ...]]:
     by_id = {item.chunk_id: item for item in ordered}
     outcome = rerank_safely(query=query, config=config, candidates=[
         RerankCandidate(chunk_id=item.chunk_id, content=item.hit.content,
@@ -345,7 +360,7 @@ def _reranked(*, query: str, ordered: list[Candidate],
         if outcome.applied:
             item.rerank_rank, item.rerank_score = position, ranked.score
         reranked.append(item)
-    return reranked, outcome.explain()
+    return reranked, outcome.explain(), (outcome.outbound,) if outcome.outbound else ()
 
 
 def _vector_path(*, config: Config, embedder: EmbeddingProvider, mode: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from parsing.lexical import HEADING_WEIGHT
 HAS_EMBEDDINGS = """
 SELECT EXISTS (SELECT 1 FROM embeddings e JOIN chunks c ON c.id = e.chunk_id
                WHERE e.embedding_provider = %s AND e.embedding_model = %s
-                 AND e.embedding_dim = %s AND c.knowledge_base_id = ANY(%s))
+                 AND e.embedding_dim = %s AND c.knowledge_base_id = ANY(%s)) AS embedded
 """
 
 # BM25 of the lexical channel (retrieval/lexical.py), on the terms parsing/lexical.py stored in
@@ -86,18 +86,18 @@ lengths AS MATERIALIZED (
 )
 SELECT
   (SELECT coalesce(sum(s.chunk_count), 0)::int8 FROM lexical_scope_stats s
-   WHERE s.knowledge_base_id = ANY(%(kb_ids)s)),
+   WHERE s.knowledge_base_id = ANY(%(kb_ids)s)) AS chunks,
   (SELECT coalesce(sum(s.term_count), 0)::int8 FROM lexical_scope_stats s
-   WHERE s.knowledge_base_id = ANY(%(kb_ids)s)),
-  (SELECT array_agg(l.length_cell ORDER BY l.length_cell) FROM lengths l),
-  (SELECT array_agg(l.chunks ORDER BY l.length_cell) FROM lengths l),
+   WHERE s.knowledge_base_id = ANY(%(kb_ids)s)) AS length_sum,
+  (SELECT array_agg(l.length_cell ORDER BY l.length_cell) FROM lengths l) AS length_cells,
+  (SELECT array_agg(l.chunks ORDER BY l.length_cell) FROM lengths l) AS length_counts,
   (SELECT array_agg((SELECT coalesce(sum(s.df), 0)::int8 FROM lexical_term_stats s
                      WHERE s.knowledge_base_id = ANY(%(kb_ids)s) AND s.term = q.term)
                     + (SELECT count(*) FROM substring_hits h WHERE h.term = q.term)
                     ORDER BY q.ord)
-   FROM query_terms q),
-  (SELECT array_agg(h.term ORDER BY h.chunk_id) FROM substring_hits h),
-  (SELECT array_agg(h.chunk_id ORDER BY h.chunk_id) FROM substring_hits h)
+   FROM query_terms q) AS dfs,
+  (SELECT array_agg(h.term ORDER BY h.chunk_id) FROM substring_hits h) AS hit_terms,
+  (SELECT array_agg(h.chunk_id ORDER BY h.chunk_id) FROM substring_hits h) AS hit_chunks
 """
 
 # BM25 (formula above) of the chunks holding one of the impact cells to read
@@ -201,9 +201,9 @@ ranked AS (
   ORDER BY score DESC, b.id
   LIMIT %(limit)s
 )
-SELECT r.id, c.content, c.relative_path, c.heading_path, c.chunk_index, c.document_id,
-       c.content_hash, c.page_start, c.page_end, b.slug, r.score, r.matched_share,
-       (SELECT count(*) FROM candidates)
+SELECT r.id AS chunk_id, c.content, c.relative_path, c.heading_path, c.chunk_index,
+       c.document_id, c.content_hash, c.page_start, c.page_end, b.slug AS knowledge_base,
+       r.score, r.matched_share, (SELECT count(*) FROM candidates) AS scored
 FROM ranked r
 JOIN chunks c ON c.id = r.id
 JOIN knowledge_bases b ON b.id = c.knowledge_base_id
@@ -260,7 +260,7 @@ WITH nearest AS (
   LIMIT %s
 )
 SELECT n.chunk_id, c.content, c.relative_path, c.heading_path, c.chunk_index, c.document_id,
-       c.content_hash, c.page_start, c.page_end, b.slug, n.distance
+       c.content_hash, c.page_start, c.page_end, b.slug AS knowledge_base, n.distance
 FROM nearest n
 JOIN chunks c ON c.id = n.chunk_id
 JOIN knowledge_bases b ON b.id = c.knowledge_base_id
@@ -312,7 +312,7 @@ def search_hnsw(key: HnswKey, *, filtered: bool) -> str:
 
 # The cosine distance of given chunks to the query, for chunks only the lexical channel found.
 CHUNK_DISTANCES = """
-SELECT e.chunk_id, e.embedding <=> %b
+SELECT e.chunk_id, e.embedding <=> %b AS distance
 FROM embeddings e
 WHERE e.chunk_id = ANY(%s)
   AND e.embedding_provider = %s AND e.embedding_model = %s AND e.embedding_dim = %s
@@ -327,6 +327,7 @@ WITH matched AS MATERIALIZED (
   WHERE d.knowledge_base_id = ANY(%(kb_ids)s)
     AND {conditions}
 )
-SELECT (SELECT array_agg(m.id ORDER BY m.id) FROM matched m),
+SELECT (SELECT array_agg(m.id ORDER BY m.id) FROM matched m) AS document_ids,
        (SELECT count(*) FROM chunks c WHERE c.document_id IN (SELECT m.id FROM matched m))
+         AS chunks
 """

@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 import psycopg
 from django.db import transaction
 from pgvector import Vector
+from psycopg.rows import class_row
 
 from core.config import EMBEDDING_DIM, Config
 from core.db import db_errors_translated
@@ -44,6 +45,23 @@ class RetrievalNotReady(LocalRagError):
     code = "retrieval_not_ready"
 
 
+@dataclass(frozen=True, slots=True)
+class _NearestRow:
+    """A row of the vector channel's statements (retrieval/sql.py _NEAREST)."""
+
+    chunk_id: int
+    content: str
+    relative_path: str
+    heading_path: list[str]
+    chunk_index: int
+    document_id: int
+    content_hash: str
+    page_start: int | None
+    page_end: int | None
+    knowledge_base: str
+    distance: float | None  # NaN or NULL for a chunk whose own vector is all zeros
+
+
 @dataclass(frozen=True)
 class VectorHit:
     """One chunk found by the vector channel, nearest first (distance asc, chunk id asc)."""
@@ -64,13 +82,8 @@ class VectorHit:
 
     def search_hit(self) -> SearchHit:
         """The hit as the API and answering know it."""
-        return SearchHit(
-            content=self.content, source=self.relative_path, relative_path=self.relative_path,
-            heading_path=self.heading_path,
-            heading=self.heading_path[-1] if self.heading_path else "", score=self.score,
-            chunk_index=self.chunk_index, document_id=self.document_id,
-            content_hash=self.content_hash, page_start=self.page_start, page_end=self.page_end,
-            knowledge_base=self.knowledge_base, chunk_id=self.chunk_id)
+        return SearchHit.from_row(self, chunk_id=self.chunk_id, score=self.score,
+                                  knowledge_base=self.knowledge_base)
 
 
 def vector_path_choose(*, conn: psycopg.Connection, config: Config,
@@ -123,8 +136,11 @@ def vector_search(*, vector: Sequence[float], limit: int, config: Config,
         # Its own transaction, rolled back rather than committed: it only reads, and a rollback
         # also undoes the SET LOCALs inside a caller's transaction, where a commit would only
         # release the savepoint and leave them set for the caller's next queries.
-        with transaction.atomic(), psycopg.Cursor(conn) as cursor:
-            rows = None
+        # The channel's rows are read by name on a cursor of their own: `cursor` also runs the
+        # settings and the search index's statements (index/search.py), which read theirs.
+        with transaction.atomic(), psycopg.Cursor(conn) as cursor, \
+                psycopg.Cursor(conn, row_factory=class_row(_NearestRow)) as nearest:
+            rows: list[_NearestRow] | None = None
             if scope is None and config.rag_vector_index == "auto":
                 found = vector_candidates(cursor, config=config, provider=embedder.provider,
                                           model=embedder.model,
@@ -136,36 +152,36 @@ def vector_search(*, vector: Sequence[float], limit: int, config: Config,
                     # The first release's scan over the proposed chunks and the delta only:
                     # the same distances, the same order.
                     cursor.execute(sql.EXACT_SETTINGS)
-                    cursor.execute(sql.SEARCH_IDS, [*params[:-1], found.chunk_ids, limit])
-                    rows = cursor.fetchall()
+                    nearest.execute(sql.SEARCH_IDS, [*params[:-1], found.chunk_ids, limit])
+                    rows = nearest.fetchall()
                     path = "sparse"
             if rows is None and path == "hnsw":
                 assert plan.key is not None  # the plan names the key of every index it takes
                 cursor.execute(sql.HNSW_SETTINGS, [str(plan.ef_search)])
                 # Never a prepared, generic plan: only a plan made with the provider/model
                 # values can prove the partial index's predicate and use it.
-                cursor.execute(sql.search_hnsw(plan.key, filtered=scope is not None),
-                               [*params[:-1], params[0], limit], prepare=False)
-                rows = cursor.fetchall()
+                nearest.execute(sql.search_hnsw(plan.key, filtered=scope is not None),
+                                [*params[:-1], params[0], limit], prepare=False)
+                rows = nearest.fetchall()
                 if len(rows) < limit:
                     # The index ran out of candidates before finding `limit` rows of these
                     # knowledge bases (a small base in a large index): scan them exactly.
                     path, rows = "exact", None
             if rows is None:
                 cursor.execute(sql.EXACT_SETTINGS)
-                cursor.execute(exact_sql, params)
-                rows = cursor.fetchall()
+                nearest.execute(exact_sql, params)
+                rows = nearest.fetchall()
             transaction.set_rollback(True)
     assert rows is not None  # the exact scan runs whenever no other path answered
-    hits = [row for row in rows if row[-1] is not None and not math.isnan(row[-1])]
-    return [VectorHit(chunk_id=chunk_id, content=content, relative_path=relative_path,
-                      heading_path=list(heading_path), chunk_index=chunk_index,
-                      document_id=document_id, content_hash=content_hash, page_start=page_start,
-                      page_end=page_end, knowledge_base=knowledge_base, distance=distance,
-                      score=max(0.0, min(1.0, 1.0 - distance)), rank=rank)
-            for rank, (chunk_id, content, relative_path, heading_path, chunk_index, document_id,
-                       content_hash, page_start, page_end, knowledge_base, distance)
-            in enumerate(hits, start=1)]
+    hits = [(row, row.distance) for row in rows
+            if row.distance is not None and not math.isnan(row.distance)]
+    return [VectorHit(chunk_id=row.chunk_id, content=row.content,
+                      relative_path=row.relative_path, heading_path=list(row.heading_path),
+                      chunk_index=row.chunk_index, document_id=row.document_id,
+                      content_hash=row.content_hash, page_start=row.page_start,
+                      page_end=row.page_end, knowledge_base=row.knowledge_base,
+                      distance=distance, score=max(0.0, min(1.0, 1.0 - distance)), rank=rank)
+            for rank, (row, distance) in enumerate(hits, start=1)]
 
 
 def _not_ready(embedder: EmbeddingProvider) -> NoReturn:

@@ -212,10 +212,10 @@ def config_override() -> Iterator[Callable[..., Config]]:
 def sample_index(db):
     """The sample vault, ingested with the fake embedder (rolled back after the test)."""
     from core.config import get_config
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
 
-    return vault_ingest(vault_path=ROOT / "samples" / "acme-vault", config=get_config(),
-                        prepare_workers=0)
+    return vault_ingest(IngestRequest(vault_path=ROOT / "samples" / "acme-vault",
+                                      prepare_workers=0), config=get_config())
 
 
 # The sample note that `paged_index` gives pages, as if its chunks came from a PDF.

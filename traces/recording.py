@@ -2,10 +2,13 @@
 CLI or MCP call, with a trace id the caller gets back (the X-Request-ID header, `trace_id` in
 JSON bodies).
 
-The entry point (an API middleware, a command, an MCP tool) begins a trace; the services that
-run under it add what they know — retrieval parameters and stage times, the models, token
-counts, the cited chunks — through `trace_current()`, which is None outside a trace, so the
-services work the same without one. The entry point finishes it, which writes the row.
+The entry point (an API middleware, a command, an MCP tool) begins a trace. The services it
+calls never see the trace: they return what they measured — retrieval parameters and stage
+times, the models, token counts, the cited chunks — as typed measures (`Measured`), and the
+entry point records them (`trace_record`); a service that fails after measuring something keeps
+it on the error it raises (`measured_on_failure`), which is recorded with the error. What a
+service may know of its trace is a `TraceRef`: the id its answer names and when the request
+began. The entry point finishes the trace, which writes the row.
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ import logging
 import random
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from django.db import connection, transaction
+from django.http import HttpRequest
 
 from core.config import get_config
 from core.db import db_errors_translated
@@ -34,7 +38,23 @@ logger = logging.getLogger("localrag.traces")
 # One write in this many also deletes the traces past their retention: no scheduler needed.
 PRUNE_EVERY = 100
 
-_current: contextvars.ContextVar[Trace | None] = contextvars.ContextVar("trace", default=None)
+# Where an error keeps what the service raising it measured first (`measured_on_failure`).
+_MEASURED = "trace_measured"
+
+
+@dataclass(frozen=True)
+class TraceRef:
+    """What a service may know of the trace it runs under: its id (a stream's `done` event and a
+    stored answer name it) and when its request began (a stream's `usage` counts from then)."""
+
+    id: str
+    started: float
+
+
+class Measured(Protocol):
+    """What a service measured, recorded in a trace by the entry point that called it."""
+
+    def record(self, trace: Trace) -> None: ...
 
 
 @dataclass
@@ -65,7 +85,6 @@ class Trace:
     answer: str | None = None
     # Set by a request that turned out to search and answer nothing (not recorded).
     discarded: bool = False
-    _token: contextvars.Token[Trace | None] | None = field(default=None, repr=False)
     _log_token: contextvars.Token[str | None] | None = field(default=None, repr=False)
 
     def caller_set(self, caller: Any) -> None:
@@ -78,17 +97,69 @@ class Trace:
     def stage(self, name: str, milliseconds: float) -> None:
         self.timings_ms[name] = round(milliseconds, 2)
 
+    def stages(self, timings_ms: Mapping[str, float]) -> None:
+        for name, milliseconds in timings_ms.items():
+            self.stage(name, milliseconds)
+
+    def fail(self, code: str) -> None:
+        """A failure that is answered rather than raised (an error event, a notice)."""
+        self.status, self.error_code = "error", code
+
+    def outbound_add(self, records: Iterable[dict[str, Any]]) -> None:
+        """What left this machine (knowledge/outbound.py), in the order it was sent."""
+        for record in records:
+            self.parameters.setdefault("outbound", []).append(record)
+
+    def ref(self) -> TraceRef:
+        return TraceRef(id=self.id, started=self.started)
+
 
 def trace_begin(*, operation: str, channel: str, caller: Any = None) -> Trace:
-    """Start a trace and make it current in this context (thread or task)."""
+    """Start a trace; the log lines written in this context (thread or task) carry its id."""
     trace = Trace(operation=operation, channel=channel)
     trace.caller_set(caller)
     trace_attach(trace)
     return trace
 
 
-def trace_current() -> Trace | None:
-    return _current.get()
+def trace_of(request: HttpRequest) -> Trace | None:
+    """The trace TraceMiddleware began for `request` (localrag_site/tracing.py); None when the
+    request is not traced."""
+    trace = getattr(request, "trace", None)
+    return trace if isinstance(trace, Trace) else None
+
+
+def trace_ref(trace: Trace | None) -> TraceRef | None:
+    """What the services called under `trace` may know of it (None outside a trace)."""
+    return trace.ref() if trace is not None else None
+
+
+def trace_record(trace: Trace | None, *measured: Measured | None) -> None:
+    """Record what services measured in `trace`, in the order given (the order they measured
+    it); nothing outside a trace."""
+    if trace is None:
+        return
+    for item in measured:
+        if item is not None:
+            item.record(trace)
+
+
+@contextlib.contextmanager
+def measured_on_failure(*measured: Measured | None) -> Iterator[None]:
+    """Keep `measured` on an error raised in the block, ahead of what the block's own services
+    kept there: the entry point records it with the error (`measured_of`), as it would have
+    recorded the result."""
+    try:
+        yield
+    except Exception as exc:
+        kept = [item for item in measured if item is not None]
+        setattr(exc, _MEASURED, [*kept, *measured_of(exc)])
+        raise
+
+
+def measured_of(error: BaseException) -> list[Measured]:
+    """What the services that raised `error` had measured, oldest first."""
+    return list(getattr(error, _MEASURED, ()))
 
 
 @contextlib.contextmanager
@@ -104,48 +175,37 @@ def traced(*, operation: str, channel: str, caller: Any = None) -> Iterator[Trac
     trace_finish(trace)
 
 
-def trace_fail(code: str) -> Trace | None:
-    """Mark the current trace (if any) as failed with error `code`, for a failure that is
-    answered rather than raised (a stream's error event, an error page); returns it."""
-    trace = trace_current()
-    if trace is not None:
-        trace.status, trace.error_code = "error", code
-    return trace
-
-
-def trace_discard() -> None:
-    """Do not record the current trace: its request searched and answered nothing."""
-    trace = trace_current()
+def trace_discard(trace: Trace | None) -> None:
+    """Do not record `trace`: its request searched and answered nothing."""
     if trace is not None:
         trace.discarded = True
 
 
 def trace_attach(trace: Trace) -> None:
-    """Make `trace` current (again): a stream's events run after its request handler left."""
-    trace._token = _current.set(trace)
+    """Give this context's log lines the trace's id (again): a stream's events are made after
+    its request handler left."""
     trace._log_token = trace_id_var.set(trace.id)
 
 
 def trace_detach(trace: Trace) -> None:
-    """Make `trace` no longer current, restoring what was current before it."""
-    if trace._token is None:
+    """Take the trace's id off this context's log lines, restoring the one before it."""
+    if trace._log_token is None:
         return
-    assert trace._log_token is not None  # trace_attach sets both tokens
     try:
-        _current.reset(trace._token)
         trace_id_var.reset(trace._log_token)
-    except ValueError:  # attached in another context: nothing of it is current here
+    except ValueError:  # attached in another context: nothing of it is set here
         pass
-    trace._token = trace._log_token = None
+    trace._log_token = None
 
 
 def trace_finish(trace: Trace, *, error: BaseException | None = None) -> None:
     """Record the trace (never raising: a failed trace write must not fail the answer it
-    describes) and make it no longer current."""
+    describes) and take its id off this context's log lines."""
     trace_detach(trace)
     if trace.discarded and error is None:
         return
     if error is not None:
+        trace_record(trace, *measured_of(error))
         trace.status = "error"
         trace.error_code = error.code if isinstance(error, LocalRagError) else "internal_error"
     trace.stage("total", (time.perf_counter() - trace.started) * 1000)

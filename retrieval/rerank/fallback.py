@@ -59,6 +59,8 @@ class RerankOutcome:
     ranked: list[RerankedCandidate]
     seconds: float
     failure: RerankFailure | None = None
+    # What went to a rerank server outside this machine (knowledge/outbound.py); None if none.
+    outbound: dict[str, Any] | None = None
 
     @property
     def applied(self) -> bool:
@@ -103,11 +105,11 @@ def rerank_safely(*, query: str, candidates: Sequence[RerankCandidate],
                              seconds=time.perf_counter() - started,
                              failure=RerankFailure(code=exc.code, message=exc.message,
                                                    details=dict(exc.details)))
-    if remote:
-        outbound_record(config=config, url=config.rerank_base_url, what="rerank",
-                        texts=[query, *(candidate.content for candidate in candidates)],
-                        knowledge_bases=[candidate.knowledge_base for candidate in candidates
-                                         if candidate.knowledge_base],
-                        chunk_ids=[candidate.chunk_id for candidate in candidates])
+    sent = outbound_record(
+        config=config, url=config.rerank_base_url, what="rerank",
+        texts=[query, *(candidate.content for candidate in candidates)],
+        knowledge_bases=[candidate.knowledge_base for candidate in candidates
+                         if candidate.knowledge_base],
+        chunk_ids=[candidate.chunk_id for candidate in candidates]) if remote else None
     return RerankOutcome(provider=config.rag_rerank, ranked=ranked,
-                         seconds=time.perf_counter() - started)
+                         seconds=time.perf_counter() - started, outbound=sent)

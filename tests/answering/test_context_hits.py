@@ -8,9 +8,10 @@ from answering.context import context_build
 from answering.context_hits import CONTEXT_SEARCH_DEPTH, context_hits
 from core.config import get_config
 from embeddings import FakeLexicalEmbedder
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from retrieval.services import search
-from traces.recording import trace_begin, trace_detach
+from retrieval.types import RetrievalRequest
+from traces.recording import trace_begin, trace_detach, trace_record
 
 EMBEDDER = FakeLexicalEmbedder()
 QUESTION = "What is the maintenance schedule of the north shaft dewatering pump?"
@@ -30,16 +31,17 @@ def vault_write(folder, *, parts: int) -> None:
 
 def test_the_memo_beyond_the_top_k_fills_a_place_the_cap_frees(db, tmp_path):
     vault_write(tmp_path, parts=12)
-    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=tmp_path, prepare_workers=0), config=get_config())
     config = get_config()
-    outcome = search(query=QUESTION, top_k=5, config=config, scope=scope_all(), embedder=EMBEDDER)
+    outcome = search(RetrievalRequest(query=QUESTION, scope=scope_all(), top_k=5), config=config,
+                     embedder=EMBEDDER)
     assert [hit.source for hit in outcome.results] == ["report.md"] * 5
-    deeper = search(query=QUESTION, top_k=CONTEXT_SEARCH_DEPTH, config=config,
-                    scope=scope_all())
+    deeper = search(RetrievalRequest(query=QUESTION, scope=scope_all(),
+                                     top_k=CONTEXT_SEARCH_DEPTH), config=config)
     memo_rank = [hit.source for hit in deeper.results].index("memo.md") + 1
     assert memo_rank > 5
-    candidates = context_hits(query=QUESTION, outcome=outcome, top_k=5, per_document=3,
-                              config=config, scope=scope_all(), embedder=EMBEDDER)
+    candidates = context_hits(RetrievalRequest(query=QUESTION, scope=scope_all(), top_k=5),
+                              outcome=outcome, per_document=3, config=config, embedder=EMBEDDER)
     assert candidates.limit == 5 and candidates.hits == deeper.results
     context = context_build(hits=candidates.hits, token_budget=5000, per_document=3,
                             limit=candidates.limit)
@@ -51,34 +53,38 @@ def test_the_memo_beyond_the_top_k_fills_a_place_the_cap_frees(db, tmp_path):
 
 def test_a_top_k_the_cap_leaves_whole_is_not_searched_again(db, tmp_path, monkeypatch):
     vault_write(tmp_path, parts=2)
-    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=tmp_path, prepare_workers=0), config=get_config())
     config = get_config()
-    outcome = search(query=QUESTION, top_k=3, config=config, scope=scope_all(), embedder=EMBEDDER)
+    outcome = search(RetrievalRequest(query=QUESTION, scope=scope_all(), top_k=3), config=config,
+                     embedder=EMBEDDER)
     assert sorted(hit.source for hit in outcome.results) == ["memo.md", "report.md", "report.md"]
 
-    def searched_again(**_: object) -> None:
+    def searched_again(*_: object, **__: object) -> None:
         raise AssertionError("searched again")
 
     monkeypatch.setattr("answering.context_hits.search", searched_again)
-    candidates = context_hits(query=QUESTION, outcome=outcome, top_k=3, per_document=3,
-                              config=config, scope=scope_all(), embedder=EMBEDDER)
+    candidates = context_hits(RetrievalRequest(query=QUESTION, scope=scope_all(), top_k=3),
+                              outcome=outcome, per_document=3, config=config, embedder=EMBEDDER)
     assert candidates.hits == outcome.results and candidates.limit == 3
     # Fewer results than the top_k: there is nothing deeper to fill a place with.
-    assert context_hits(query=QUESTION, outcome=outcome, top_k=5, per_document=1,
-                        config=config, scope=scope_all(), embedder=EMBEDDER).hits == outcome.results
+    assert context_hits(RetrievalRequest(query=QUESTION, scope=scope_all(), top_k=5),
+                        outcome=outcome, per_document=1, config=config,
+                        embedder=EMBEDDER).hits == outcome.results
 
 
 def test_the_deeper_search_leaves_the_traced_parameters_of_the_answer(db, tmp_path):
     vault_write(tmp_path, parts=12)
-    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=tmp_path, prepare_workers=0), config=get_config())
     config = get_config()
     trace = trace_begin(operation="ask", channel="test")
     try:
-        outcome = search(query=QUESTION, top_k=5, config=config, scope=scope_all(),
-                         embedder=EMBEDDER)
+        request = RetrievalRequest(query=QUESTION, scope=scope_all(), top_k=5)
+        outcome = search(request, config=config, embedder=EMBEDDER)
+        trace_record(trace, outcome.measures)
         stages = set(trace.timings_ms)
-        context_hits(query=QUESTION, outcome=outcome, top_k=5, per_document=3, config=config,
-                     scope=scope_all(), embedder=EMBEDDER)
+        candidates = context_hits(request, outcome=outcome, per_document=3, config=config,
+                                  embedder=EMBEDDER)
+        trace_record(trace, candidates.deeper)
     finally:
         trace_detach(trace)
     assert trace.parameters["top_k"] == 5

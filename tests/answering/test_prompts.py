@@ -7,7 +7,9 @@ import json
 
 import pytest
 
+from answering.api_schemas import ask_body
 from answering.prompts import PROMPT_VERSION, RAG_SYSTEM_PROMPT, rag_messages
+from answering.services import AnswerRequest
 from tests.answering.stub_openai import StubOpenAI
 from tests.api.http import IN_DOMAIN, openai, post, sse_events
 
@@ -64,7 +66,7 @@ def test_two_notes_that_disagree_both_reach_the_model_with_their_dates(db, tmp_p
     from access.callers import scope_all
     from answering.services import ask
     from core.config import get_config
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
 
     vault = tmp_path / "vault"
     vault.mkdir()
@@ -74,11 +76,12 @@ def test_two_notes_that_disagree_both_reach_the_model_with_their_dates(db, tmp_p
     (vault / "grade-2026.md").write_text(
         "---\nupdated: 2026-06-30\n---\n# Ore grade\n\nThe Dongshan deposit averages 0.48 "
         "percent copper over the main lode after the new drilling.\n", encoding="utf-8")
-    vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=get_config())
     with StubOpenAI(behaviour="json", answer="0.62 [1] or 0.48 [2].") as stub:
         config = openai(config_override, stub, llm_timeout_seconds=5.0)
-        body = ask(question="What copper grade does the Dongshan deposit average?", top_k=5,
-                   fallback=False, config=config, scope=scope_all())
+        body = ask_body(ask(AnswerRequest(
+            question="What copper grade does the Dongshan deposit average?", scope=scope_all(),
+            top_k=5, fallback=False), config=config), trace_id=None)
         user = stub.requests[0].body["messages"][1]["content"]
     assert body["mode"] == "rag"
     assert {citation["source"] for citation in body["citations"]} == {"grade-2024.md",

@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 
 from access.callers import scope_all
+from answering.api_schemas import ask_body
 from answering.modes import MODE_NO_ANSWER, MODE_RAG, mode_decide, mode_for
 from answering.refusal import (
     REFUSAL_SIGNALS,
@@ -19,10 +20,12 @@ from answering.refusal import (
     signals_grounded,
     signals_probability,
 )
-from answering.services import ask, ask_events, ask_prepare
+from answering.services import AnswerRequest, ask, ask_prepare
+from answering.streaming import ask_events
 from core.config import get_config
 from retrieval.services import search
 from retrieval.signals import RefusalSignals, signals_measure
+from retrieval.types import RetrievalRequest
 from tests.harness import config_changed
 
 # Above the fake provider's 0.20, but the results share no key word with the question and four
@@ -129,26 +132,28 @@ def test_threshold_rule_is_exactly_the_old_decision(minimum, top, signals) -> No
 
 
 def test_the_answer_reports_how_the_rule_decided(sample_index, config_override) -> None:
-    outcome = search(scope=scope_all(), query=IN_DOMAIN, top_k=None, config=get_config())
+    outcome = search(RetrievalRequest(query=IN_DOMAIN, scope=scope_all(), top_k=None),
+                     config=get_config())
     signals = signals_measure(query=IN_DOMAIN, hits=outcome.results,
                               confidence=outcome.confidence)
     for rule in (REFUSAL_THRESHOLD, REFUSAL_SIGNALS):
         config = config_override(rag_refusal=rule)
-        body = ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False,
-                   config=config)
+        body = ask_body(ask(AnswerRequest(question=IN_DOMAIN, scope=scope_all(), top_k=None,
+                                          fallback=False), config=config), trace_id=None)
         assert body["confidence"] == outcome.confidence
         assert body["refusal"] == refusal_decide(signals=signals, config=config).as_dict()
         assert body["refusal"]["rule"] == rule and body["refusal"]["grounded"] is True
         assert body["refusal"]["signals"]["top"] == round(outcome.confidence, 6)
         assert body["mode"] == MODE_RAG
-        events = dict(ask_events(ask_prepare(scope=scope_all(), question=IN_DOMAIN, top_k=None,
-                                             fallback=False, config=config)))
+        events = dict(ask_events(ask_prepare(AnswerRequest(question=IN_DOMAIN, scope=scope_all(),
+                                                           top_k=None, fallback=False),
+                                             config=config)))
         assert events["retrieval"]["refusal"] == body["refusal"]
 
 
 def test_signals_refuse_an_out_of_domain_question_the_threshold_refuses(sample_index) -> None:
     question = "明天巴黎天气如何？"
     for rule in (REFUSAL_THRESHOLD, REFUSAL_SIGNALS):
-        body = ask(scope=scope_all(), question=question, top_k=None, fallback=False,
-                   config=config_for(rule))
+        body = ask_body(ask(AnswerRequest(question=question, scope=scope_all(), top_k=None,
+                                          fallback=False), config=config_for(rule)), trace_id=None)
         assert body["mode"] == MODE_NO_ANSWER and body["refusal"]["grounded"] is False

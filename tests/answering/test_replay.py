@@ -12,15 +12,17 @@ from django.core.management import call_command
 from django.db import connection
 
 from access.callers import scope_all
+from answering.api_schemas import ask_body
 from answering.prompts import PROMPT_VERSION, QUESTION_HEADER, SOURCES_HEADER
 from answering.replay import BEFORE_REPLAY, context_replay, trace_report
-from answering.services import ask
+from answering.services import AnswerRequest, ask
 from core.config import get_config
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 from tests.answering.stub_openai import StubOpenAI
 from tests.api.http import openai
-from traces.recording import traced
+from traces.recording import trace_record, traced
 
 QUESTION = "Which interval did hole ZK-3307 cut with molybdenite at Dongshan?"
 
@@ -48,7 +50,7 @@ def vault(db, tmp_path) -> Path:
     folder.mkdir()
     (folder / "drilling.md").write_text(DRILLING, encoding="utf-8")
     (folder / "summary.md").write_text(SUMMARY, encoding="utf-8")
-    vault_ingest(vault_path=folder, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=folder, prepare_workers=0), config=get_config())
     return folder
 
 
@@ -62,8 +64,10 @@ def stub(config_override):
 def answered(stub: StubOpenAI, *, operation: str = "ask") -> tuple[str, str]:
     """Ask QUESTION under a trace: its id, and the context the model received."""
     with traced(operation=operation, channel="cli") as trace:
-        body = ask(question=QUESTION, top_k=3, fallback=False, config=get_config(),
-                   scope=scope_all())
+        answer = ask(AnswerRequest(question=QUESTION, scope=scope_all(), top_k=3, fallback=False,
+                                   trace=trace.ref()), config=get_config())
+        trace_record(trace, *answer.measures)
+        body = ask_body(answer, trace_id=trace.id)
     assert body["mode"] == "rag"
     user = stub.requests[-1].body["messages"][-1]["content"]
     assert user.startswith(SOURCES_HEADER) and user.endswith(QUESTION_HEADER + QUESTION)
@@ -88,7 +92,7 @@ def show(trace_id: str, *args: str, capsys) -> tuple[int, str]:
 def rewrite(vault: Path, name: str, old: str, new: str) -> None:
     path = vault / name
     path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
-    vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=get_config())
 
 
 def test_the_trace_records_every_chunk_of_a_merged_block_in_document_order(vault, stub):
@@ -168,7 +172,7 @@ def test_a_deleted_chunk_is_reported(vault, stub, capsys):
     trace = recorded(trace_id)
     (gone,) = [entry for entry in trace["citations"] if entry["source"] == "summary.md"]
     (vault / "summary.md").unlink()
-    vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=get_config())
     replay = context_replay(trace=trace)
     blocks = {block.source: block for block in replay.blocks}
     assert blocks["summary.md"].status == "deleted" and blocks["summary.md"].text is None
@@ -194,7 +198,8 @@ def test_a_trace_from_before_blocks_listed_their_chunks_has_its_chunks_checked(v
 
 def test_a_search_trace_has_nothing_to_replay(vault, capsys):
     with traced(operation="search", channel="cli") as trace:
-        search(query=QUESTION, top_k=5, config=get_config(), scope=scope_all())
+        trace_record(trace, search(RetrievalRequest(query=QUESTION, scope=scope_all(), top_k=5),
+                                   config=get_config()).measures)
     status, out = show(trace.id, "--replay", capsys=capsys)
     assert status == 0
     assert "nothing to replay: a search makes no answer" in out

@@ -9,12 +9,15 @@ from django.db import connection
 
 from access.callers import scope_all
 from answering import services
+from answering.api_schemas import ask_body
 from answering.llm import FAKE_FALLBACK_ANSWER
 from answering.modes import FALLBACK_NOTICE
-from answering.services import ask, ask_events, ask_prepare
+from answering.services import AnswerRequest, ask, ask_prepare
+from answering.streaming import ask_events
 from core.config import get_config
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 from tests.api.http import unquoted
 from tests.conftest import PAGED_SOURCE
 from tests.harness import ROOT
@@ -24,10 +27,11 @@ OUT_OF_DOMAIN = "明天巴黎天气如何？"
 
 
 def test_confident_question_is_answered_from_context_with_citations(sample_index):
-    body = ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False,
-               config=get_config())
+    body = ask_body(ask(AnswerRequest(question=IN_DOMAIN, scope=scope_all(), top_k=None,
+                                      fallback=False), config=get_config()), trace_id=None)
     assert body["mode"] == "rag"
-    assert body["confidence"] == search(scope=scope_all(), query=IN_DOMAIN, top_k=None,
+    assert body["confidence"] == search(RetrievalRequest(query=IN_DOMAIN, scope=scope_all(),
+                                                         top_k=None),
                                         config=get_config()).confidence
     assert body["citations"][0]["source"] == "policies/Support Escalation Policy.md"
     assert "[1]" in body["answer"] and body["invalid_citations_removed"] == 0
@@ -39,8 +43,8 @@ def test_confident_question_is_answered_from_context_with_citations(sample_index
 
 
 def test_context_headers_and_citations_name_the_pages_of_paged_sources(paged_index):
-    plan = ask_prepare(scope=scope_all(), question=IN_DOMAIN, top_k=10, fallback=False,
-                       config=get_config())
+    plan = ask_prepare(AnswerRequest(question=IN_DOMAIN, scope=scope_all(), top_k=10,
+                                     fallback=False), config=get_config())
     assert plan.mode == "rag"
     headers = re.findall(r"^\[(\d+)\] source: (.*)$", plan.messages[-1]["content"], re.MULTILINE)
     assert [int(number) for number, _ in headers] == list(range(1, len(plan.citations) + 1))
@@ -62,8 +66,8 @@ def test_context_headers_and_citations_name_the_pages_of_paged_sources(paged_ind
 
 
 def test_below_threshold_without_fallback_is_no_answer(sample_index):
-    body = ask(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None, fallback=False,
-               config=get_config())
+    body = ask_body(ask(AnswerRequest(question=OUT_OF_DOMAIN, scope=scope_all(), top_k=None,
+                                      fallback=False), config=get_config()), trace_id=None)
     assert body["mode"] == "no_answer" and body["citations"] == []
     assert "knowledge base" in body["answer"] and "知识库" in body["answer"]
     assert "See also:" in body["answer"]
@@ -72,22 +76,24 @@ def test_below_threshold_without_fallback_is_no_answer(sample_index):
 
 def test_fallback_requested_but_disabled_says_so(sample_index, config_override):
     config = config_override(rag_fallback_enabled=False)
-    body = ask(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None, fallback=True, config=config)
+    body = ask_body(ask(AnswerRequest(question=OUT_OF_DOMAIN, scope=scope_all(), top_k=None,
+                                      fallback=True), config=config), trace_id=None)
     assert body["mode"] == "no_answer"
     assert "fallback" in body["answer"] and "disabled" in body["answer"]
 
 
 def test_fallback_requested_and_enabled_prefixes_the_notice(sample_index, config_override):
     config = config_override(rag_fallback_enabled=True)
-    body = ask(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None, fallback=True, config=config)
+    body = ask_body(ask(AnswerRequest(question=OUT_OF_DOMAIN, scope=scope_all(), top_k=None,
+                                      fallback=True), config=config), trace_id=None)
     assert body["mode"] == "fallback" and body["citations"] == []
     assert body["answer"] == FALLBACK_NOTICE + FAKE_FALLBACK_ANSWER
 
 
 def test_fallback_stream_starts_with_the_notice(sample_index, config_override):
     config = config_override(rag_fallback_enabled=True)
-    events = list(ask_events(ask_prepare(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None,
-                                         fallback=True, config=config)))
+    events = list(ask_events(ask_prepare(AnswerRequest(question=OUT_OF_DOMAIN, scope=scope_all(),
+                                                       top_k=None, fallback=True), config=config)))
     assert events[0] == ("retrieval", {"mode": "fallback", "confidence": events[0][1]["confidence"],
                                        "citations": [], "refusal": events[0][1]["refusal"]})
     assert events[0][1]["refusal"]["grounded"] is False
@@ -98,21 +104,24 @@ def test_fallback_stream_starts_with_the_notice(sample_index, config_override):
 
 def test_confident_question_ignores_fallback_flag(sample_index, config_override):
     config = config_override(rag_fallback_enabled=True)
-    assert ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=True,
-               config=config)["mode"] == "rag"
+    assert ask_body(ask(AnswerRequest(question=IN_DOMAIN, scope=scope_all(), top_k=None,
+                                      fallback=True), config=config),
+                    trace_id=None)["mode"] == "rag"
 
 
 def test_explicit_threshold_changes_the_mode(sample_index, config_override):
     config = config_override(rag_min_similarity=0.99)
-    assert ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False,
-               config=config)["mode"] == "no_answer"
+    assert ask_body(ask(AnswerRequest(question=IN_DOMAIN, scope=scope_all(), top_k=None,
+                                      fallback=False), config=config),
+                    trace_id=None)["mode"] == "no_answer"
 
 
 def test_stream_deltas_concatenate_to_the_ask_answer(sample_index):
     config = get_config()
-    whole = ask(scope=scope_all(), question=IN_DOMAIN, top_k=3, fallback=False, config=config)
-    events = list(ask_events(ask_prepare(scope=scope_all(), question=IN_DOMAIN, top_k=3,
-                                         fallback=False, config=config)))
+    whole = ask_body(ask(AnswerRequest(question=IN_DOMAIN, scope=scope_all(), top_k=3,
+                                       fallback=False), config=config), trace_id=None)
+    events = list(ask_events(ask_prepare(AnswerRequest(question=IN_DOMAIN, scope=scope_all(),
+                                                       top_k=3, fallback=False), config=config)))
     names = [name for name, _ in events]
     assert names[0] == "retrieval" and names[-3:] == ["citations", "usage", "done"]
     assert set(names[1:-3]) == {"delta"} and len(names) > 4
@@ -123,12 +132,13 @@ def test_stream_deltas_concatenate_to_the_ask_answer(sample_index):
 
 def test_no_answer_streams_its_message_as_one_delta(sample_index):
     config = get_config()
-    events = list(ask_events(ask_prepare(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None,
-                                         fallback=False, config=config)))
+    events = list(ask_events(ask_prepare(AnswerRequest(question=OUT_OF_DOMAIN, scope=scope_all(),
+                                                       top_k=None, fallback=False), config=config)))
     deltas = [data["text"] for name, data in events if name == "delta"]
     assert len(deltas) == 1
-    assert deltas[0] == ask(scope=scope_all(), question=OUT_OF_DOMAIN, top_k=None, fallback=False,
-                            config=config)["answer"]
+    assert deltas[0] == ask_body(ask(AnswerRequest(question=OUT_OF_DOMAIN, scope=scope_all(),
+                                                   top_k=None, fallback=False), config=config),
+                                 trace_id=None)["answer"]
 
 
 @pytest.mark.parametrize("markers", ["[9]", "[0] and [42]"])
@@ -139,7 +149,8 @@ def test_invalid_citation_markers_are_removed_and_counted(sample_index, config_o
     with StubOpenAI(behaviour="json", answer=f"Escalate within 15 minutes [1] {markers}.") as stub:
         config = config_override(llm_provider="openai-compatible", llm_base_url=stub.base_url,
                                  llm_model="m", llm_api_key="k")
-        body = ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False, config=config)
+        body = ask_body(ask(AnswerRequest(question=IN_DOMAIN, scope=scope_all(), top_k=None,
+                                          fallback=False), config=config), trace_id=None)
     assert body["answer"].startswith("Escalate within 15 minutes [1]")
     assert "[9]" not in body["answer"] and "[42]" not in body["answer"]
     assert body["invalid_citations_removed"] == markers.count("[")
@@ -147,13 +158,15 @@ def test_invalid_citation_markers_are_removed_and_counted(sample_index, config_o
 
 def test_query_without_tokens_is_no_answer_even_at_threshold_zero(sample_index, config_override):
     config = config_override(rag_min_similarity=0.0)
-    body = ask(scope=scope_all(), question="？！ …", top_k=None, fallback=False, config=config)
+    body = ask_body(ask(AnswerRequest(question="？！ …", scope=scope_all(), top_k=None,
+                                      fallback=False), config=config), trace_id=None)
     assert (body["mode"], body["confidence"], body["citations"]) == ("no_answer", 0.0, [])
 
 
 def test_budget_too_small_for_any_block_is_no_answer(sample_index, config_override):
     config = config_override(rag_context_token_budget=5)
-    body = ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False, config=config)
+    body = ask_body(ask(AnswerRequest(question=IN_DOMAIN, scope=scope_all(), top_k=None,
+                                      fallback=False), config=config), trace_id=None)
     assert body["mode"] == "no_answer" and body["confidence"] >= 0.2
 
 
@@ -173,20 +186,21 @@ class _ConnectionProbe:
 
 
 def test_no_database_connection_is_held_while_the_llm_answers(clean_tables, monkeypatch):
-    vault_ingest(vault_path=ROOT / "samples" / "acme-vault", config=get_config(),
-                 prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=ROOT / "samples" / "acme-vault", prepare_workers=0),
+                 config=get_config())
     probe = _ConnectionProbe()
     monkeypatch.setattr(services, "get_llm_client", lambda *, config: probe)
-    body = ask(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False,
-               config=get_config())
-    plan = ask_prepare(scope=scope_all(), question=IN_DOMAIN, top_k=None, fallback=False,
-                       config=get_config())
+    body = ask_body(ask(AnswerRequest(question=IN_DOMAIN, scope=scope_all(), top_k=None,
+                                      fallback=False), config=get_config()), trace_id=None)
+    plan = ask_prepare(AnswerRequest(question=IN_DOMAIN, scope=scope_all(), top_k=None,
+                                     fallback=False), config=get_config())
     assert connection.connection is not None  # retrieval used it just now
     events = list(ask_events(plan))
     assert body["answer"] == "Escalate within 15 minutes [1]." and events[-1][0] == "done"
     assert probe.open_during_call == [False, False]
     # The next query simply reconnects.
-    assert search(scope=scope_all(), query=IN_DOMAIN, top_k=1, config=get_config()).results
+    assert search(RetrievalRequest(query=IN_DOMAIN, scope=scope_all(), top_k=1),
+                  config=get_config()).results
 
 
 def test_a_table_cut_between_chunks_reaches_the_model_with_its_header_row(db, tmp_path,
@@ -198,7 +212,7 @@ def test_a_table_cut_between_chunks_reaches_the_model_with_its_header_row(db, tm
     (tmp_path / "drill.md").write_text(
         "# Drill report\n\n## Intervals\n\nTable 4 Drill intervals of the 2023 campaign\n\n"
         "| hole | from (m) | to (m) | Cu % |\n| --- | --- | --- | --- |\n" + rows + "\n")
-    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=tmp_path, prepare_workers=0), config=get_config())
     with connection.cursor() as cursor:
         cursor.execute("SELECT chunk_index, content FROM chunks ORDER BY chunk_index")
         chunks = cursor.fetchall()
@@ -206,15 +220,17 @@ def test_a_table_cut_between_chunks_reaches_the_model_with_its_header_row(db, tm
     assert "| hole |" in chunks[-2][1] and "| hole |" not in chunks[-1][1]
     asked = "ZK-0054"
     assert asked in chunks[-1][1] and asked not in chunks[-2][1]
-    plan = ask_prepare(question=f"What is the copper grade of hole {asked}?", top_k=1,
-                       fallback=False, config=get_config(), scope=scope_all())
+    plan = ask_prepare(AnswerRequest(question=f"What is the copper grade of hole {asked}?",
+                                     scope=scope_all(), top_k=1, fallback=False),
+                       config=get_config())
     assert plan.mode == "rag", (plan.mode, plan.confidence, plan.refusal)
     (block,) = plan.block_contents
     assert asked in block
     assert "| hole | from (m) | to (m) | Cu % |" in block and "Table 4 Drill intervals" in block
     config_override(rag_context_neighbours=0)
-    alone = ask_prepare(question=f"What is the copper grade of hole {asked}?", top_k=1,
-                        fallback=False, config=get_config(), scope=scope_all())
+    alone = ask_prepare(AnswerRequest(question=f"What is the copper grade of hole {asked}?",
+                                      scope=scope_all(), top_k=1, fallback=False),
+                        config=get_config())
     assert "| hole |" not in alone.block_contents[0] and asked in alone.block_contents[0]
 
 
@@ -229,7 +245,7 @@ def test_a_sentence_cut_by_a_page_break_reaches_the_model_whole(db, tmp_path, co
                "will")
     rest = "arrive on 14 April 2024 and be installed by the shaft crew within two shifts."
     (tmp_path / "shaft.pdf").write_bytes(pdf_bytes([opening, rest]))
-    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=tmp_path, prepare_workers=0), config=get_config())
     with connection.cursor() as cursor:
         cursor.execute("SELECT chunk_index, content, page_start FROM chunks ORDER BY chunk_index")
         chunks = cursor.fetchall()
@@ -237,16 +253,16 @@ def test_a_sentence_cut_by_a_page_break_reaches_the_model_whole(db, tmp_path, co
     assert [(index, page) for index, _, page in chunks] == [(0, 1), (1, 2)]
     assert chunks[0][1].rstrip().endswith("will") and chunks[1][1].startswith("arrive")
     question = "What arrives on 14 April 2024, to be installed by the shaft crew?"
-    plan = ask_prepare(question=question, top_k=1, fallback=False, config=get_config(),
-                       scope=scope_all())
+    plan = ask_prepare(AnswerRequest(question=question, scope=scope_all(), top_k=1, fallback=False),
+                       config=get_config())
     assert plan.mode == "rag", (plan.mode, plan.confidence, plan.refusal)
     assert plan.citations[0]["chunk_index"] == 1 and plan.citations[0]["page_start"] == 2
     (block,) = plan.block_contents
     assert "Hartmann Pumps" in block and "arrive on 14 April 2024" in block
     assert "source: shaft.pdf, p. 1–2" in plan.messages[-1]["content"]
     config_override(rag_context_neighbours=0)
-    alone = ask_prepare(question=question, top_k=1, fallback=False, config=get_config(),
-                        scope=scope_all())
+    alone = ask_prepare(AnswerRequest(question=question, scope=scope_all(), top_k=1,
+                                      fallback=False), config=get_config())
     assert alone.block_contents == [chunks[1][1]]
 
 
@@ -258,15 +274,16 @@ def test_the_memo_beyond_the_top_k_reaches_the_answers_context(db, tmp_path, mon
     from tests.answering.test_context_hits import QUESTION, vault_write
 
     vault_write(tmp_path, parts=12)
-    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
-    outcome = search(query=QUESTION, top_k=5, config=get_config(), scope=scope_all())
+    vault_ingest(IngestRequest(vault_path=tmp_path, prepare_workers=0), config=get_config())
+    outcome = search(RetrievalRequest(query=QUESTION, scope=scope_all(), top_k=5),
+                     config=get_config())
     assert {hit.source for hit in outcome.results} == {"report.md"}
     embedded = []
     embed_query = FakeLexicalEmbedder.embed_query
     monkeypatch.setattr(FakeLexicalEmbedder, "embed_query",
                         lambda self, text: embedded.append(text) or embed_query(self, text))
-    plan = ask_prepare(question=QUESTION, top_k=5, fallback=False, config=get_config(),
-                       scope=scope_all())
+    plan = ask_prepare(AnswerRequest(question=QUESTION, scope=scope_all(), top_k=5, fallback=False),
+                       config=get_config())
     assert embedded == [QUESTION]
     assert plan.mode == "rag"
     assert "memo.md" in [citation["source"] for citation in plan.citations]

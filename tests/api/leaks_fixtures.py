@@ -21,7 +21,7 @@ from access.api_tokens import token_create
 from access.models import Grant
 from core.config import get_config
 from knowledge.bases import kb_create
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from tests.api.http import sse_events, unquoted
 
 # Everything that names a base: its slug, name, marker word, identifier and folder. The slugs
@@ -105,7 +105,7 @@ def world_build(root: Path, *, beta_scale: int = BETA_SCALE) -> World:
         folder = notes_write(root, slug, scale)
         world.base_ids[slug] = kb_create(slug=slug, name=MARKS[slug][1],
                                          sources=[str(folder)]).id
-        vault_ingest(vault_path=folder, config=config, prepare_workers=0)
+        vault_ingest(IngestRequest(vault_path=folder, prepare_workers=0), config=config)
     with connection.cursor() as cursor:
         cursor.execute("SELECT b.slug, c.id, c.document_id FROM chunks c "
                        "JOIN knowledge_bases b ON b.id = c.knowledge_base_id")

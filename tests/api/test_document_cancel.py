@@ -14,7 +14,7 @@ from django.db import connection
 from embeddings import FakeLexicalEmbedder
 from jobs.queue import job_cancel, job_get
 from jobs.worker import Worker
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from tests.api.test_documents import MARKER, upload
 from tests.harness import ADVISORY_LOCKS_HERE
 from tests.jobs.support import HeldJob
@@ -36,14 +36,16 @@ def test_a_checkpoint_that_raises_stops_the_run_with_nothing_written_and_the_loc
             raise RuntimeError("stop here")
 
     with pytest.raises(RuntimeError, match="stop here"):
-        vault_ingest(vault_path=vault, config=config, prepare_workers=0, checkpoint=checkpoint)
+        vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0, checkpoint=checkpoint),
+                     config=config)
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM documents")
         assert cursor.fetchone() == (0,)
         cursor.execute("SELECT status FROM ingest_runs ORDER BY id DESC LIMIT 1")
         assert cursor.fetchone() == ("failed",)
     # The folder's lock went with the run: the next one needs no wait.
-    assert vault_ingest(vault_path=vault, config=config, prepare_workers=0).documents_added == 3
+    assert vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0),
+                        config=config).documents_added == 3
 
 
 @dataclass

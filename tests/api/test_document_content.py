@@ -10,7 +10,7 @@ from django.db import connection
 
 from core.config import get_config
 from knowledge.document_text import CONTENT_MAX_CHARS
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from tests.api.http import error_of
 from tests.conftest import PAGED_SOURCE
 
@@ -40,7 +40,7 @@ def test_a_long_note_reads_as_written_without_the_chunk_overlaps(client, db, tmp
     body = " ".join(SENTENCE.format(n=n) for n in range(300))
     (tmp_path / "ridge.md").write_text(f"---\ntags: [survey]\n---\n# Ridge 9\n\n{body}\n",
                                        encoding="utf-8")
-    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=tmp_path, prepare_workers=0), config=get_config())
     document_id = document_id_of("ridge.md")
     chunks = chunks_of(document_id)
     assert len(chunks) > 2, "the note is long enough for continuation chunks"

@@ -219,11 +219,11 @@ def test_vault_documents_are_not_deleted_through_the_api(client, clean_tables,
 @pytest.fixture
 def sample_vault_ingested(tmp_path) -> int:
     from core.config import get_config
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
 
     (tmp_path / "v").mkdir()
     (tmp_path / "v" / "a.md").write_text("# A\n\nBody.\n")
-    vault_ingest(vault_path=tmp_path / "v", config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=tmp_path / "v", prepare_workers=0), config=get_config())
     with connection.cursor() as cursor:
         cursor.execute("SELECT id FROM documents")
         return cursor.fetchone()[0]

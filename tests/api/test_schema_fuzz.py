@@ -93,7 +93,7 @@ def world(sample_index, config_override, tmp_path) -> World:
                          "document_id": (vault_document, upload.document_id),
                          "job_id": (upload.job_id,),
                          "conversation_id": (conversation.pk,),
-                         "message_id": (turn["message_id"], turn["question_message_id"]),
+                         "message_id": (turn.message_id, turn.question_message_id),
                          "model": ("local-rag", "kb:default"),
                          "messages": ([{"role": "user", "content": "What are the export limits?"}],
                                       [{"role": "system", "content": "Be brief."},

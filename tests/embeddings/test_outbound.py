@@ -16,16 +16,19 @@ from django.db import connection
 from django.test import Client
 
 from access.callers import scope_all
+from answering.api_schemas import ask_body
+from answering.services import AnswerRequest
 from core.config import config_with, get_config
 from embeddings.outbound import OutboundRefused, endpoint_is_local
 from knowledge.bases import kb_create, kb_get, kb_update
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from ops.db_init import db_init
+from retrieval.types import RetrievalRequest
 from tests.answering.stub_openai import StubOpenAI
 from tests.harness import ROOT
 from tests.knowledge.stub_embeddings import StubEmbeddings
 from tests.retrieval.stub_rerank import StubRerank
-from traces.recording import traced
+from traces.recording import trace_record, traced
 
 SAMPLE_VAULT = ROOT / "samples" / "acme-vault"
 QUESTION = "客户 P1 工单应该怎么升级？"
@@ -88,7 +91,7 @@ def test_an_ingest_of_a_local_only_base_sends_nothing_to_a_remote_embedder(vault
                                                                           caplog):
     with StubEmbeddings() as stub:
         with pytest.raises(OutboundRefused, match="local-only knowledge base.*private") as refused:
-            vault_ingest(vault_path=vault_in_private, config=remote_embedding(stub))
+            vault_ingest(IngestRequest(vault_path=vault_in_private), config=remote_embedding(stub))
         assert stub.requests == []
         assert refused.value.http_status == 403
         assert refused.value.details == {"knowledge_bases": ["private"],
@@ -99,7 +102,8 @@ def test_an_ingest_of_a_local_only_base_sends_nothing_to_a_remote_embedder(vault
             cursor.execute("SELECT count(*) FROM documents")
             assert cursor.fetchone() == (0,)
         kb_update(slug="private", outbound="allowed")
-        result = vault_ingest(vault_path=vault_in_private, config=remote_embedding(stub))
+        result = vault_ingest(IngestRequest(vault_path=vault_in_private),
+                              config=remote_embedding(stub))
     assert result.status == "success" and len(stub.texts) == result.embeddings_written
     assert result.outbound == {"127.0.0.1": {
         "texts": len(stub.texts), "bytes": sum(len(text.encode()) for text in stub.texts)}}
@@ -112,7 +116,7 @@ def test_an_ingest_of_a_local_only_base_sends_nothing_to_a_remote_embedder(vault
 def test_an_embedding_server_on_this_machine_may_embed_a_local_only_base(vault_in_private):
     with StubEmbeddings() as stub:
         config = config_with(remote_embedding(stub), RAG_OUTBOUND_LOCAL_HOSTS="127.0.0.1")
-        result = vault_ingest(vault_path=vault_in_private, config=config)
+        result = vault_ingest(IngestRequest(vault_path=vault_in_private), config=config)
     assert result.status == "success" and result.outbound == {}
 
 
@@ -122,10 +126,12 @@ def test_a_question_over_a_local_only_base_never_reaches_a_remote_llm(sample_ind
     with StubOpenAI() as stub:
         config = remote_llm(stub, tmp_path)
         with pytest.raises(OutboundRefused, match="the answer's context.*default") as refused:
-            ask(question=QUESTION, top_k=5, fallback=False, config=config, scope=scope_all())
+            ask_body(ask(AnswerRequest(question=QUESTION, scope=scope_all(), top_k=5,
+                                       fallback=False), config=config), trace_id=None)
         assert refused.value.code == "outbound_refused"
-        shown = ask(question=QUESTION, top_k=5, fallback=False, config=config,
-                    scope=scope_all(), on_llm_error=ON_LLM_ERROR_SOURCES)
+        shown = ask_body(ask(AnswerRequest(question=QUESTION, scope=scope_all(), top_k=5,
+                                           fallback=False, on_llm_error=ON_LLM_ERROR_SOURCES),
+                             config=config), trace_id=None)
         assert stub.requests == []
     assert shown["mode"] == "rag" and shown["citations"]
     assert "outbound_refused" in shown["notice"]["message"]
@@ -136,8 +142,10 @@ def test_an_allowed_base_is_answered_and_the_trace_says_what_left(sample_index, 
 
     kb_update(slug="default", outbound="allowed")
     with StubOpenAI() as stub, traced(operation="ask", channel="test") as trace:
-        body = ask(question=QUESTION, top_k=5, fallback=False, config=remote_llm(stub, tmp_path),
-                   scope=scope_all())
+        answer = ask(AnswerRequest(question=QUESTION, scope=scope_all(), top_k=5, fallback=False,
+                                   trace=trace.ref()), config=remote_llm(stub, tmp_path))
+        trace_record(trace, *answer.measures)
+        body = ask_body(answer, trace_id=trace.id)
     assert body["mode"] == "rag" and len(stub.requests) == 1
     [record] = trace.parameters["outbound"]
     sent = json.dumps(stub.requests[0].body["messages"], ensure_ascii=False)
@@ -155,15 +163,17 @@ def test_a_remote_reranker_never_gets_a_local_only_base_s_candidates(sample_inde
     with StubRerank() as stub:
         config = outside(RAG_RERANK="openai-compatible", RERANK_BASE_URL=stub.base_url,
                          RERANK_MODEL="stub-reranker", RERANK_API_KEY="sk-rerank-outbound")
-        outcome = search(query=QUESTION, top_k=5, config=config, scope=scope_all(),
-                         mode="hybrid", explain=True)
+        outcome = search(RetrievalRequest(query=QUESTION, scope=scope_all(), top_k=5, mode="hybrid",
+                                          explain=True), config=config)
         assert stub.requests == []
         assert outcome.results  # the fused order, unreranked
         assert outcome.explain["rerank"]["failure"]["code"] == "outbound_refused"
         assert outcome.explain["rerank"]["applied"] is False
         kb_update(slug="default", outbound="allowed")
         with traced(operation="search", channel="test") as trace:
-            search(query=QUESTION, top_k=5, config=config, scope=scope_all(), mode="hybrid")
+            trace_record(trace, search(RetrievalRequest(query=QUESTION, scope=scope_all(),
+                                                        top_k=5, mode="hybrid"),
+                                       config=config).measures)
         assert len(stub.requests) == 1
     assert [record["what"] for record in trace.parameters["outbound"]] == ["rerank"]
 

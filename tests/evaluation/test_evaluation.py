@@ -28,7 +28,7 @@ from evaluation.questions import (
     questions_parse,
 )
 from retrieval.services import search
-from retrieval.types import SearchHit, SearchOutcome
+from retrieval.types import RetrievalRequest, SearchHit, SearchOutcome
 from tests.harness import ROOT
 
 QUESTIONS = ROOT / "eval" / "questions.yaml"
@@ -263,11 +263,11 @@ def test_geology_sample_finds_every_expected_file_and_page(db):
     """The second sample end to end: its PDFs, scan, DOCX and TXT ingested for real, and every
     question of eval/geo-questions.yaml finds its file, and its page where it names one, in
     the top 5 (the scanned pages only with the OCR extra)."""
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
     from parsing.formats import ocr
 
-    result = vault_ingest(vault_path=ROOT / "samples" / "geo-kb", config=get_config(),
-                          prepare_workers=0)
+    result = vault_ingest(IngestRequest(vault_path=ROOT / "samples" / "geo-kb", prepare_workers=0),
+                          config=get_config())
     assert result.files_rejected == 0
     questions = questions_load(path=ROOT / "eval" / "geo-questions.yaml")
     if not ocr.ocr_available():
@@ -366,7 +366,8 @@ def test_report_adds_ndcg_and_latency_without_changing_the_other_fields(sample_i
     # confidences as scoring each question by itself.
     for question, row in zip(questions, rows):
         alone = question_score(question=question, threshold=config.threshold, outcome=search(
-            query=question.question, top_k=5, config=config, scope=scope_all()))
+            RetrievalRequest(query=question.question, scope=scope_all(), top_k=5),
+            config=config))
         assert (row["hit_rank"], row["confidence"], row["mode"]) == (
             alone.hit_rank, alone.confidence, alone.mode)
     # The same nDCG@10 as `rag eval --ablation` reports for this configuration.

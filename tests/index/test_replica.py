@@ -8,7 +8,7 @@ from django.db import connection
 
 from core.replicas import replica_aliases, replica_reads
 from index.maintenance import base_catch_up
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from retrieval.lexical import LexicalReport, lexical_search
 from tests.core.test_replicas import SAMPLE_VAULT, caught_up, on_replica, replica  # noqa: F401
 
@@ -28,7 +28,8 @@ def searched(config) -> tuple[list[int], dict | None, str | None]:
 @pytest.mark.django_db(transaction=True, databases="__all__")
 def test_a_replica_search_uses_an_index_built_from_the_replica(replica, on_replica):  # noqa: F811
     config = on_replica
-    result = vault_ingest(vault_path=SAMPLE_VAULT, config=config)  # builds the primary's index
+    # Builds the primary's index.
+    result = vault_ingest(IngestRequest(vault_path=SAMPLE_VAULT), config=config)
     caught_up(config, chunks=result.chunks_written)
     with connection.cursor() as cursor:
         cursor.execute("SELECT id FROM knowledge_bases WHERE slug = 'default'")

@@ -12,7 +12,7 @@ from django.db import connection
 
 from core.config import get_config
 from embeddings import FakeLexicalEmbedder
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from retrieval.lexical import LexicalReport, lexical_search
 from retrieval.vector import vector_search
 from tests.index.helpers import (
@@ -192,7 +192,7 @@ def test_an_index_too_far_behind_falls_back(monkeypatch):
 def fake_vault(tmp_path):
     """A vault of 60 random notes, ingested (which builds its base's index at the end)."""
     folder = vault_write(tmp_path / "vault", random.Random(21), notes=60)
-    result = vault_ingest(vault_path=folder, config=get_config(), prepare_workers=0)
+    result = vault_ingest(IngestRequest(vault_path=folder, prepare_workers=0), config=get_config())
     with connection.cursor() as cursor:
         cursor.execute("SELECT id FROM knowledge_bases WHERE slug = 'default'")
         (base,) = cursor.fetchone()
@@ -245,7 +245,7 @@ def test_vectors_written_after_the_index_are_scored_as_a_delta(fake_vault, confi
     # As if the process was killed between the ingest's commit and the index's.
     chunks_committed.disconnect(dispatch_uid="search_index_catch_up")
     try:
-        vault_ingest(vault_path=folder, config=get_config(), prepare_workers=0)
+        vault_ingest(IngestRequest(vault_path=folder, prepare_workers=0), config=get_config())
     finally:
         chunks_committed.connect(maintenance.on_chunks_committed,
                                  dispatch_uid="search_index_catch_up")

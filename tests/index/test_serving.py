@@ -14,7 +14,7 @@ import pytest
 from django.db import connection
 
 from core.config import get_config
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from tests.commands.test_serve import serve  # noqa: F401
 from tests.index.helpers import base_folder, vault_write
 
@@ -43,7 +43,7 @@ def rare_word(folder) -> str:
 
 def test_a_deleted_index_folder_is_rebuilt_while_serving(serve, tmp_path):  # noqa: F811
     folder = vault_write(tmp_path / "vault", random.Random(61), notes=30)
-    vault_ingest(vault_path=folder, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=folder, prepare_workers=0), config=get_config())
     query = rare_word(folder)
     server = serve()
     assert search_index_used(server, query)["lexical"]["path"] == "index"
@@ -64,7 +64,7 @@ def test_searches_during_an_ingest_never_return_a_chunk_deleted_before_they_bega
         serve, tmp_path):  # noqa: F811
     rng = random.Random(62)
     folder = vault_write(tmp_path / "vault", rng, notes=40)
-    vault_ingest(vault_path=folder, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=folder, prepare_workers=0), config=get_config())
     words = (folder / "note-0.md").read_text(encoding="utf-8").split()[-30:]
     server = serve()
     deleted_at: dict[int, float] = {}  # chunk id -> when its delete was known committed
@@ -98,7 +98,7 @@ def test_searches_during_an_ingest_never_return_a_chunk_deleted_before_they_bega
                 path.write_text(f"# Note {round_number}\n\nnote {path.stem} round "
                                 f"{round_number} ba ke mi\n", encoding="utf-8")
             searched = len(returned)
-            vault_ingest(vault_path=folder, config=get_config(), prepare_workers=0)
+            vault_ingest(IngestRequest(vault_path=folder, prepare_workers=0), config=get_config())
             now = existing()
             committed = time.monotonic()
             for chunk_id in before - now:

@@ -14,6 +14,7 @@ from jobs.queue import job_get
 from knowledge.bases import kb_create
 from knowledge.documents import document_upload
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 from tests.conftest import cli_env
 from tests.harness import ROOT
 
@@ -45,7 +46,7 @@ def test_a_worker_elsewhere_runs_an_upload_from_the_shared_upload_area(
     assert result.returncode == 0, result.stderr
     job = job_get(upload.job_id)
     assert job.status == "succeeded", job.last_error
-    hits = search(query="greisen tin ridge", top_k=3, config=config, scope=scope_all(),
-                  mode="vector").results
+    hits = search(RetrievalRequest(query="greisen tin ridge", scope=scope_all(), top_k=3,
+                                   mode="vector"), config=config).results
     assert hits and hits[0].relative_path == "Ridge 9 survey.txt"
     assert json.dumps(job.result).count("chunks") >= 1

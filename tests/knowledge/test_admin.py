@@ -56,7 +56,7 @@ def test_nothing_can_be_changed_or_deleted(admin_client, sample_index):
 
 def test_documents_show_format_pages_and_ocr_and_chunks_their_pages(admin_client, tmp_path):
     from core.config import get_config
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
     from tests.parsing.formats.files import pdf_bytes
 
     vault = tmp_path / "vault"
@@ -65,7 +65,7 @@ def test_documents_show_format_pages_and_ocr_and_chunks_their_pages(admin_client
     (vault / "report.pdf").write_bytes(pdf_bytes(["Cover",
                                                   "Second page text. " * 30],
                                                  title="Quarterly Survey"))
-    vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=get_config())
     with connection.cursor() as cursor:  # as an OCR run records it
         cursor.execute("UPDATE documents SET ocr_page_count = 2, metadata = metadata || "
                        "'{\"ocr_confidence\": 0.91, \"ocr_skipped_pages\": [3], "

@@ -14,7 +14,7 @@ from access.callers import caller_for_secret
 from access.models import ApiToken, Grant
 from core.config import get_config
 from knowledge.bases import DEFAULT_SLUG, kb_create, kb_get
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from knowledge.models import Chunk, Document, KnowledgeBase, KnowledgeBaseSource
 
 ADMIN = "/admin/knowledge"
@@ -29,7 +29,7 @@ def handbook(db, tmp_path: Path) -> KnowledgeBase:
     for name in ("leave", "travel"):
         (vault / f"{name}.md").write_text(f"# {name}\n\nThe {name} policy.\n", encoding="utf-8")
     kb_create(slug="handbook", name="Staff handbook", sources=[str(vault)])
-    vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=get_config())
     return KnowledgeBase.objects.get(slug="handbook")
 
 

@@ -10,7 +10,7 @@ from django.db import connection
 from core.config import get_config
 from core.errors import Conflict, InvalidRequest, NotFound
 from knowledge.bases import DEFAULT_SLUG, kb_create, kb_get, kb_list, kb_source_add
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from knowledge.vault import VaultNotFound
 
 pytestmark = pytest.mark.django_db
@@ -106,7 +106,7 @@ def test_add_source_refuses_a_folder_of_another_base(tmp_path):
 
 def test_documents_ingested_under_default_move_with_their_chunks(tmp_path):
     vault = folder(tmp_path, "vault", notes=3)
-    vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=get_config())
     default = kb_get(DEFAULT_SLUG)
     assert (default.documents, bases_of("documents", vault), bases_of("chunks", vault)) == (
         3, {default.id}, {default.id})
@@ -122,7 +122,7 @@ def test_documents_ingested_under_default_move_with_their_chunks(tmp_path):
 def test_a_folder_added_to_a_base_keeps_its_documents_there_on_reingest(tmp_path):
     vault = folder(tmp_path, "vault", notes=2)
     handbook = kb_create(slug="handbook", sources=[str(vault)])
-    vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=get_config())
     assert bases_of("documents", vault) == bases_of("chunks", vault) == {handbook.id}
     assert (kb_get("handbook").documents, kb_get(DEFAULT_SLUG).documents) == (2, 0)
 
@@ -139,7 +139,7 @@ def test_every_chunk_carries_its_documents_knowledge_base(tmp_path):
 
     from core.config import get_config
     from knowledge.bases import kb_create
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
 
     def out_of_step() -> int:
         with connection.cursor() as cursor:
@@ -150,12 +150,12 @@ def test_every_chunk_carries_its_documents_knowledge_base(tmp_path):
     vault.mkdir()
     (vault / "a.md").write_text("# A\n\n" + "Alpha text. " * 400)
     (vault / "b.md").write_text("# B\n\nBeta text.\n")
-    vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=get_config())
     assert out_of_step() == 0
     kb_create(slug="moved", sources=[str(vault)])
     assert out_of_step() == 0
     (vault / "b.md").write_text("# B\n\nBeta text, changed.\n")
-    vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=get_config())
     assert out_of_step() == 0
     with connection.cursor() as cursor:
         cursor.execute("SELECT DISTINCT b.slug FROM chunks c "
@@ -205,6 +205,7 @@ def test_a_folder_around_or_inside_a_registered_source_is_refused(tmp_path):
     (tmp_path / "notes" / "hr" / "pay.md").write_text("# Pay\n\nSalary bands.\n")
     kb_create(slug="hr", sources=[str(tmp_path / "notes" / "hr")])
     with pytest.raises(VaultOverlap, match="around"):
-        vault_ingest(vault_path=tmp_path / "notes", config=get_config(), prepare_workers=0)
+        vault_ingest(IngestRequest(vault_path=tmp_path / "notes", prepare_workers=0),
+                     config=get_config())
     with pytest.raises(VaultOverlap, match="around"):
         kb_create(slug="everything", sources=[str(tmp_path / "notes")])

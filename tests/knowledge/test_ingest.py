@@ -14,7 +14,7 @@ from core.db import DatabaseRefused, SchemaNotInitialized
 from embeddings import FakeLexicalEmbedder
 from knowledge import ingest as ingest_module
 from knowledge import store
-from knowledge.ingest import IngestLocked, vault_ingest
+from knowledge.ingest import IngestLocked, IngestRequest, vault_ingest
 from knowledge.vault import VaultNotFound
 from tests.harness import ROOT
 
@@ -48,7 +48,7 @@ def vault(tmp_path: Path) -> Path:
 
 
 def ingest(path, **kwargs):
-    return vault_ingest(vault_path=path, config=get_config(), **kwargs)
+    return vault_ingest(IngestRequest(vault_path=path, **kwargs), config=get_config())
 
 
 def test_sample_vault_is_indexed_with_metadata():

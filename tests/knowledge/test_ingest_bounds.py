@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.db import connection
 
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from tests.parsing.formats.files import docx_bytes
 
 
@@ -20,7 +20,7 @@ def test_files_past_the_character_or_chunk_limit_are_skipped_and_the_rest_indexe
     (vault / "sections.md").write_text(
         "".join(f"# Part {number}\n\nText {number}.\n\n" for number in range(6)), encoding="utf-8")
     (vault / "long.docx").write_bytes(docx_bytes([("p", "text " * 100)] * 10))
-    result = vault_ingest(vault_path=vault, config=config, prepare_workers=0)
+    result = vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=config)
     reasons = {warning["file"]: warning["reason"] for warning in result.warnings}
     assert "RAG_DOCUMENT_MAX_CHARS" in reasons["long.md"]
     assert "RAG_DOCUMENT_MAX_CHARS" in reasons["long.docx"]
@@ -39,7 +39,7 @@ def test_files_past_the_paragraph_limit_are_skipped_naming_it(db, tmp_path: Path
     (vault / "blocks.md").write_text("# Many\n\n" + "Line.\n\n" * 60, encoding="utf-8")
     (vault / "lines.txt").write_text("Line.\n\n" * 60, encoding="utf-8")
     (vault / "many.docx").write_bytes(docx_bytes([("p", "Short.")] * 60))
-    result = vault_ingest(vault_path=vault, config=config, prepare_workers=0)
+    result = vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=config)
     reasons = {warning["file"]: warning["reason"] for warning in result.warnings}
     for name in ("blocks.md", "lines.txt", "many.docx"):
         assert reasons[name].startswith("file holds more than 50 paragraphs "

@@ -11,7 +11,7 @@ from django.db import connection
 
 from core.config import get_config
 from knowledge import preparing
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from knowledge.vault import vault_scan
 from parsing.formats import ocr
 from tests.knowledge.test_ingest import write
@@ -35,8 +35,8 @@ def rows(query: str, params=()) -> list[tuple]:
 
 
 def ingest(path: Path, config=None, **kwargs):
-    return vault_ingest(vault_path=path, config=config or get_config(), prepare_workers=0,
-                        **kwargs)
+    return vault_ingest(IngestRequest(vault_path=path, prepare_workers=0, **kwargs),
+                        config=config or get_config())
 
 
 def survey_pdf(extra: str = "") -> bytes:
@@ -186,14 +186,14 @@ def test_the_ocr_budget_is_shared_by_the_worker_processes(tmp_path: Path, config
         write(root, f"scan-{index}.pdf", scanned_pdf_bytes([[f"Scanned report {index}"]]))
     monkeypatch.setattr(preparing, "SERIAL_FIRST", 0)  # every file goes to the workers
     config = config_override(rag_ocr_max_pages=2)
-    first = vault_ingest(vault_path=root, config=config, prepare_workers=2)
+    first = vault_ingest(IngestRequest(vault_path=root, prepare_workers=2), config=config)
     assert (first.documents_added, first.ocr_pages) == (3, 2)
     left = rows("SELECT relative_path FROM documents "
                 "WHERE metadata ->> 'ocr_skipped_reason' = 'run_cap'")
     assert len(left) == 1
     assert sum("RAG_OCR_MAX_PAGES" in warning["reason"] for warning in first.warnings) == 1
     # The next run goes on with the page left out and skips the two that are done.
-    second = vault_ingest(vault_path=root, config=config, prepare_workers=2)
+    second = vault_ingest(IngestRequest(vault_path=root, prepare_workers=2), config=config)
     assert (second.documents_updated, second.documents_skipped, second.ocr_pages) == (1, 2, 1)
     assert rows("SELECT sum(ocr_page_count) FROM documents") == [(3,)]
 
@@ -203,12 +203,12 @@ def test_an_ingest_of_only_some_files_reads_and_changes_nothing_else(mixed_vault
     write(mixed_vault, "index.md", "# Index\n\nChanged, but not asked for.\n")
     (mixed_vault / "field/notes.txt").unlink()
     write(mixed_vault, "reports/assays.docx", docx_bytes([("p", "Rewritten assays.")]))
-    result = ingest(mixed_vault, only=["reports/assays.docx"])
+    result = ingest(mixed_vault, only=frozenset({"reports/assays.docx"}))
     assert (result.files_seen, result.documents_updated, result.documents_deleted) == (1, 1, 0)
     assert rows("SELECT count(*) FROM documents") == [(4,)]
     assert rows("SELECT content FROM chunks WHERE relative_path = 'index.md'") == [
         ("# Index\n\nSee the survey report and the assay table.",)]
     # A listed file that is gone is deleted, as a whole run would; the others stay.
     (mixed_vault / "reports/assays.docx").unlink()
-    assert ingest(mixed_vault, only=["reports/assays.docx"]).documents_deleted == 1
+    assert ingest(mixed_vault, only=frozenset({"reports/assays.docx"})).documents_deleted == 1
     assert rows("SELECT count(*) FROM documents") == [(3,)]

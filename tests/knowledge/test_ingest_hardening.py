@@ -17,7 +17,7 @@ from django.db import connection
 
 from core.config import get_config
 from knowledge import vault as vault_module
-from knowledge.ingest import VaultEmpty, vault_ingest
+from knowledge.ingest import IngestRequest, VaultEmpty, vault_ingest
 from knowledge.vault_index import VaultOverlap, vault_forget, vaults_list
 from tests.conftest import cli_env
 from tests.harness import ROOT
@@ -39,7 +39,8 @@ def write(root: Path, relative: str, text: str) -> Path:
 
 
 def ingest(root: Path, **kwargs):
-    return vault_ingest(vault_path=root, config=get_config(), prepare_workers=0, **kwargs)
+    return vault_ingest(IngestRequest(vault_path=root, prepare_workers=0, **kwargs),
+                        config=get_config())
 
 
 @pytest.fixture

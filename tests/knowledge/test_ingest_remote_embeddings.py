@@ -12,8 +12,9 @@ from core.config import config_with, get_config
 from embeddings import ChunkText, get_embedder
 from embeddings.local import document_text
 from embeddings.remote import EmbeddingUpstreamError
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 from tests.embeddings.test_remote import expected
 from tests.harness import ROOT
 from tests.knowledge.stub_embeddings import StubEmbeddings
@@ -46,14 +47,14 @@ def stored(provider: str) -> dict[tuple[str, int], tuple[ChunkText, list[float]]
 
 def ranking(config) -> list[list[tuple[str, int, float]]]:
     return [[(hit.relative_path, hit.chunk_index, round(hit.score, 6)) for hit in search(
-        query=question, top_k=5, config=config, scope=scope_all()).results]
+        RetrievalRequest(query=question, scope=scope_all(), top_k=5), config=config).results]
         for question in QUESTIONS]
 
 
 def test_the_sample_vault_through_a_shuffling_server_is_what_in_order_answers_give(
         clean_tables):
     with StubEmbeddings(shuffle=True) as shuffling:
-        result = vault_ingest(vault_path=SAMPLE_VAULT, config=remote(shuffling))
+        result = vault_ingest(IngestRequest(vault_path=SAMPLE_VAULT), config=remote(shuffling))
         assert result.status == "success" and result.documents_added == 9
         assert shuffling.violations == [] and all(len(body["input"]) <= 10
                                                   for body in shuffling.requests)
@@ -66,18 +67,18 @@ def test_the_sample_vault_through_a_shuffling_server_is_what_in_order_answers_gi
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE documents, ingest_runs RESTART IDENTITY CASCADE")
     with StubEmbeddings(shuffle=False) as in_order:
-        vault_ingest(vault_path=SAMPLE_VAULT, config=remote(in_order))
+        vault_ingest(IngestRequest(vault_path=SAMPLE_VAULT), config=remote(in_order))
         assert stored("openai-compatible") == vectors
         assert ranking(remote(in_order)) == shuffled_ranking
     assert shuffled_ranking[0][0][0] == "policies/Support Escalation Policy.md"
 
 
 def test_switching_to_the_server_fills_only_the_missing_vectors(clean_tables):
-    vault_ingest(vault_path=SAMPLE_VAULT, config=get_config())
+    vault_ingest(IngestRequest(vault_path=SAMPLE_VAULT), config=get_config())
     fake = stored("fake")
     with StubEmbeddings() as stub:
-        switched = vault_ingest(vault_path=SAMPLE_VAULT, config=remote(stub))
-        again = vault_ingest(vault_path=SAMPLE_VAULT, config=remote(stub))
+        switched = vault_ingest(IngestRequest(vault_path=SAMPLE_VAULT), config=remote(stub))
+        again = vault_ingest(IngestRequest(vault_path=SAMPLE_VAULT), config=remote(stub))
     assert switched.documents_skipped == 9 and switched.chunks_written == 0
     assert switched.embeddings_written == len(fake) == len(stub.texts)
     assert stored("fake") == fake  # the first provider's vectors stay
@@ -88,7 +89,7 @@ def test_a_bad_vector_skips_its_chunk_and_the_next_ingest_embeds_it(clean_tables
     # "nan": the second vector of every answer holds NaN. Each such chunk is stored without a
     # vector, with a warning naming its note; everything else is stored and the run succeeds.
     with StubEmbeddings(behaviour="nan") as stub:
-        result = vault_ingest(vault_path=SAMPLE_VAULT, config=remote(stub))
+        result = vault_ingest(IngestRequest(vault_path=SAMPLE_VAULT), config=remote(stub))
         requests = len(stub.requests)
     assert result.status == "success" and result.documents_added == 9
     assert result.embeddings_skipped == requests > 0
@@ -104,7 +105,7 @@ def test_a_bad_vector_skips_its_chunk_and_the_next_ingest_embeds_it(clean_tables
         assert cursor.fetchone() == (9,)
     # Nothing changed in the vault: the next run embeds only the chunks left without a vector.
     with StubEmbeddings() as stub:
-        again = vault_ingest(vault_path=SAMPLE_VAULT, config=remote(stub))
+        again = vault_ingest(IngestRequest(vault_path=SAMPLE_VAULT), config=remote(stub))
     assert again.documents_skipped == 9 and again.chunks_written == 0
     assert (again.embeddings_written, again.embeddings_skipped) == (requests, 0)
     assert len(stub.texts) == requests
@@ -114,7 +115,7 @@ def test_a_bad_vector_skips_its_chunk_and_the_next_ingest_embeds_it(clean_tables
 def test_a_server_failure_fails_the_run_and_stores_no_half_batch(clean_tables):
     with StubEmbeddings(behaviour="status:500") as broken:
         with pytest.raises(EmbeddingUpstreamError, match="HTTP 500"):
-            vault_ingest(vault_path=SAMPLE_VAULT,
+            vault_ingest(IngestRequest(vault_path=SAMPLE_VAULT),
                          config=config_with(remote(broken), EMBEDDING_MAX_RETRIES="0"))
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM embeddings")
@@ -125,10 +126,11 @@ def test_a_server_failure_fails_the_run_and_stores_no_half_batch(clean_tables):
 
 def test_a_question_is_embedded_by_the_server(clean_tables):
     with StubEmbeddings() as stub:
-        vault_ingest(vault_path=SAMPLE_VAULT, config=remote(stub))
+        vault_ingest(IngestRequest(vault_path=SAMPLE_VAULT), config=remote(stub))
         before = len(stub.requests)
         embedder = get_embedder(config=remote(stub))
-        search(query="VPN", top_k=3, config=remote(stub), scope=scope_all(), embedder=embedder)
+        search(RetrievalRequest(query="VPN", scope=scope_all(), top_k=3), config=remote(stub),
+               embedder=embedder)
     assert stub.requests[before:] == [{"model": "stub-embed", "input": ["VPN"],
                                        "encoding_format": "float", "dimensions": 1024}]
 
@@ -144,7 +146,7 @@ def test_batches_are_embedded_while_the_previous_one_is_written(clean_tables, tm
                                for part in range(4))
         (vault / f"note-{number:03d}.md").write_text(f"# Note {number}\n\n{sections}\n")
     with StubEmbeddings() as stub:
-        result = vault_ingest(vault_path=vault, config=remote(stub))
+        result = vault_ingest(IngestRequest(vault_path=vault), config=remote(stub))
         assert result.chunks_written > 2 * EMBED_BATCH_CHUNKS  # three batches or more
         vectors = stored("openai-compatible")
         for text, vector in vectors.values():
@@ -156,7 +158,7 @@ def test_batches_are_embedded_while_the_previous_one_is_written(clean_tables, tm
         stub.script = ["ok"] * batches
         stub.behaviour = "status:400"
         with pytest.raises(EmbeddingUpstreamError, match="HTTP 400"):
-            vault_ingest(vault_path=vault, config=remote(stub))
+            vault_ingest(IngestRequest(vault_path=vault), config=remote(stub))
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM documents d JOIN chunks c ON c.document_id = d.id "
                        "WHERE c.content LIKE '%Changed.%'")

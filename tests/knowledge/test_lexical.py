@@ -12,7 +12,7 @@ from django.db import connection
 from core.config import get_config
 from core.dburl import database_settings
 from knowledge import sql as knowledge_sql
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from knowledge.store import chunks_lexical_refresh
 from ops.db_init import DatabaseNotUtf8, database_utf8_check
 from parsing.lexical import (
@@ -217,7 +217,7 @@ def recount() -> tuple[int, int]:
 
 
 def ingest(path: Path):
-    return vault_ingest(vault_path=path, config=get_config(), prepare_workers=0)
+    return vault_ingest(IngestRequest(vault_path=path, prepare_workers=0), config=get_config())
 
 
 @pytest.fixture

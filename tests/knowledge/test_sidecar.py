@@ -14,11 +14,12 @@ from fpdf import FPDF
 
 from access.callers import scope_all
 from core.config import get_config
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from parsing.formats.base import pdf_date
 from parsing.sidecar import SIDECAR_MAX_BYTES
 from retrieval.filters import filters_parse
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 from tests.harness import config_changed
 from tests.parsing.formats.files import docx_bytes
 
@@ -38,7 +39,7 @@ def report_pdf() -> bytes:
 
 
 def ingest(vault):
-    return vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    return vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=get_config())
 
 
 def stored(relative_path: str) -> tuple[dict, list[str], dict]:
@@ -51,8 +52,8 @@ def stored(relative_path: str) -> tuple[dict, list[str], dict]:
 
 def found(filters: dict) -> set[str]:
     config = config_changed(get_config(), rag_retrieval="hybrid")
-    outcome = search(scope=scope_all(), query="copper exploration report assay", top_k=20,
-                     config=config, filters=filters_parse(filters))
+    outcome = search(RetrievalRequest(query="copper exploration report assay", scope=scope_all(),
+                                      top_k=20, filters=filters_parse(filters)), config=config)
     return {hit.relative_path for hit in outcome.results}
 
 

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from knowledge.bases import kb_create
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from knowledge.upload_names import NAME_MAX_CHARS, source_name_clean
 from ops.db_init import db_init
 from parsing.lexical import chunk_lexical_build
@@ -59,7 +59,7 @@ def test_db_init_names_uploads_stored_before_source_names(client, clean_tables, 
     ids = [json.loads(upload(client, name, pdf_bytes([text * 3])).content)["document_id"]
            for name, text in (("report.pdf", ORE), ("Report.pdf", CAMP))]
     work()
-    vault_ingest(vault_path=vault, config=config_override(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=config_override())
     # As uploads were stored before source names: known by their files' generated names,
     # titled after them, their lexical terms made from them.
     with connection.cursor() as cursor:

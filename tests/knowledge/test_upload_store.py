@@ -23,6 +23,7 @@ from knowledge.models import Document
 from knowledge.upload_store import object_key
 from ops.backup import backup_write
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 from tests.conftest import cli_env
 from tests.knowledge.stub_s3 import SECRET_KEY, stub_bucket
 
@@ -67,8 +68,8 @@ def test_an_upload_is_in_the_bucket_and_a_worker_without_the_file_fetches_it(sto
     job = job_get(done.job_id)
     assert job.status == "succeeded", job.last_error
     assert path.read_bytes() == TEXT and oct(path.stat().st_mode & 0o777) == "0o600"
-    hits = search(query="greisen tin ridge", top_k=3, config=store, scope=scope_all(),
-                  mode="vector").results
+    hits = search(RetrievalRequest(query="greisen tin ridge", scope=scope_all(), top_k=3,
+                                   mode="vector"), config=store).results
     assert hits and hits[0].relative_path == "Ridge 9 survey.txt"
 
     # The same content again is the document already there; its second put leaves no object.
@@ -95,8 +96,8 @@ def test_a_file_the_bucket_lost_fails_its_job_and_keeps_the_document(store, buck
     assert f"does not hold {key}" in job.last_error
     document = Document.objects.get(pk=done.document_id)
     assert document.status == "active"  # still searchable as it was
-    hits = search(query="greisen tin ridge", top_k=3, config=store, scope=scope_all(),
-                  mode="vector").results
+    hits = search(RetrievalRequest(query="greisen tin ridge", scope=scope_all(), top_k=3,
+                                   mode="vector"), config=store).results
     assert hits and hits[0].relative_path == "Ridge 9 survey.txt"
 
 

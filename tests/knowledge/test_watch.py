@@ -118,7 +118,7 @@ def test_a_file_rewritten_in_a_loop_is_one_sync_once_it_stops(tmp_path: Path):
 def test_an_ingest_of_rag_watch_is_under_way_only_while_it_runs(monkeypatch):
     entered, release = threading.Event(), threading.Event()
 
-    def held_sync(**arguments) -> SyncReport:
+    def held_sync(*arguments, **keywords) -> SyncReport:
         entered.set()
         release.wait(10)
         return SyncReport()

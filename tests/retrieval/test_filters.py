@@ -9,11 +9,12 @@ from django.db import connection
 from access.callers import scope_all
 from core.config import get_config
 from core.errors import InvalidRequest
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from retrieval import lexical, vector
 from retrieval.filters import filtered_scope, filters_parse
 from retrieval.lexical import lexical_search
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 from tests.harness import config_changed
 
 MODES = ("vector", "lexical", "hybrid")
@@ -52,14 +53,14 @@ def reports(db, tmp_path):
     for number in range(60):
         (other / f"memo-{number}.md").write_text(
             f"# Memo {number}\n\nCanteen menu, parking permits and holiday rota {number}.\n")
-    vault_ingest(vault_path=vault, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=vault, prepare_workers=0), config=get_config())
     return vault
 
 
 def run(query: str = QUERY, *, filters, mode: str = "hybrid", top_k: int = 5):
     config = config_changed(get_config(), rag_retrieval=mode)
-    return search(scope=scope_all(), query=query, top_k=top_k, config=config,
-                  filters=filters_parse(filters))
+    return search(RetrievalRequest(query=query, scope=scope_all(), top_k=top_k,
+                                   filters=filters_parse(filters)), config=config)
 
 
 def paths(outcome) -> set[str]:
@@ -163,8 +164,9 @@ def test_lexical_filtered_is_the_exhaustive_ranking_of_the_admitted_chunks(repor
 
 def test_explain_reports_the_filter(reports):
     config = config_changed(get_config(), rag_retrieval="hybrid")
-    outcome = search(scope=scope_all(), query=QUERY, top_k=3, config=config, explain=True,
-                     filters=filters_parse({"format": "markdown", "folder": "reports/gansu"}))
+    outcome = search(RetrievalRequest(
+        query=QUERY, scope=scope_all(), top_k=3, explain=True,
+        filters=filters_parse({"format": "markdown", "folder": "reports/gansu"})), config=config)
     assert outcome.explain is not None
     assert outcome.explain["parameters"]["filters"] == {
         "format": ["markdown"], "folder": ["reports/gansu/"], "documents": 3,

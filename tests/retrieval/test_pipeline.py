@@ -14,6 +14,7 @@ from knowledge.db_schema import index_connection
 from retrieval.fusion import agreed_vector_weight, channel_agreement
 from retrieval.pipeline import channels_fetch, pipeline_run
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 from tests.conftest import PAGED_SOURCE
 from tests.harness import config_changed
 from tests.retrieval import first_release
@@ -38,15 +39,18 @@ def reference_scan(query: str, top_k: int) -> list[tuple[str, int, float]]:
 
 @pytest.mark.parametrize("query", [QUESTION, "Atlas CRM export limits", IDENTIFIER])
 def test_vector_mode_is_the_first_releases_scan(sample_index, query):
-    outcome = search(scope=scope_all(), query=query, top_k=5, config=config_for("vector"))
+    outcome = search(RetrievalRequest(query=query, scope=scope_all(), top_k=5),
+                     config=config_for("vector"))
     assert [(hit.relative_path, hit.chunk_index, hit.score)
             for hit in outcome.results] == reference_scan(query, 5)
     assert outcome.confidence == outcome.results[0].score and outcome.explain is None
 
 
 def test_hybrid_finds_an_identifier_the_vector_misses_and_is_confident(sample_index):
-    vector = search(scope=scope_all(), query=IDENTIFIER, top_k=5, config=config_for("vector"))
-    hybrid = search(scope=scope_all(), query=IDENTIFIER, top_k=5, config=config_for("hybrid"))
+    vector = search(RetrievalRequest(query=IDENTIFIER, scope=scope_all(), top_k=5),
+                    config=config_for("vector"))
+    hybrid = search(RetrievalRequest(query=IDENTIFIER, scope=scope_all(), top_k=5),
+                    config=config_for("hybrid"))
     assert hybrid.results[0].relative_path == "runbooks/API Latency Runbook.md"
     assert IDENTIFIER in hybrid.results[0].content
     assert vector.confidence < get_config().threshold <= hybrid.confidence
@@ -54,10 +58,11 @@ def test_hybrid_finds_an_identifier_the_vector_misses_and_is_confident(sample_in
 
 @pytest.mark.parametrize("mode", ["lexical", "hybrid"])
 def test_scores_stay_cosines_and_results_are_unique(sample_index, mode):
-    outcome = search(scope=scope_all(), query="Atlas CRM export limits", top_k=8,
+    outcome = search(RetrievalRequest(query="Atlas CRM export limits", scope=scope_all(), top_k=8),
                      config=config_for(mode))
     cosines = {(hit.relative_path, hit.chunk_index): hit.score
-               for hit in search(scope=scope_all(), query="Atlas CRM export limits", top_k=20,
+               for hit in search(RetrievalRequest(query="Atlas CRM export limits",
+                                                  scope=scope_all(), top_k=20),
                                  config=config_for("vector")).results}
     keys = [(hit.relative_path, hit.chunk_index) for hit in outcome.results]
     assert len(keys) == len(set(keys)) == 8
@@ -68,14 +73,16 @@ def test_scores_stay_cosines_and_results_are_unique(sample_index, mode):
 
 def test_out_of_domain_question_keeps_the_vector_confidence_in_hybrid(sample_index):
     question = "Who won the FIFA World Cup in France?"
-    vector = search(scope=scope_all(), query=question, top_k=5, config=config_for("vector"))
-    hybrid = search(scope=scope_all(), query=question, top_k=5, config=config_for("hybrid"))
+    vector = search(RetrievalRequest(query=question, scope=scope_all(), top_k=5),
+                    config=config_for("vector"))
+    hybrid = search(RetrievalRequest(query=question, scope=scope_all(), top_k=5),
+                    config=config_for("hybrid"))
     assert hybrid.confidence <= vector.confidence < get_config().threshold
 
 
 def test_explain_reports_every_stage(sample_index):
-    outcome = search(scope=scope_all(), query=IDENTIFIER, top_k=3,
-                     config=config_for("hybrid", rag_rerank="features"), explain=True)
+    outcome = search(RetrievalRequest(query=IDENTIFIER, scope=scope_all(), top_k=3, explain=True),
+                     config=config_for("hybrid", rag_rerank="features"))
     explain = outcome.explain
     assert explain["mode"] == "hybrid"
     assert explain["parameters"]["rerank"] == "features" and explain["parameters"]["top_k"] == 3
@@ -90,7 +97,7 @@ def test_explain_reports_every_stage(sample_index):
 @pytest.mark.parametrize(("mode", "rerank"), [("vector", "none"), ("lexical", "none"),
                                               ("hybrid", "none"), ("hybrid", "features")])
 def test_page_spans_come_back_in_every_mode(paged_index, mode, rerank):
-    outcome = search(scope=scope_all(), query=QUESTION, top_k=10,
+    outcome = search(RetrievalRequest(query=QUESTION, scope=scope_all(), top_k=10),
                      config=config_for(mode, rag_rerank=rerank))
     paged = [hit for hit in outcome.results if hit.relative_path == PAGED_SOURCE]
     notes = [hit for hit in outcome.results if hit.relative_path != PAGED_SOURCE]
@@ -104,8 +111,8 @@ def test_page_spans_come_back_in_every_mode(paged_index, mode, rerank):
 def test_explain_names_the_fusion_and_the_weights_its_channels_agreement_gave(sample_index):
     query = "Atlas CRM export limits"
     config = config_for("hybrid", rag_rerank="none")
-    explain = search(scope=scope_all(), query=query, top_k=3, config=config,
-                     explain=True).explain
+    explain = search(RetrievalRequest(query=query, scope=scope_all(), top_k=3, explain=True),
+                     config=config).explain
     assert explain["parameters"]["fusion"] == "convex"
     embedder = get_embedder(config=config)
     channels = channels_fetch(query=query, vector=embedder.embed_query(query), width=50,
@@ -117,16 +124,16 @@ def test_explain_names_the_fusion_and_the_weights_its_channels_agreement_gave(sa
     weight = agreed_vector_weight(weight=config.fusion_vector_weight, agreement=agreement)
     assert explain["parameters"]["fusion_weights"] == pytest.approx(
         {"vector": weight, "lexical": 1 - weight})
-    rrf = search(scope=scope_all(), query=query, top_k=3,
-                 config=config_for("hybrid", rag_fusion="rrf"), explain=True).explain
+    rrf = search(RetrievalRequest(query=query, scope=scope_all(), top_k=3, explain=True),
+                 config=config_for("hybrid", rag_fusion="rrf")).explain
     assert rrf["parameters"]["fusion"] == "rrf" and rrf["parameters"]["fusion_weights"] is None
 
 
 def test_vector_weight_zero_gives_the_lexical_order(sample_index):
     query = "Atlas CRM export limits"
-    lexical = search(scope=scope_all(), query=query, top_k=10,
+    lexical = search(RetrievalRequest(query=query, scope=scope_all(), top_k=10),
                      config=config_for("lexical", rag_rerank="none"))
-    hybrid = search(scope=scope_all(), query=query, top_k=10,
+    hybrid = search(RetrievalRequest(query=query, scope=scope_all(), top_k=10),
                     config=config_for("hybrid", rag_fusion_vector_weight=0.0,
                                       rag_rerank="none"))
     assert [(hit.relative_path, hit.chunk_index) for hit in hybrid.results] \
@@ -145,13 +152,13 @@ def test_prefetched_channels_rank_exactly_as_a_search_of_its_own(sample_index, m
         vector = embedder.embed_query(query)
         channels = channels_fetch(query=query, vector=vector, width=100, config=config,
                                   embedder=embedder, knowledge_base_ids=ids)
-        own = pipeline_run(query=query, vector=vector, top_k=10, mode=mode, config=config,
-                           embedder=embedder, knowledge_base_ids=ids)
-        shared = pipeline_run(query=query, vector=vector, top_k=10, mode=mode, config=config,
-                              embedder=embedder, knowledge_base_ids=ids, channels=channels)
+        request = RetrievalRequest(query=query, scope=scope_all(), top_k=10, mode=mode)
+        own = pipeline_run(request, vector=vector, config=config, embedder=embedder)
+        shared = pipeline_run(request, vector=vector, config=config, embedder=embedder,
+                              channels=channels)
         assert [item.explain() for item in shared.results] \
             == [item.explain() for item in own.results]
         assert shared.confidence == own.confidence
     with pytest.raises(ValueError, match="prefetched channels are 100 deep; this run needs 150"):
-        pipeline_run(query=QUESTION, vector=vector, top_k=150, mode=mode, config=config,
-                     embedder=embedder, knowledge_base_ids=ids, channels=channels)
+        pipeline_run(RetrievalRequest(query=QUESTION, scope=scope_all(), top_k=150, mode=mode),
+                     vector=vector, config=config, embedder=embedder, channels=channels)

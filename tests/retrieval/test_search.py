@@ -10,14 +10,15 @@ from core.config import get_config
 from core.errors import InvalidRequest
 from embeddings import EmbeddingDimMismatch, FakeLexicalEmbedder
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 from retrieval.vector import RetrievalNotReady
 
 
 def run(query: str, top_k: int | None = None, **kwargs):
     # The first release's contract: the vector mode (tests/retrieval/test_pipeline.py covers
     # lexical and hybrid).
-    return search(scope=scope_all(), query=query, top_k=top_k, config=get_config(), mode="vector",
-                  **kwargs)
+    return search(RetrievalRequest(query=query, scope=scope_all(), top_k=top_k, mode="vector"),
+                  config=get_config(), **kwargs)
 
 
 def test_escalation_question_ranks_the_escalation_policy_first(sample_index):
@@ -51,10 +52,10 @@ def test_query_without_tokens_returns_nothing_with_zero_confidence(sample_index)
 
 
 def test_chunk_without_heading_has_empty_heading(sample_index, tmp_path):
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
 
     (tmp_path / "plain.md").write_text("zebra quagga okapi without any heading\n")
-    vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=tmp_path, prepare_workers=0), config=get_config())
     hit = run("zebra quagga okapi").results[0]
     assert (hit.source, hit.heading_path, hit.heading) == ("plain.md", [], "")
 

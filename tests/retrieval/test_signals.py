@@ -9,7 +9,7 @@ from core.config import get_config
 from embeddings import get_embedder
 from retrieval.pipeline import pipeline_run
 from retrieval.signals import RefusalSignals, signals_measure
-from retrieval.types import SearchHit
+from retrieval.types import RetrievalRequest, SearchHit
 
 
 def hit(document_id: int, score: float, content: str = "", path: str = "a.md") -> SearchHit:
@@ -68,9 +68,9 @@ def test_pipeline_run_reports_the_signals_of_its_results(sample_index) -> None:
     config = get_config()
     embedder = get_embedder(config=config)
     query = "Atlas CRM export limits"
-    run = pipeline_run(query=query, vector=embedder.embed_query(query), top_k=5, mode="hybrid",
-                       config=config, embedder=embedder,
-                       knowledge_base_ids=scope_all().knowledge_base_ids, explain=True)
+    run = pipeline_run(RetrievalRequest(query=query, scope=scope_all(), top_k=5, mode="hybrid",
+                                        explain=True),
+                       vector=embedder.embed_query(query), config=config, embedder=embedder)
     expected = signals_measure(query=query, hits=[item.hit for item in run.results],
                                confidence=run.confidence)
     assert run.signals == expected and run.signals.top == run.confidence

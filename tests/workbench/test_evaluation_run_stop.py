@@ -18,7 +18,7 @@ from evaluation.models import EvalRun
 from evaluation.runs import question_set_import, run_launch, run_visible
 from jobs.queue import job_cancel, job_get
 from jobs.worker import Worker
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from tests.harness import ROOT
 
 QUESTION_SECONDS = 0.2
@@ -43,8 +43,8 @@ class RunningEvaluation:
 
 @pytest.fixture
 def running_evaluation(clean_tables, monkeypatch):
-    vault_ingest(vault_path=ROOT / "samples" / "acme-vault", config=get_config(),
-                 prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=ROOT / "samples" / "acme-vault", prepare_workers=0),
+                 config=get_config())
     user = get_user_model().objects.create_superuser(username="evaluator", password="unused-pw-1x")
     caller = caller_for_user(user)
     question_set = question_set_import(

@@ -93,12 +93,13 @@ Hand the pager over every Monday at 09:00 with the open incidents written down.
 def handbook(db, tmp_path):
     """A vault of one note whose frontmatter has a title, deep in folders, in `default`."""
     from core.config import get_config
-    from knowledge.ingest import vault_ingest
+    from knowledge.ingest import IngestRequest, vault_ingest
 
     note = tmp_path / "teams" / "platform" / "on-call" / "handbook.md"
     note.parent.mkdir(parents=True)
     note.write_text(HANDBOOK, encoding="utf-8")
-    result = vault_ingest(vault_path=tmp_path, config=get_config(), prepare_workers=0)
+    result = vault_ingest(IngestRequest(vault_path=tmp_path, prepare_workers=0),
+                          config=get_config())
     assert result.status == "success", result
     return Document.objects.get(relative_path="teams/platform/on-call/handbook.md")
 

@@ -12,6 +12,7 @@ from access.callers import caller_for_user
 from core.config import get_config
 from knowledge.bases import kb_get
 from retrieval.services import search
+from retrieval.types import RetrievalRequest
 from tests.harness import config_changed
 from traces.models import Trace
 
@@ -55,8 +56,8 @@ def stages_of(response) -> dict[str, dict]:
 def explain_of(client, *, mode: str, top_k: int, candidates: int, rerank: str) -> dict:
     config = config_changed(get_config(), rag_candidates=candidates, rag_rerank=rerank)
     scope = caller_for_user(client.user).scope()
-    return search(query=QUERY, top_k=top_k, config=config, scope=scope, mode=mode,
-                  explain=True).explain
+    return search(RetrievalRequest(query=QUERY, scope=scope, top_k=top_k, mode=mode, explain=True),
+                  config=config).explain
 
 
 def expected(explain: dict, rank_field: str, score_of) -> list[tuple[int, int, float | None]]:

@@ -13,7 +13,7 @@ import pytest
 from access.models import Grant
 from core.config import get_config
 from knowledge.bases import kb_create
-from knowledge.ingest import vault_ingest
+from knowledge.ingest import IngestRequest, vault_ingest
 from knowledge.models import Chunk, Document
 from tests.parsing.formats.files import pdf_bytes
 
@@ -45,7 +45,7 @@ def field(db, tmp_path) -> Path:
     (folder / "markup.md").write_text(f"# Markup\n\nThe note says {SCRIPT} and {IMAGE} "
                                       "as plain text.\n", encoding="utf-8")
     kb_create(slug="field", name="Field reports", sources=[str(folder)])
-    vault_ingest(vault_path=folder, config=get_config(), prepare_workers=0)
+    vault_ingest(IngestRequest(vault_path=folder, prepare_workers=0), config=get_config())
     return folder
 
 

@@ -11,11 +11,12 @@ from typing import Any
 from django.template.loader import render_to_string
 
 from answering.modes import MODE_NO_ANSWER
-from answering.services import AskEventStream, AskPlan
+from answering.services import AskPlan
+from answering.streaming import RecordedEvents
 from core.errors import LocalRagError
 from knowledge.models import Chunk
 from parsing.formats import format_name
-from traces.recording import trace_fail
+from traces.recording import Trace, measured_of, trace_record
 from workbench.answer_texts import error_text, no_answer_localised, notice_cause
 from workbench.models import Feedback
 from workbench.pages.quotes import QUOTE_FIELDS, quoted_cards
@@ -99,12 +100,12 @@ def plan_cards(plan: AskPlan) -> list[dict[str, Any]]:
     return citation_cards(plan.citations, plan.chunk_ids, chunk_rows(plan.chunk_ids))
 
 
-def source_cards(stream: AskEventStream) -> list[dict[str, Any]]:
+def source_cards(stream: RecordedEvents) -> list[dict[str, Any]]:
     """The source cards of an Ask stream."""
     return plan_cards(stream.plan)
 
 
-def answer_events(stream: AskEventStream, view: AnswerView) -> Iterator[tuple[str, dict]]:
+def answer_events(stream: RecordedEvents, view: AnswerView) -> Iterator[tuple[str, dict]]:
     """The stream's events for the page, filling `view` as they pass: `status`, `delta`... and
     finally `result` with the rendered answer (or the rendered error)."""
     view.citations = source_cards(stream)
@@ -152,9 +153,12 @@ def answer_error(exc: LocalRagError, *, trace_id: str | None) -> AnswerView:
     return AnswerView(error=exc.as_body()["error"], trace_id=trace_id)
 
 
-def answer_failed(exc: LocalRagError) -> AnswerView:
-    """The answer of a request refused before generation, its error put on the trace."""
-    trace = trace_fail(exc.code)
+def answer_failed(exc: LocalRagError, *, trace: Trace | None) -> AnswerView:
+    """The answer of a request refused before generation, its error put on the trace with
+    what the services measured before it."""
+    trace_record(trace, *measured_of(exc))
+    if trace is not None:
+        trace.fail(exc.code)
     return answer_error(exc, trace_id=trace.id if trace is not None else None)
 
 

@@ -4,7 +4,7 @@ conversations/services.py; every read filters on the person's owner key there)."
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,8 @@ from access.callers import Caller
 from conversations.condense import AS_ASKED
 from conversations.models import FEEDBACK_UP, Conversation, Message
 from conversations.selectors import WITHHELD_MESSAGE, cited_slugs
-from conversations.services import TurnEventStream, conversations_list
+from conversations.services import conversations_list
+from conversations.turns import ConversationTurn
 from workbench.forms import ConversationStartForm
 from workbench.pages.ask import (
     AnswerView,
@@ -113,15 +114,14 @@ def turn_fragment(turn: ThreadTurn) -> str:
     return render_to_string("workbench/_turn.html", {"turn": turn})
 
 
-def turn_events(stream: TurnEventStream, view: AnswerView, *,
+def turn_events(events: Iterable[tuple[str, dict]], view: AnswerView, *, turn: ConversationTurn,
                 caller: Caller) -> Iterator[tuple[str, dict]]:
     """A question's events for the thread page: `status` (with the standalone query),
     `delta`..., `notice` when the model failed, and `result` with the rendered turn — its
     sources shown whatever happened to the written answer — and the conversation list beside
     the thread as it is now (the turn's messages counted, the conversation first)."""
-    turn = stream.turn
     view.citations = plan_cards(turn.plan)
-    yield from answer_progress(stream, view, plan=turn.plan)
+    yield from answer_progress(events, view, plan=turn.plan)
     if view.message_id is not None:
         view.anchor = message_anchor(view.message_id)
     elif view.trace_id:

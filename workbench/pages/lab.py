@@ -30,7 +30,7 @@ from parsing.formats import format_name
 from retrieval.filters import DocumentFilter
 from retrieval.rerank import RERANKERS, reranker_status
 from retrieval.services import search
-from retrieval.types import SearchHit
+from retrieval.types import RetrievalMeasures, RetrievalRequest, SearchHit
 from workbench.forms import FilterFields, choice_field
 from workbench.rendering import excerpt_html
 
@@ -111,6 +111,8 @@ class LabRun:
     # Why nothing was reranked when rerank was off (provider none, or vector mode): then the
     # empty Reranked column is left out and this line says why instead.
     rerank_off: str = ""
+    # What the search measured, for the request's trace.
+    measures: RetrievalMeasures | None = None
 
 
 def lab_rerankers(*, config: Config) -> list[str]:
@@ -144,12 +146,13 @@ def lab_config(*, config: Config, candidates: int, rerank: str) -> Config:
 def lab_run(*, query: str, mode: str, top_k: int, candidates: int, rerank: str,
             knowledge_base: str, caller: Caller, config: Config,
             filters: DocumentFilter | None = None) -> LabRun:
-    """Search as the caller with these parameters (under the request's trace, which records
-    them) and lay out its explain output stage by stage; nothing runs when one is invalid."""
+    """Search as the caller with these parameters and lay out its explain output stage by
+    stage, with what the search measured (for the request's trace, which records them);
+    nothing runs when one is invalid."""
     run_config = lab_config(config=config, candidates=candidates, rerank=rerank)
     scope = caller.scope(slugs=[knowledge_base] if knowledge_base else None)
-    outcome = search(query=query, top_k=top_k, config=run_config, scope=scope, mode=mode,
-                     explain=True, filters=filters)
+    outcome = search(RetrievalRequest(query=query, scope=scope, top_k=top_k, mode=mode,
+                                      explain=True, filters=filters), config=run_config)
     explain = outcome.explain or {}
     # explain.results[i] explains results[i] (docs/api.md): the hits carry the display fields
     # of the very chunks this scoped search returned, so no second query is needed.
@@ -162,7 +165,7 @@ def lab_run(*, query: str, mode: str, top_k: int, candidates: int, rerank: str,
                   knowledge_bases=sorted({hit.knowledge_base for hit, _item in pairs
                                           if hit.knowledge_base}),
                   rerank_off=_not_run_note("rerank", mode=explain["mode"], parameters=parameters)
-                  if _rerank_off(parameters) else "")
+                  if _rerank_off(parameters) else "", measures=outcome.measures)
 
 
 # stage, title, score name, rank field, score field (None: computed), timing key

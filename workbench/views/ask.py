@@ -11,11 +11,13 @@ from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_http_methods, require_POST
 
-from answering.services import AskEventStream, ask_stream_open
+from answering.services import AnswerRequest
 from answering.sse import SSE_CONTENT_TYPE, SSEFrames, sse_frame, sse_response
+from answering.streaming import RecordedEvents, ask_stream_open
 from core.config import get_config
 from core.errors import LocalRagError, http_status_of
 from knowledge.selectors import kb_list_visible
+from traces.recording import Trace, trace_of, trace_record, trace_ref
 from workbench.answer_texts import error_shown
 from workbench.auth import PersonRequest, person_view
 from workbench.forms import AskForm
@@ -34,14 +36,15 @@ def ask_page(request: PersonRequest) -> HttpResponse:
     status = 200
     if request.method == "POST" and form.is_valid():
         view = AnswerView()
+        trace = trace_of(request)
         try:
             # closing(): the LLM slot goes back even when the page fails halfway.
-            with closing(_open(request, form)) as stream:
+            with closing(_open(request, form, trace=trace)) as stream:
                 for name, data in answer_events(stream, view):
                     if name == "result":
                         answer_html = data["html"]
         except LocalRagError as exc:
-            view = answer_failed(exc)
+            view = answer_failed(exc, trace=trace)
             answer_html = answer_fragment(view)
         if view.error is not None:
             # A failed generation is known only by its error event, which names the code.
@@ -61,10 +64,11 @@ def ask_stream(request: PersonRequest) -> HttpResponse | StreamingHttpResponse:
     if not form.is_valid():
         return events_response([("invalid", {"errors": form.errors.get_json_data()})],
                                 status=422)
+    trace = trace_of(request)
     try:
-        stream = _open(request, form)
+        stream = _open(request, form, trace=trace)
     except LocalRagError as exc:
-        view = answer_failed(exc)
+        view = answer_failed(exc, trace=trace)
         return events_response([("result", {"html": answer_fragment(view), "look": "error"})],
                                 status=exc.http_status)
     return sse_response(SSEFrames(answer_events(stream, AnswerView()), closes=stream))
@@ -85,12 +89,17 @@ def feedback(request: PersonRequest) -> HttpResponse:
                                                               "choices": Feedback.ERROR_TYPES})
 
 
-def _open(request: PersonRequest, form: AskForm) -> AskEventStream:
+def _open(request: PersonRequest, form: AskForm, *, trace: Trace | None) -> RecordedEvents:
+    """The answer's events, what they measure recorded in `trace` as they go."""
     data = form.cleaned_data
     slugs = [data["knowledge_base"]] if data["knowledge_base"] else None
-    return ask_stream_open(question=data["question"], top_k=data["top_k"],
-                           fallback=data["fallback"], config=get_config(),
-                           scope=request.caller.scope(slugs=slugs), filters=data["filters"])
+    stream = ask_stream_open(AnswerRequest(question=data["question"],
+                                           scope=request.caller.scope(slugs=slugs),
+                                           top_k=data["top_k"], fallback=data["fallback"],
+                                           filters=data["filters"], trace=trace_ref(trace)),
+                             config=get_config())
+    trace_record(trace, stream.plan.measures)
+    return RecordedEvents(stream, plan=stream.plan, trace=trace)
 
 
 def events_response(events: Iterable[tuple[str, dict]], *, status: int) -> HttpResponse:

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from answering.services import ON_LLM_ERROR_SOURCES
 from answering.sse import SSEFrames, sse_response
+from answering.streaming import RecordedEvents
 from conversations.models import Conversation
 from conversations.services import (
     conversation_create,
@@ -30,6 +31,7 @@ from conversations.services import (
 from core.config import get_config
 from core.errors import LocalRagError
 from knowledge.selectors import kb_list_visible
+from traces.recording import Trace, trace_of, trace_record, trace_ref
 from workbench.answer_texts import error_shown
 from workbench.auth import PersonRequest, person_view
 from workbench.forms import ConversationAskForm, ConversationRenameForm, ConversationStartForm
@@ -78,20 +80,21 @@ def conversation_page(request: PersonRequest, conversation_id: int) -> HttpRespo
     if request.method == "POST" and form.is_valid():
         config = get_config()
         data = form.cleaned_data
+        trace = trace_of(request)
         try:
             turn = turn_prepare(caller=request.caller, conversation_id=conversation.pk,
                                 question=data["question"], top_k=data["top_k"],
                                 fallback=data["fallback"], on_llm_error=ON_LLM_ERROR_SOURCES,
-                                config=config)
+                                config=config, trace=trace_ref(trace))
         except LocalRagError as exc:
-            refused = _refused(data["question"], exc)
+            refused = _refused(data["question"], exc, trace=trace)
             status = exc.http_status
         else:
             try:
-                turn_answer(turn, config=config)
+                trace_record(trace, *turn_answer(turn, config=config).measures)
                 form = ConversationAskForm()
             except LocalRagError as exc:  # the question is stored, its answer is not
-                failure_html = mark_safe(answer_fragment(answer_failed(exc)))
+                failure_html = mark_safe(answer_fragment(answer_failed(exc, trace=trace)))
                 status = exc.http_status
             conversation = conversation_get(caller=request.caller,
                                             conversation_id=conversation.pk)
@@ -114,17 +117,20 @@ def conversation_stream(request: PersonRequest,
                                status=422)
     config = get_config()
     data = form.cleaned_data
+    trace = trace_of(request)
     try:
-        events = turn_stream(turn_prepare(
+        turn = turn_prepare(
             caller=request.caller, conversation_id=conversation.pk, question=data["question"],
             top_k=data["top_k"], fallback=data["fallback"], on_llm_error=ON_LLM_ERROR_SOURCES,
-            config=config), config=config)
+            config=config, trace=trace_ref(trace))
+        stream = turn_stream(turn, config=config)
     except LocalRagError as exc:
-        return events_response([("result", {"html": turn_fragment(_refused(data["question"],
-                                                                            exc)),
-                                            "look": "error"})], status=exc.http_status)
-    return sse_response(SSEFrames(turn_events(events, AnswerView(), caller=request.caller),
-                                  closes=events))
+        return events_response([("result", {"html": turn_fragment(_refused(
+            data["question"], exc, trace=trace)), "look": "error"})], status=exc.http_status)
+    trace_record(trace, *turn.measures)
+    events = RecordedEvents(stream, plan=turn.plan, trace=trace)
+    return sse_response(SSEFrames(turn_events(events, AnswerView(), turn=turn,
+                                              caller=request.caller), closes=events))
 
 
 @require_POST
@@ -166,10 +172,10 @@ def message_feedback(request: PersonRequest, message_id: int) -> HttpResponse:
     return render(request, "workbench/_feedback_done.html", {"feedback": message})
 
 
-def _refused(question: str, exc: LocalRagError) -> ThreadTurn:
+def _refused(question: str, exc: LocalRagError, *, trace: Trace | None) -> ThreadTurn:
     """A question refused before it was stored, with its error as the answer."""
     return ThreadTurn(question=question, question_id=None, searched_as="",
-                      answer_html=mark_safe(answer_fragment(answer_failed(exc))))
+                      answer_html=mark_safe(answer_fragment(answer_failed(exc, trace=trace))))
 
 
 def _list_page(request: PersonRequest, *, start_form: ConversationStartForm,

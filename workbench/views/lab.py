@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from core.config import get_config
 from core.errors import LocalRagError
 from knowledge.selectors import kb_list_visible
+from traces.recording import measured_of, trace_of, trace_record
 from workbench.answer_texts import error_shown
 from workbench.auth import PersonRequest, person_view
 from workbench.pages.lab import LabForm, lab_run
@@ -41,7 +42,9 @@ def lab_run_view(request: PersonRequest) -> HttpResponse:
                           mode=data["mode"], top_k=data["top_k"], candidates=data["candidates"],
                           rerank=data["rerank"], knowledge_base=data["knowledge_base"],
                           filters=data["filters"])
+            trace_record(trace_of(request), run.measures)
         except LocalRagError as exc:
+            trace_record(trace_of(request), *measured_of(exc))
             error, status = exc, exc.http_status
     template = "workbench/_lab_results.html" if request.htmx else "workbench/lab.html"
     return render(request, template, {"form": form, "bases": bases, "run": run,

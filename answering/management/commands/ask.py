@@ -7,12 +7,13 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from access.callers import OPERATOR
-from answering.services import ask
+from answering.api_schemas import ask_body
+from answering.services import AnswerRequest, ask
 from core.commands import RagCommand
 from core.config import get_config
 from core.output import body_json, citation_line
 from retrieval.filters import filters_from_json
-from traces.recording import traced
+from traces.recording import trace_record, traced
 
 
 class Command(RagCommand):
@@ -33,10 +34,14 @@ class Command(RagCommand):
 
     def handle(self, *args: Any, question: str, top_k: int | None, fallback: bool,
                **options: Any) -> None:
-        with traced(operation="ask", channel="cli", caller=OPERATOR):
-            body = ask(question=question, top_k=top_k, fallback=fallback, config=get_config(),
-                       scope=OPERATOR.scope(slugs=options["kb"]),
-                       filters=filters_from_json(options["filters"]))
+        with traced(operation="ask", channel="cli", caller=OPERATOR) as trace:
+            answer = ask(AnswerRequest(question=question, scope=OPERATOR.scope(slugs=options["kb"]),
+                                       top_k=top_k, fallback=fallback,
+                                       filters=filters_from_json(options["filters"]),
+                                       trace=trace.ref()),
+                         config=get_config())
+            trace_record(trace, *answer.measures)
+        body = ask_body(answer, trace_id=trace.id)
         if options["json"]:
             self.stdout.write(body_json(body))
             return

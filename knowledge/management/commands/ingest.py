@@ -14,7 +14,7 @@ from core.config import Config, get_config
 from core.errors import InvalidRequest
 from core.progress import ProgressBar
 from knowledge.bases import kb_get
-from knowledge.ingest import IngestResult, vault_ingest
+from knowledge.ingest import IngestRequest, IngestResult, vault_ingest
 
 
 class Command(RagCommand):
@@ -59,10 +59,10 @@ class Command(RagCommand):
                 options: dict[str, Any]) -> IngestResult:
         bar = ProgressBar(label="ingest", stream=sys.stderr)
         try:
-            result = vault_ingest(vault_path=path, config=config, progress=bar.update,
-                                  wait_for_lock=options["wait"], prune=options["prune"],
-                                  max_file_bytes=int(options["max_file_mb"] * 1024 * 1024),
-                                  knowledge_base=options["kb"])
+            result = vault_ingest(IngestRequest(
+                vault_path=path, wait_for_lock=options["wait"], prune=options["prune"],
+                max_file_bytes=int(options["max_file_mb"] * 1024 * 1024),
+                knowledge_base=options["kb"], progress=bar.update), config=config)
         finally:
             bar.close()
         self._report(result, as_json=options["json"])

@@ -10,10 +10,11 @@ from access.callers import OPERATOR
 from core.commands import RagCommand
 from core.config import get_config
 from core.output import body_json, citation_line
-from retrieval.api_schemas import SearchResponse
+from retrieval.api_schemas import SearchResponse, search_body
 from retrieval.filters import filters_from_json
-from retrieval.services import search, search_body
-from traces.recording import traced
+from retrieval.services import search
+from retrieval.types import RetrievalRequest
+from traces.recording import trace_record, traced
 
 
 class Command(RagCommand):
@@ -32,12 +33,13 @@ class Command(RagCommand):
                                  '\'{"frontmatter": {"year": 2021}, "folder": "reports/"}\'')
 
     def handle(self, *args: Any, query: str, top_k: int | None, **options: Any) -> None:
-        with traced(operation="search", channel="cli", caller=OPERATOR):
-            outcome = search(query=query, top_k=top_k, config=get_config(),
-                             scope=OPERATOR.scope(slugs=options["kb"]),
-                             explain=options["explain"],
-                             filters=filters_from_json(options["filters"]))
-            body = search_body(outcome)
+        with traced(operation="search", channel="cli", caller=OPERATOR) as trace:
+            outcome = search(RetrievalRequest(
+                query=query, scope=OPERATOR.scope(slugs=options["kb"]), top_k=top_k,
+                explain=options["explain"], filters=filters_from_json(options["filters"])),
+                config=get_config())
+            trace_record(trace, outcome.measures)
+            body = search_body(outcome, trace_id=trace.id)
         body = SearchResponse.model_validate(body).model_dump(exclude_unset=True)
         if options["json"]:
             self.stdout.write(body_json(body))
