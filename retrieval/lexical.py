@@ -21,7 +21,6 @@ import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Any
 
 import psycopg
@@ -34,17 +33,11 @@ from core.errors import InvalidRequest
 from core.replicas import read_alias
 from index.search import Candidates, lexical_candidates
 from knowledge.db_schema import index_connection
-from parsing.lexical import DL_CELL_LOWER, TF_CELL_UPPER, cell_lexeme, text_analyze
+from parsing.lexical import DL_CELL_LOWER, TF_CELL_UPPER, cell_lexeme
 from retrieval import sql
 from retrieval.filters import FilteredScope
+from retrieval.lexical_query import LexicalQuery, query_parse
 
-# A long question would otherwise cost one document-frequency count per bigram; the first terms
-# of a query carry it.
-MAX_QUERY_TERMS = 64
-# The substring lookup of an identifier needs a piece of this many letters or digits: shorter
-# pieces (`v2.3.1`) are tokens in most chunks, and the lookup would read them all. Such an
-# identifier is still found exactly through its own term.
-_TRIGRAM_RUN = 3
 # Every impact cell (parsing/lexical.py): term-frequency class `t`, length class `d`.
 ALL_CELLS = [f"{tf_cell}.{length_cell}" for tf_cell in range(len(TF_CELL_UPPER) + 1)
              for length_cell in range(len(DL_CELL_LOWER))]
@@ -124,19 +117,6 @@ class _ScoredRow:
     scored: int
 
 
-@dataclass(frozen=True)
-class _LexicalQuery:
-    terms: list[str]
-    identifier_parts: list[str | None]  # an identifier's parts, space-separated; else None
-    pair_left: list[str]
-    pair_right: list[str]
-
-
-def lexical_query_terms(query: str) -> list[str]:
-    """The distinct analysed terms of `query`, in order of first appearance."""
-    return _query_parse(query).terms
-
-
 def lexical_search(*, query: str, limit: int, knowledge_base_ids: Sequence[int],
                    exhaustive: bool = False, report: LexicalReport | None = None,
                    scope: FilteredScope | None = None) -> list[LexicalHit]:
@@ -154,7 +134,7 @@ def lexical_search(*, query: str, limit: int, knowledge_base_ids: Sequence[int],
     recall@10 against the exhaustive ranking). Without a usable index, the impact cells."""
     if limit < 1:
         raise InvalidRequest(f"limit must be at least 1, got {limit}", details={"field": "limit"})
-    parsed = _query_parse(query)
+    parsed = query_parse(query)
     if not parsed.terms or (scope is not None and not scope.document_ids):
         return []
     kb_ids = list(knowledge_base_ids)
@@ -444,7 +424,7 @@ class _Plan:
                         complete=len(indexes) == len(self.cells))
 
 
-def _plan(*, parsed: _LexicalQuery, chunks: int, length_sum: int, length_cells: list[int],
+def _plan(*, parsed: LexicalQuery, chunks: int, length_sum: int, length_cells: list[int],
           length_counts: list[int], dfs: list[int]) -> _Plan | None:
     """Each kept term's idf and the bound of its every cell (None: no term is kept). The cells
     of length classes without chunks in the caller's bases are left out: nothing is in them."""
@@ -494,36 +474,3 @@ def _snapshot() -> Iterator[psycopg.Cursor]:
             cursor.execute(sql.LEXICAL_SNAPSHOT)
         yield cursor
         transaction.set_rollback(True, using=alias)
-
-
-def _query_parse(query: str) -> _LexicalQuery:
-    """Distinct terms (the first MAX_QUERY_TERMS), the parts of those that are identifiers, and
-    the adjacent pairs of whole tokens in query order (a compound's parts share its position,
-    so only the wholes pair up; a stop word between two words keeps them apart)."""
-    tokens = text_analyze(text=query)
-    terms = list(dict.fromkeys(term for position_terms in tokens
-                               for term in position_terms))[:MAX_QUERY_TERMS]
-    identifier_parts = {position_terms[0]: " ".join(position_terms[1:])
-                        for position_terms in tokens if _is_identifier(position_terms)}
-    kept = set(terms)
-    pairs: list[tuple[str, str]] = []
-    for before, after in pairwise(tokens):
-        if not before or not after:
-            continue
-        pair = (before[0], after[0])
-        if pair not in pairs and pair[0] in kept and pair[1] in kept:
-            pairs.append(pair)
-    return _LexicalQuery(terms=terms,
-                         identifier_parts=[identifier_parts.get(term) for term in terms],
-                         pair_left=[left for left, _ in pairs],
-                         pair_right=[right for _, right in pairs])
-
-
-def _is_identifier(position_terms: tuple[str, ...]) -> bool:
-    """Whether a whole token is an identifier worth a substring lookup: joined by connectors
-    (so 3+ characters), with a piece of 3+ characters. A token without a connector
-    (`1042`, `err1042`) is one run of letters and digits, which text can only hold as that same
-    term or inside a longer run, where a substring lookup with word boundaries finds nothing
-    more."""
-    return (len(position_terms) > 1 and len(position_terms[0]) >= 3
-            and any(len(part) >= _TRIGRAM_RUN for part in position_terms[1:]))

@@ -19,13 +19,8 @@ from django.core.management import call_command
 import embeddings, embeddings.local
 import knowledge.documents, ops.backup, ops.restore
 from embeddings import embedder_status, embedding_native_dim
-from knowledge.ingest import vault_ingest
-from ops.readiness import health_report
-import embeddings, embeddings.local
-import knowledge.documents, ops.backup, ops.restore
-from embeddings import embedder_status, embedding_native_dim
 from knowledge.ingest import vault_ingest, IngestRequest
-from knowledge.selectors import health_report
+from ops.readiness import health_report
 from core import config as module
 from retrieval.services import search
 from retrieval.types import RetrievalRequest

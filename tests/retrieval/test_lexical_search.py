@@ -14,7 +14,8 @@ from core.errors import InvalidRequest
 from knowledge.db_schema import index_connection
 from parsing.lexical import chunk_lexical_build, tsvector_literal_build
 from retrieval import sql
-from retrieval.lexical import ALL_CELLS, lexical_query_terms, lexical_search
+from retrieval.lexical import ALL_CELLS, lexical_search
+from retrieval.lexical_query import lexical_query_terms
 
 pytestmark = pytest.mark.django_db
 

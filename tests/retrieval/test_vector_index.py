@@ -346,7 +346,7 @@ def small_queries(count: int) -> list[list[float]]:
 @pytest.fixture
 def small_model(corpus, monkeypatch):
     """SMALL's model folder, as the build reads it: 384 dimensions."""
-    from knowledge import vector_index
+    from index import vector_index
 
     monkeypatch.setattr(vector_index, "embedding_native_dim",
                         lambda *, config: 384 if config.embedding_model == SMALL[1] else 1024)
@@ -506,7 +506,7 @@ def test_changed_parameters_rebuild_and_a_leftover_build_is_replaced(corpus, con
 
 
 def test_build_reports_progress_from_pg_stat_progress_create_index(corpus, monkeypatch):
-    from knowledge import vector_index
+    from index import vector_index
 
     monkeypatch.setattr(vector_index, "PROGRESS_INTERVAL_S", 0.005)
     readings = []
