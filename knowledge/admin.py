@@ -34,8 +34,8 @@ from knowledge.models import (
     KnowledgeBase,
     KnowledgeBaseSource,
 )
-from knowledge.vault import vault_resolve
 from knowledge.vault_index import vault_overlap_check
+from parsing.vault import vault_resolve
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations

@@ -22,8 +22,8 @@ from core.db import db_errors_translated, rows_as
 from core.errors import Conflict, InvalidRequest, NotFound
 from embeddings.outbound import OUTBOUND_LOCAL_ONLY, outbound_policy_check
 from knowledge import sql
-from knowledge.vault import vault_resolve
 from knowledge.vault_index import vault_overlap_check
+from parsing.vault import vault_resolve
 
 DEFAULT_SLUG = "default"
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")

@@ -40,7 +40,11 @@ from knowledge.ingest_result import IngestRequest, IngestResult, Progress, Timer
 from knowledge.outbound import outbound_check
 from knowledge.preparing import PrepareFailed, chunk_texts, notes_prepare
 from knowledge.signals import chunks_committed
-from knowledge.vault import (
+from knowledge.vault_index import vault_overlap_check
+from parsing.formats import ocr
+from parsing.formats.base import ExtractOptions
+from parsing.sidecar import sidecar_merge, sidecar_same
+from parsing.vault import (
     NoteContent,
     NoteFile,
     NoteRejected,
@@ -49,10 +53,6 @@ from knowledge.vault import (
     vault_resolve,
     vault_scan,
 )
-from knowledge.vault_index import vault_overlap_check
-from parsing.formats import ocr
-from parsing.formats.base import ExtractOptions
-from parsing.sidecar import sidecar_merge, sidecar_same
 
 # Failures that belong to the values of one note, never to the connection: a value PostgreSQL
 # refuses (data exceptions, a path over an index's row limit) or one JSON cannot encode.

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from knowledge.vault import DEFAULT_MAX_FILE_BYTES
+from parsing.vault import DEFAULT_MAX_FILE_BYTES
 
 # Told (files read, files to read) as the run goes: `rag ingest`'s progress bar.
 Progress = Callable[[int, int], None]

@@ -29,7 +29,7 @@ from psycopg.types.json import Jsonb
 from core.db import rows_as
 from embeddings import EmbeddingProvider
 from embeddings.base import VectorRefused
-from knowledge import sql
+from knowledge import store_sql
 from knowledge.db_schema import index_connection
 from parsing.chunking import MAX_TOKENS, OVERLAP_TOKENS, TARGET_TOKENS, ChunkDraft
 from parsing.lexical import ANALYZER_VERSION, ChunkLexical, chunk_lexical_build
@@ -95,7 +95,7 @@ class DocumentState(NamedTuple):
 def document_states(*, vault_path: str, embedder: EmbeddingProvider) -> dict[str, DocumentState]:
     """relative_path -> the stored state of every document of the vault."""
     with connection.cursor() as cursor:
-        cursor.execute(sql.DOCUMENT_STATES, [embedder.provider, embedder.model, embedder.dim,
+        cursor.execute(store_sql.DOCUMENT_STATES, [embedder.provider, embedder.model, embedder.dim,
                                              vault_path])
         return dict(rows_as(cursor, _state_of))
 
@@ -144,11 +144,11 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
         # A handful of round trips per batch, not per row: the statements go as one pipeline,
         # then the vectors as one COPY (which a pipeline cannot carry).
         with conn.pipeline():
-            cursor.execute(sql.ASYNC_COMMIT)
+            cursor.execute(store_sql.ASYNC_COMMIT)
             # A document deleted through the API since this run read its state stays deleted:
             # its row is locked here (the delete locks it too, so the two never interleave) and
             # left out.
-            reading.execute(sql.DOCUMENTS_LOCK,
+            reading.execute(store_sql.DOCUMENTS_LOCK,
                             [vault_path, [version.relative_path for version in versions]])
             deleting = {row["relative_path"] for row in reading.fetchall()
                         if row["status"] == "deleting"}
@@ -158,7 +158,7 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
             versions = [version for version, _, _ in kept]
             rows = [row for _, version_rows, _ in kept for row in version_rows]
             paths = [version.relative_path for version in versions]
-            cursor.execute(sql.UPSERT_DOCUMENTS, [
+            cursor.execute(store_sql.UPSERT_DOCUMENTS, [
                 vault_path, knowledge_base_id, paths, [v.file_path for v in versions],
                 [v.content_hash for v in versions], [v.mtime_ns for v in versions],
                 [v.size_bytes for v in versions], [Jsonb(v.frontmatter) for v in versions],
@@ -167,17 +167,17 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
                 [Jsonb(v.metadata) for v in versions],
                 [Jsonb(v.tags if v.document_tags is None else v.document_tags)
                  for v in versions]])
-            cursor.execute(sql.DELETE_DOCUMENTS_CHUNKS, [vault_path, paths])
+            cursor.execute(store_sql.DELETE_DOCUMENTS_CHUNKS, [vault_path, paths])
             inserted: list[dict[str, Any]] = []  # each new chunk's id, path and index
             if rows:
-                reading.execute(sql.INSERT_CHUNKS, [Jsonb(rows), vault_path])
+                reading.execute(store_sql.INSERT_CHUNKS, [Jsonb(rows), vault_path])
                 inserted = reading.fetchall()
         if inserted:
             vector_of = {(version.relative_path, row["chunk_index"]): vector
                          for version, version_rows, version_vectors in kept
                          for row, vector in zip(version_rows, version_vectors, strict=True)}
-            with cursor.copy(sql.COPY_EMBEDDINGS) as copy:
-                copy.set_types(sql.COPY_EMBEDDINGS_TYPES)
+            with cursor.copy(store_sql.COPY_EMBEDDINGS) as copy:
+                copy.set_types(store_sql.COPY_EMBEDDINGS_TYPES)
                 for written in inserted:
                     vector = vector_of[(written["relative_path"], written["chunk_index"])]
                     if isinstance(vector, VectorRefused):
@@ -222,7 +222,7 @@ def _versions_activate(cursor: psycopg.Cursor, *, vault_path: str,
     back so the previous versions stay."""
     expected = {version.relative_path: len(version.chunks) for version in versions}
     with psycopg.Cursor(cursor.connection, row_factory=dict_row) as reading:
-        reading.execute(sql.VERSIONS_BUILT, [embedder.provider, embedder.model, embedder.dim,
+        reading.execute(store_sql.VERSIONS_BUILT, [embedder.provider, embedder.model, embedder.dim,
                                              vault_path, list(expected)])
         built = reading.fetchall()
     if len(built) != len(expected):
@@ -235,7 +235,7 @@ def _versions_activate(cursor: psycopg.Cursor, *, vault_path: str,
             raise VersionInvalid(f"{path}: built {chunks} chunks and {vectors} vectors, expected "
                                  f"{expected[path]} chunks and {wanted} vectors")
     config = build_config(embedder)
-    cursor.execute(sql.VERSIONS_ACTIVATE, [
+    cursor.execute(store_sql.VERSIONS_ACTIVATE, [
         [row["id"] for row in built], [row["content_hash"] for row in built],
         [row["chunks"] for row in built], [row["vectors"] for row in built],
         build_config_hash(config), Jsonb(config)])
@@ -247,7 +247,7 @@ def version_failed_record(*, vault_path: str, relative_path: str, content_hash: 
     stays active)."""
     config = build_config(embedder)
     with connection.cursor() as cursor:
-        cursor.execute(sql.VERSION_FAILED, [content_hash, build_config_hash(config),
+        cursor.execute(store_sql.VERSION_FAILED, [content_hash, build_config_hash(config),
                                             json.dumps(config), error[:2000], vault_path,
                                             relative_path])
 
@@ -269,7 +269,7 @@ def chunks_missing_embeddings(*, document_ids: Sequence[int],
                               embedder: EmbeddingProvider) -> list[ChunkMissingVector]:
     """The chunks of these documents without a vector for the current config."""
     with connection.cursor() as cursor:
-        cursor.execute(sql.CHUNKS_MISSING_EMBEDDINGS, [list(document_ids), embedder.provider,
+        cursor.execute(store_sql.CHUNKS_MISSING_EMBEDDINGS, [list(document_ids), embedder.provider,
                                                        embedder.model, embedder.dim])
         return rows_as(cursor, ChunkMissingVector)
 
@@ -280,8 +280,8 @@ def embeddings_add(*, chunk_ids: Sequence[int], vectors: Sequence[Sequence[float
     VectorRefused adds nothing."""
     conn = index_connection()
     with transaction.atomic(), psycopg.Cursor(conn) as cursor, cursor.copy(
-            sql.COPY_EMBEDDINGS) as copy:
-        copy.set_types(sql.COPY_EMBEDDINGS_TYPES)
+            store_sql.COPY_EMBEDDINGS) as copy:
+        copy.set_types(store_sql.COPY_EMBEDDINGS_TYPES)
         for chunk_id, vector in zip(chunk_ids, vectors, strict=True):
             if not isinstance(vector, VectorRefused):
                 copy.write_row([chunk_id, embedder.provider, embedder.model, embedder.dim,
@@ -296,7 +296,7 @@ def chunks_lexical_refresh(*, vault_path: str | None, batch: int) -> int:
     after_id = 0
     while True:
         with connection.cursor() as cursor:
-            cursor.execute(sql.CHUNKS_LEXICAL_STALE,
+            cursor.execute(store_sql.CHUNKS_LEXICAL_STALE,
                            {"after_id": after_id, "vault_path": vault_path, "limit": batch})
             rows: list[dict[str, Any]] = rows_as(cursor, dict)
         if not rows:
@@ -305,7 +305,7 @@ def chunks_lexical_refresh(*, vault_path: str | None, batch: int) -> int:
                                      relative_path=row["relative_path"])
                  for row in rows]
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(sql.FILL_CHUNKS_LEXICAL, [
+            cursor.execute(store_sql.FILL_CHUNKS_LEXICAL, [
                 ANALYZER_VERSION, [row["id"] for row in rows],
                 [item.terms for item in built], [item.length for item in built],
                 [item.cells for item in built]])
@@ -325,7 +325,7 @@ def bulk_load_is(*, adding_notes: int) -> bool:
     if adding_notes < BULK_LOAD_MIN_NOTES:
         return False
     with connection.cursor() as cursor:
-        cursor.execute(sql.CHUNKS_COUNT)
+        cursor.execute(store_sql.CHUNKS_COUNT)
         return cursor.fetchone()[0] < adding_notes
 
 
@@ -341,8 +341,8 @@ def lexical_index_deferred(*, enabled: bool) -> Iterator[bool]:
     if enabled:
         try:
             with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute(sql.LOCK_TIMEOUT_SHORT)
-                cursor.execute(sql.LEXICAL_INDEX_DROP)
+                cursor.execute(store_sql.LOCK_TIMEOUT_SHORT)
+                cursor.execute(store_sql.LEXICAL_INDEX_DROP)
             dropped = True
         except DatabaseError:
             dropped = False
@@ -373,23 +373,23 @@ def statistics_refresh(*, chunks_written: int) -> bool:
     if chunks_written < STATISTICS_REFRESH_MIN_CHUNKS:
         return False
     with connection.cursor() as cursor:
-        cursor.execute(sql.CHUNKS_ESTIMATE)
+        cursor.execute(store_sql.CHUNKS_ESTIMATE)
         estimate = cursor.fetchone()[0]
         if estimate >= 0 and chunks_written <= STATISTICS_STALE_SHARE * estimate:
             return False
-        cursor.execute(sql.ANALYZE_INDEX_TABLES)
+        cursor.execute(store_sql.ANALYZE_INDEX_TABLES)
     return True
 
 
 def lexical_index_ensure() -> bool:
     """Build the impact cells' GIN index if it is missing; True when it was built."""
     with connection.cursor() as cursor:
-        cursor.execute(sql.LEXICAL_INDEX_PRESENT)
+        cursor.execute(store_sql.LEXICAL_INDEX_PRESENT)
         if cursor.fetchone()[0]:
             return False
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(sql.BUILD_MEMORY, [BULK_BUILD_MEMORY])
-        cursor.execute(sql.LEXICAL_INDEX_CREATE)
+        cursor.execute(store_sql.BUILD_MEMORY, [BULK_BUILD_MEMORY])
+        cursor.execute(store_sql.LEXICAL_INDEX_CREATE)
     return True
 
 
@@ -398,14 +398,14 @@ def documents_delete(*, vault_path: str, relative_paths: Sequence[str]) -> int:
     if not relative_paths:
         return 0
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(sql.DELETE_DOCUMENTS, [vault_path, list(relative_paths)])
+        cursor.execute(store_sql.DELETE_DOCUMENTS, [vault_path, list(relative_paths)])
         return cursor.rowcount
 
 
 def run_start(*, vault_path: str, embedder: EmbeddingProvider) -> int:
     """Record a `running` ingest run (committed at once, so a crash leaves a trace)."""
     with connection.cursor() as cursor:
-        cursor.execute(sql.INSERT_RUN, [vault_path, embedder.provider, embedder.model,
+        cursor.execute(store_sql.INSERT_RUN, [vault_path, embedder.provider, embedder.model,
                                         embedder.dim])
         return cursor.fetchone()[0]
 
@@ -414,7 +414,7 @@ def runs_interrupted_mark(*, vault_path: str) -> int:
     """Mark the vault's runs still `running` as failed: only the holder of the vault's lock
     calls this, so no other run can be live."""
     with connection.cursor() as cursor:
-        cursor.execute(sql.FAIL_INTERRUPTED_RUNS, [vault_path])
+        cursor.execute(store_sql.FAIL_INTERRUPTED_RUNS, [vault_path])
         return cursor.rowcount
 
 
@@ -426,7 +426,7 @@ def run_finish(*, run_id: int, status: str, counts: dict[str, int], error_summar
         counts["documents_deleted"], counts["documents_skipped"], counts["chunks_written"],
         counts["embeddings_written"], error_summary, Jsonb(metadata), run_id]
     with connection.cursor() as cursor:
-        cursor.execute(sql.FINISH_RUN, params)
+        cursor.execute(store_sql.FINISH_RUN, params)
 
 
 def vault_lock_key(vault_path: str) -> int:
@@ -438,11 +438,11 @@ def vault_lock_key(vault_path: str) -> int:
 def vault_lock(*, vault_path: str, wait: bool) -> bool:
     """Take the session advisory lock of this vault; False when another ingest holds it."""
     with connection.cursor() as cursor:
-        cursor.execute(sql.WAIT_VAULT_LOCK if wait else sql.TRY_VAULT_LOCK,
+        cursor.execute(store_sql.WAIT_VAULT_LOCK if wait else store_sql.TRY_VAULT_LOCK,
                        [vault_lock_key(vault_path)])
         return wait or bool(cursor.fetchone()[0])
 
 
 def vault_unlock(*, vault_path: str) -> None:
     with connection.cursor() as cursor:
-        cursor.execute(sql.RELEASE_VAULT_LOCK, [vault_lock_key(vault_path)])
+        cursor.execute(store_sql.RELEASE_VAULT_LOCK, [vault_lock_key(vault_path)])

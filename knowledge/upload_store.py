@@ -28,8 +28,8 @@ from typing import Any
 
 from core.config import Config, endpoint_origin
 from core.errors import LocalRagError
-from knowledge.vault import DEFAULT_MAX_FILE_BYTES
 from parsing.formats import NOTE_SUFFIX, suffix_of
+from parsing.vault import DEFAULT_MAX_FILE_BYTES
 
 log = logging.getLogger("localrag.knowledge.upload_store")
 

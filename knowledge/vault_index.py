@@ -11,7 +11,7 @@ from django.db import connection, transaction
 from core.db import db_errors_translated
 from core.errors import LocalRagError
 from knowledge import sql, store
-from knowledge.vault import VaultNotFound
+from parsing.vault import VaultNotFound
 
 
 class VaultOverlap(LocalRagError):

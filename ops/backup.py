@@ -36,9 +36,9 @@ from psycopg import sql as psql
 from core.config import Config
 from core.db import snapshot_connection
 from core.errors import InvalidRequest
-from knowledge import sql
 from knowledge.db_schema import NEWEST_CHUNK_COLUMN, RAG_TABLES, schema_ensure
 from knowledge.upload_store import upload_ensure
+from ops import sql
 from ops.pg_tools import libpq_environment, pg_tool_run
 
 ARCHIVE_FORMAT = "local-rag-backup"

@@ -1,7 +1,7 @@
 """Obsidian note parsing: YAML frontmatter, heading sections, tags and wikilinks.
 
 Pure functions over already-decoded text. Reading files, hashing, size limits and paths belong to
-knowledge.vault. Headings and code blocks come from the markdown-it-py token stream (block level
+parsing.vault. Headings and code blocks come from the markdown-it-py token stream (block level
 only, which is all that is needed and several times faster than a full parse); code is then
 blanked out of a same-length copy of the text so that tags and wikilinks inside code are never
 seen.

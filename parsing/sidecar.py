@@ -14,7 +14,7 @@ or DOCX's author, dates, title), then the sidecar, then a note's own frontmatter
 author has the last word on the note, a sidecar on a file that has no frontmatter of its own.
 The fields describe the file; they are not searched as its text.
 
-A sidecar is read with the same care as a note (knowledge/vault.py): at most
+A sidecar is read with the same care as a note (parsing/vault.py): at most
 SIDECAR_MAX_BYTES, UTF-8, a YAML mapping of at most FRONTMATTER_VALUE_LIMIT values (aliases
 counted as expanded). A broken one is a warning and the document is indexed without it. Adding,
 changing or removing a sidecar makes the next ingest store its document again.

@@ -14,7 +14,7 @@ CREATE INDEX IF NOT EXISTS idx_chunks_lexical_missing ON chunks (id) WHERE lexic
 -- versions were recorded). Chunks of an older analyzer are re-analysed, vectors untouched, by
 -- `rag ingest` and `rag db init`; a partial index (idx_chunks_lexical_stale_v3 of 0011, with the
 -- impact cells) finds them without reading the table (its literal is the current version:
--- knowledge/sql.py CHUNKS_LEXICAL_STALE uses the same).
+-- knowledge/store_sql.py CHUNKS_LEXICAL_STALE uses the same).
 ALTER TABLE chunks ADD COLUMN IF NOT EXISTS lexical_version SMALLINT;
 
 -- The whole index's lexical statistics: one row, kept current in the same transaction as the

@@ -1,7 +1,7 @@
 """The one interface every document format implements, and what it hands to the chunker.
 
 A format module exposes `extract(data, *, name, options) -> Extracted`. It gets the file's bytes
-(read once by knowledge.vault with the same safety checks as a note, and hashed from the same
+(read once by parsing.vault with the same safety checks as a note, and hashed from the same
 bytes) rather than a path, so a file swapped after the scan can never be parsed in place of the
 one that was checked. It returns the document's text as blocks in reading order, each with its
 heading path and the pages it covers; chunking, embedding and storage are the same for every

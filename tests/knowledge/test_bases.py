@@ -11,7 +11,7 @@ from core.config import get_config
 from core.errors import Conflict, InvalidRequest, NotFound
 from knowledge.bases import DEFAULT_SLUG, kb_create, kb_get, kb_list, kb_source_add
 from knowledge.ingest import IngestRequest, vault_ingest
-from knowledge.vault import VaultNotFound
+from parsing.vault import VaultNotFound
 
 pytestmark = pytest.mark.django_db
 

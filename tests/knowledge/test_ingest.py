@@ -15,7 +15,7 @@ from embeddings import FakeLexicalEmbedder
 from knowledge import ingest as ingest_module
 from knowledge import store
 from knowledge.ingest import IngestLocked, IngestRequest, vault_ingest
-from knowledge.vault import VaultNotFound
+from parsing.vault import VaultNotFound
 from tests.harness import ROOT
 
 SAMPLE_VAULT = ROOT / "samples" / "acme-vault"

@@ -12,8 +12,8 @@ from django.db import connection
 from core.config import get_config
 from knowledge import preparing
 from knowledge.ingest import IngestRequest, vault_ingest
-from knowledge.vault import vault_scan
 from parsing.formats import ocr
+from parsing.vault import vault_scan
 from tests.knowledge.test_ingest import write
 from tests.parsing.formats.files import (
     docx_bytes,

@@ -16,9 +16,9 @@ import pytest
 from django.db import connection
 
 from core.config import get_config
-from knowledge import vault as vault_module
 from knowledge.ingest import IngestRequest, VaultEmpty, vault_ingest
 from knowledge.vault_index import VaultOverlap, vault_forget, vaults_list
+from parsing import vault as vault_module
 from tests.conftest import cli_env
 from tests.harness import ROOT
 
@@ -121,7 +121,7 @@ def test_scan_as_a_user_who_cannot_list_a_folder_reports_it(tmp_path: Path):
         root.chmod(0o755)
         (root / "closed").chmod(0o700)
         probe = ("import json, sys; from pathlib import Path; "
-                 "from knowledge.vault import vault_scan; s = vault_scan(root=Path(sys.argv[1])); "
+                 "from parsing.vault import vault_scan; s = vault_scan(root=Path(sys.argv[1])); "
                  "print(json.dumps([[n.relative_path for n in s.notes], s.warnings, "
                  "s.unreadable]))")
         # The scan needs only the standard library; the venv's interpreter may sit in /root.

@@ -11,7 +11,7 @@ from django.db import connection
 
 from core.config import get_config
 from core.dburl import database_settings
-from knowledge import sql as knowledge_sql
+from knowledge import store_sql as knowledge_sql
 from knowledge.ingest import IngestRequest, vault_ingest
 from knowledge.store import chunks_lexical_refresh
 from ops.db_init import DatabaseNotUtf8, database_utf8_check
