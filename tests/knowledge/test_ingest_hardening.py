@@ -111,7 +111,7 @@ def test_unreadable_folder_is_a_warning_and_nothing_under_it_is_deleted(vault, m
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run the scan as another user")
 def test_scan_as_a_user_who_cannot_list_a_folder_reports_it(tmp_path: Path):
     readable = subprocess.run(["runuser", "-u", "nobody", "--", "test", "-r",
-                               str(ROOT / "knowledge" / "vault.py")], capture_output=True)
+                               str(ROOT / "parsing" / "vault.py")], capture_output=True)
     if readable.returncode != 0:
         pytest.skip(f"the checkout ({ROOT}) is in a folder 'nobody' cannot enter")
     root = Path("/tmp") / f"lr-scan-{os.getpid()}"
