@@ -26,6 +26,7 @@ from typing import Any
 
 import psycopg
 from django.db import DEFAULT_DB_ALIAS, connections
+from psycopg.rows import class_row
 
 from core.config import EMBEDDING_DIM, Config, get_config
 from core.db import snapshot_connection
@@ -168,9 +169,10 @@ def base_catch_up(*, knowledge_base_id: int, config: Config | None = None,
 
 def _state(conn: psycopg.Connection, knowledge_base_id: int) -> tuple[int, int]:
     """(generation, log_start) of the base in `conn`'s snapshot."""
-    row = conn.execute(sql.STATE, [[knowledge_base_id]]).fetchone()
+    with psycopg.Cursor(conn, row_factory=class_row(sql.StateRow)) as cursor:
+        row = cursor.execute(sql.STATE, [[knowledge_base_id]]).fetchone()
     assert row is not None
-    return int(row[3]), int(row[4])
+    return int(row.generation), int(row.log_start)
 
 
 def _usable(part: Part | None, *, folder: Path, generation: int, log_start: int) -> bool:

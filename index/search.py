@@ -120,21 +120,10 @@ class _Base:
     log_start: int
 
 
-@dataclass(frozen=True, slots=True)
-class _StateRow:
-    """A row of STATE: the database's identity and name, and one base's generation."""
-
-    identity: str
-    database: str
-    knowledge_base_id: int
-    generation: int
-    log_start: int
-
-
 def _bases(cursor: psycopg.Cursor, knowledge_base_ids: Sequence[int]) -> tuple[Location,
                                                                                 list[_Base]]:
     # Read by name on a cursor of its own, in `cursor`'s snapshot.
-    with psycopg.Cursor(cursor.connection, row_factory=class_row(_StateRow)) as reading:
+    with psycopg.Cursor(cursor.connection, row_factory=class_row(sql.StateRow)) as reading:
         reading.execute(sql.STATE, [list(knowledge_base_ids)])
         rows = reading.fetchall()
     alias = read_alias()

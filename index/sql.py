@@ -1,12 +1,26 @@
 """Raw SQL of the search index: its state, its change log and what a build reads. Every value
 is bound as a parameter."""
 
+from dataclasses import dataclass
+
+
 # The identity of the index's tables: the cluster's own identifier (a new one at every initdb:
 # two servers over time on one host and port are never taken for each other) and the oid of the
 # state table (a restore creates it anew; a cluster never hands out an oid twice before
 # wrap-around), so no index built from other data is ever taken for this database's. With each
 # requested base's generation and the oldest generation its log still holds (a base never
 # written: 0 and 1).
+@dataclass(frozen=True, slots=True)
+class StateRow:
+    """A row of STATE: the database's identity and name, and one base's generation."""
+
+    identity: str
+    database: str
+    knowledge_base_id: int
+    generation: int
+    log_start: int
+
+
 STATE = """
 SELECT (SELECT system_identifier FROM pg_control_system())::text || '-'
          || 'search_index_state'::regclass::oid::text AS identity,

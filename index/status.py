@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
 from django.db import DEFAULT_DB_ALIAS
+from psycopg.rows import class_row
 
 from core.config import Config
 from index import sql
@@ -59,11 +61,14 @@ def index_status(*, config: Config, alias: str = DEFAULT_DB_ALIAS, counts: bool 
         bases = [(kb, slug) for kb, slug in conn.execute(sql.BASES).fetchall()
                  if knowledge_base_ids is None or kb in knowledge_base_ids]
         ids = [kb for kb, _ in bases]
-        states = {row[2]: row for row in conn.execute(sql.STATE, [ids]).fetchall()}
+        with psycopg.Cursor(conn, row_factory=class_row(sql.StateRow)) as cursor:
+            states = {row.knowledge_base_id: row
+                      for row in cursor.execute(sql.STATE, [ids]).fetchall()}
         for kb, slug in bases:
-            identity, database, _, generation, log_start = states[kb]
-            folder = location(alias=alias, identity=identity,
-                              database=database).folder(config, kb)
+            state_row = states[kb]
+            generation, log_start = state_row.generation, state_row.log_start
+            folder = location(alias=alias, identity=state_row.identity,
+                              database=state_row.database).folder(config, kb)
             documents = chunks = 0
             if counts:
                 documents, chunks = conn.execute(sql.BASE_COUNTS, [kb, kb]).fetchone() or (0, 0)

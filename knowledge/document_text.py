@@ -21,7 +21,7 @@ from django.db import connection
 from django.db.backends.utils import CursorWrapper
 
 from access.callers import Caller
-from core.db import db_errors_translated
+from core.db import db_errors_translated, row_as
 from core.errors import NotFound
 from knowledge import sql
 from parsing.chunking import OVERLAP_TOKENS
@@ -49,10 +49,9 @@ def document_content(*, caller: Caller, document_id: int,
     says so); NotFound alike for a missing document and one of a base the caller cannot read."""
     with db_errors_translated(), connection.cursor() as cursor:
         cursor.execute(sql.DOCUMENT_DETAIL, [document_id])
-        row = cursor.fetchone()
-        if row is None or not caller.may_read(row[1]):
+        detail: dict[str, Any] | None = row_as(cursor, dict)
+        if detail is None or not caller.may_read(detail["knowledge_base_id"]):
             raise NotFound(f"document not found: {document_id}", details={"id": document_id})
-        detail = dict(zip([column.name for column in cursor.description], row))
         pieces: list[str] = []
         size = 0
         for piece in text_pieces(_chunks_read(cursor, document_id)):

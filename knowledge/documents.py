@@ -186,11 +186,9 @@ def document_get(*, caller: Caller, document_id: int) -> dict[str, Any]:
     """A document's metadata, status, versions and last job; NotFound when hidden."""
     with db_errors_translated(), connection.cursor() as cursor:
         cursor.execute(sql.DOCUMENT_DETAIL, [document_id])
-        row = cursor.fetchone()
-        if row is None or not caller.may_read(row[1]):
+        detail: dict[str, Any] | None = row_as(cursor, dict)
+        if detail is None or not caller.may_read(detail["knowledge_base_id"]):
             raise NotFound(f"document not found: {document_id}", details={"id": document_id})
-        columns = [column.name for column in cursor.description]
-        detail = dict(zip(columns, row))
         cursor.execute(sql.DOCUMENT_VERSIONS, [document_id])
         versions = [dict(zip([c.name for c in cursor.description], version))
                     for version in cursor.fetchall()]
@@ -235,14 +233,14 @@ def document_reindex(*, caller: Caller, document_id: int) -> int:
 
 
 def _document_for_change(cursor: CursorWrapper, caller: Caller,
-                         document_id: int) -> tuple[int, str, str]:
+                         document_id: int) -> tuple[int, str | None, str]:
     """(base id, source kind, status) of a document the caller may change, its row locked for
     this transaction; NotFound when hidden, Forbidden when only readable."""
     cursor.execute(sql.DOCUMENT_FOR_UPDATE, [document_id])
-    row = cursor.fetchone()
-    if row is None or not caller.may_read(row[1]):
+    row = row_as(cursor, _DocumentLocked)
+    if row is None or not caller.may_read(row.knowledge_base_id):
         raise NotFound(f"document not found: {document_id}", details={"id": document_id})
-    _, base_id, kind, status = row
+    base_id, kind, status = row.knowledge_base_id, row.kind, row.status
     caller.maintain_check(base_id, what=f"document {document_id}")
     return base_id, kind, status
 
@@ -271,6 +269,24 @@ def job_visible(*, caller: Caller, job_id: int) -> dict[str, Any]:
 
 
 # --- the jobs ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _DocumentLocked:
+    """A document row locked for a change (sql.DOCUMENT_FOR_UPDATE)."""
+
+    id: int
+    knowledge_base_id: int
+    kind: str | None  # its source's kind; None for a folder no base lists
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class _DocumentDeleting:
+    """What deleting a document's file needs (sql.DOCUMENT_DELETING_PATH)."""
+
+    file_path: str
+    knowledge_base_id: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,13 +388,14 @@ def document_delete_job(context: JobContext) -> dict[str, Any]:
     document_id = int(context.payload["document_id"])
     with connection.cursor() as cursor:
         cursor.execute(sql.DOCUMENT_DELETING_PATH, [document_id])
-        row = cursor.fetchone()
-    if row is None:
+        deleting = row_as(cursor, _DocumentDeleting)
+    if deleting is None:
         return {"document_id": document_id, "removed": False}
-    upload_remove(Path(row[0]), config=get_config())  # the bucket's object too, with one
+    upload_remove(Path(deleting.file_path), config=get_config())  # the bucket's object too
     with connection.cursor() as cursor:
         cursor.execute(sql.DOCUMENT_DELETING_DELETE, [document_id])
-    if row[1] is not None:
-        chunks_committed.send(sender=document_delete_job, knowledge_base_ids=[row[1]])
+    if deleting.knowledge_base_id is not None:
+        chunks_committed.send(sender=document_delete_job,
+                              knowledge_base_ids=[deleting.knowledge_base_id])
     return {"document_id": document_id, "removed": True}
 
