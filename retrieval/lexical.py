@@ -37,6 +37,7 @@ from parsing.lexical import DL_CELL_LOWER, TF_CELL_UPPER, cell_lexeme
 from retrieval import sql
 from retrieval.filters import FilteredScope
 from retrieval.lexical_query import LexicalQuery, query_parse
+from retrieval.types import ChunkColumns
 
 # Every impact cell (parsing/lexical.py): term-frequency class `t`, length class `d`.
 ALL_CELLS = [f"{tf_cell}.{length_cell}" for tf_cell in range(len(TF_CELL_UPPER) + 1)
@@ -67,19 +68,9 @@ FILTER_BUDGET_GROWTH_MAX = 10.0
 
 
 @dataclass(frozen=True)
-class LexicalHit:
+class LexicalHit(ChunkColumns):
     """One chunk found by the lexical channel, ranked by BM25 (score desc, chunk id asc)."""
 
-    chunk_id: int
-    content: str
-    relative_path: str
-    heading_path: list[str]
-    chunk_index: int
-    document_id: int
-    content_hash: str
-    page_start: int | None  # the PDF pages the text comes from; None without pages
-    page_end: int | None
-    knowledge_base: str  # the slug of the chunk's knowledge base
     score: float  # BM25 plus the phrase bonus; not bounded, comparable within one query only
     rank: int  # 1-based position in this channel's ranking
     matched_share: float  # share of the query's kept terms this chunk holds, 0..1
@@ -98,20 +89,10 @@ class _StatsRow:
     hit_chunks: list[int] | None
 
 
-@dataclass(frozen=True, slots=True)
-class _ScoredRow:
+@dataclass(frozen=True)
+class _ScoredRow(ChunkColumns):
     """A row of the LEXICAL_SCORE statements: a chunk, its score, and how many were scored."""
 
-    chunk_id: int
-    content: str
-    relative_path: str
-    heading_path: list[str]
-    chunk_index: int
-    document_id: int
-    content_hash: str
-    page_start: int | None
-    page_end: int | None
-    knowledge_base: str
     score: float
     matched_share: float
     scored: int
@@ -222,12 +203,8 @@ def lexical_search(*, query: str, limit: int, knowledge_base_ids: Sequence[int],
 
 
 def _hits(rows: list[_ScoredRow]) -> list[LexicalHit]:
-    return [LexicalHit(chunk_id=row.chunk_id, content=row.content,
-                       relative_path=row.relative_path, heading_path=list(row.heading_path),
-                       chunk_index=row.chunk_index, document_id=row.document_id,
-                       content_hash=row.content_hash, page_start=row.page_start,
-                       page_end=row.page_end, knowledge_base=row.knowledge_base,
-                       score=row.score, rank=rank, matched_share=row.matched_share)
+    return [LexicalHit(**row.chunk_columns(), score=row.score, rank=rank,
+                       matched_share=row.matched_share)
             for rank, row in enumerate(rows, start=1)]
 
 

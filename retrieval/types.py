@@ -4,13 +4,37 @@ confidence, and what the search measured for its caller's trace."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from access.callers import Scope
     from retrieval.filters import DocumentFilter
     from traces.recording import Trace
+
+
+@dataclass(frozen=True)
+class ChunkColumns:
+    """The columns of a chunk that each channel's rows and hits carry (retrieval/sql.py)."""
+
+    chunk_id: int
+    content: str
+    relative_path: str
+    heading_path: list[str]
+    chunk_index: int
+    document_id: int
+    content_hash: str
+    page_start: int | None  # the PDF pages the text comes from; None without pages
+    page_end: int | None
+    knowledge_base: str  # the slug of the chunk's knowledge base
+
+    def chunk_columns(self) -> dict[str, Any]:
+        """These columns by name, to carry them from a row into a hit."""
+        return {name: getattr(self, name) for name in _CHUNK_COLUMNS}
+
+
+# Read once: a channel carries these for each of its up to a few hundred rows per search.
+_CHUNK_COLUMNS = tuple(column.name for column in fields(ChunkColumns))
 
 
 class ChunkRow(Protocol):

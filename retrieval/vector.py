@@ -31,7 +31,7 @@ from index.vector_path import VectorPath, vector_path_plan
 from knowledge.db_schema import index_connection
 from retrieval import sql
 from retrieval.filters import FilteredScope
-from retrieval.types import SearchHit
+from retrieval.types import ChunkColumns, SearchHit
 
 # A filtered search whose documents hold at most this many chunks scans their vectors exactly
 # (exact recall, a few milliseconds per thousand chunks) rather than walking the HNSW graph,
@@ -45,37 +45,17 @@ class RetrievalNotReady(LocalRagError):
     code = "retrieval_not_ready"
 
 
-@dataclass(frozen=True, slots=True)
-class _NearestRow:
+@dataclass(frozen=True)
+class _NearestRow(ChunkColumns):
     """A row of the vector channel's statements (retrieval/sql.py _NEAREST)."""
 
-    chunk_id: int
-    content: str
-    relative_path: str
-    heading_path: list[str]
-    chunk_index: int
-    document_id: int
-    content_hash: str
-    page_start: int | None
-    page_end: int | None
-    knowledge_base: str
     distance: float | None  # NaN or NULL for a chunk whose own vector is all zeros
 
 
 @dataclass(frozen=True)
-class VectorHit:
+class VectorHit(ChunkColumns):
     """One chunk found by the vector channel, nearest first (distance asc, chunk id asc)."""
 
-    chunk_id: int
-    content: str
-    relative_path: str
-    heading_path: list[str]
-    chunk_index: int
-    document_id: int
-    content_hash: str
-    page_start: int | None  # the PDF pages the text comes from; None without pages
-    page_end: int | None
-    knowledge_base: str  # the slug of the chunk's knowledge base
     distance: float  # cosine distance, 0..2
     score: float  # clamp(1 − distance, 0, 1): SearchHit.score
     rank: int  # 1-based position in this channel's ranking
@@ -175,12 +155,8 @@ def vector_search(*, vector: Sequence[float], limit: int, config: Config,
     assert rows is not None  # the exact scan runs whenever no other path answered
     hits = [(row, row.distance) for row in rows
             if row.distance is not None and not math.isnan(row.distance)]
-    return [VectorHit(chunk_id=row.chunk_id, content=row.content,
-                      relative_path=row.relative_path, heading_path=list(row.heading_path),
-                      chunk_index=row.chunk_index, document_id=row.document_id,
-                      content_hash=row.content_hash, page_start=row.page_start,
-                      page_end=row.page_end, knowledge_base=row.knowledge_base,
-                      distance=distance, score=max(0.0, min(1.0, 1.0 - distance)), rank=rank)
+    return [VectorHit(**row.chunk_columns(), distance=distance,
+                      score=max(0.0, min(1.0, 1.0 - distance)), rank=rank)
             for rank, (row, distance) in enumerate(hits, start=1)]
 
 
