@@ -44,11 +44,6 @@ ENV_FILE_VARIABLE = "LOCALRAG_ENV_FILE"
 TRUSTED_NETWORK_VARIABLE = "LOCALRAG_TRUSTED_NETWORK"
 
 
-def embedding_providers() -> Mapping[str, EmbeddingProviderFacts]:
-    """The providers EMBEDDING_PROVIDER may name."""
-    return EMBEDDING_PROVIDERS
-
-
 @dataclass(frozen=True)
 class Config:
     """Resolved, validated settings. `sources` says where each value came from.
@@ -178,7 +173,7 @@ class Config:
     @property
     def embedding_spec(self) -> EmbeddingProviderFacts:
         """The table entry of EMBEDDING_PROVIDER."""
-        return embedding_providers()[self.embedding_provider]
+        return EMBEDDING_PROVIDERS[self.embedding_provider]
 
     @property
     def threshold(self) -> float:
@@ -271,7 +266,7 @@ def config_with(config: Config, **variables: str) -> Config:
 
 def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Path | None,
               env_file: Path | None) -> Config:
-    providers = embedding_providers()
+    providers = EMBEDDING_PROVIDERS
     provider = _choice(raw, "EMBEDDING_PROVIDER", tuple(providers))
     fixed_model = providers[provider].fixed_model
     if not raw["EMBEDDING_MODEL"]:
