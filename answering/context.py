@@ -10,8 +10,10 @@ The order and the merge rules, in this order:
 3. Kept chunks of the same document whose chunk indexes follow each other (4 and 5, or 4, 5
    and 6) become one block, at the place of the best of them, with their texts in document
    order: a fact or a table split across two chunks reaches the model whole. The block's
-   citation is that best chunk's, its pages widened to the whole run; it also lists every chunk
-   of the run (`Citation.chunks`, in document order), which traces record.
+   citation is that best chunk's (its header names the whole run's pages); it also lists every
+   chunk of the run (`Citation.chunks`, in document order) with the chunk's own heading path,
+   pages and place in the block's text, which traces record and from which a quote's chunk is
+   read (answering/quote_places.py).
 4. A kept chunk cut inside a table or a sentence takes on its neighbours (RAG_CONTEXT_NEIGHBOURS
    each way, 1 by default; `neighbour_places` names the chunks to fetch): the next chunk of its
    section while the cut falls inside a table (the chunk ends on a table row and the next begins
@@ -55,6 +57,8 @@ from core.text_tokens import decode, encode, tokens_count
 from retrieval.types import SearchHit
 
 BLOCK_SEPARATOR = "\n\n"
+# How the texts of a run of adjacent chunks are joined into one block's text.
+RUN_SEPARATOR = "\n\n"
 PER_DOCUMENT_DEFAULT = 3
 TRUNCATION_MARKER = "[truncated]"
 HEADER_ESCAPE = "\\"
@@ -70,11 +74,18 @@ _HEADER_LOOKALIKE = re.compile(
 
 @dataclass(frozen=True)
 class CitedChunk:
-    """One chunk of a block, for traces: which row, where in its document, which text."""
+    """One chunk of a block: which row, where in its document, which text (for traces), and
+    its own section, pages and characters `[start, end)` of the block's text (the chunks'
+    contents joined with RUN_SEPARATOR), which place a quote of the block in its chunk."""
 
     chunk_id: int | None
     chunk_index: int
     content_hash: str
+    heading_path: tuple[str, ...] = ()
+    page_start: int | None = None
+    page_end: int | None = None
+    start: int = 0
+    end: int = 0
 
 
 @dataclass(frozen=True)
@@ -178,10 +189,7 @@ def context_build(*, hits: Sequence[SearchHit], token_budget: int,
                                   knowledge_base=hit.knowledge_base,
                                   document_id=hit.document_id, chunk_id=hit.chunk_id,
                                   content_hash=hit.content_hash,
-                                  chunks=tuple(CitedChunk(chunk_id=member.chunk_id,
-                                                          chunk_index=member.chunk_index,
-                                                          content_hash=member.content_hash)
-                                               for member in run),
+                                  chunks=block_chunks(run),
                                   truncated=truncated))
     return Context(text=BLOCK_SEPARATOR.join(blocks), citations=citations, contents=contents,
                    block_texts=blocks)
@@ -357,9 +365,25 @@ def block_hit(*, best: SearchHit, run: Sequence[SearchHit]) -> SearchHit:
         return best
     pages = [page for member in run for page in (member.page_start, member.page_end)
              if page is not None]
-    return replace(best, content="\n\n".join(member.content for member in run),
+    return replace(best, content=RUN_SEPARATOR.join(member.content for member in run),
                    page_start=min(pages) if pages else None,
                    page_end=max(pages) if pages else None)
+
+
+def block_chunks(run: Sequence[SearchHit]) -> tuple[CitedChunk, ...]:
+    """The chunks of a block made of `run` (in document order, as `block_hit` joins them), each
+    with its own section and pages and its span of the block's text."""
+    chunks = []
+    start = 0
+    for member in run:
+        end = start + len(member.content)
+        chunks.append(CitedChunk(chunk_id=member.chunk_id, chunk_index=member.chunk_index,
+                                 content_hash=member.content_hash,
+                                 heading_path=tuple(member.heading_path),
+                                 page_start=member.page_start, page_end=member.page_end,
+                                 start=start, end=end))
+        start = end + len(RUN_SEPARATOR)
+    return tuple(chunks)
 
 
 def _free(by_chunk: Mapping[tuple[tuple[int, str], int], SearchHit], placed: set[int],
