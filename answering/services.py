@@ -22,7 +22,13 @@ from access.callers import Scope
 from answering.citations import citations_strip
 from answering.context import CitedChunk, context_build, neighbour_places
 from answering.context_hits import QueryOnce, context_hits
-from answering.llm import LLMClient, get_llm_client, llm_outbound_check, llm_outbound_record
+from answering.llm import (
+    LLMClient,
+    get_llm_client,
+    llm_model_name,
+    llm_outbound_check,
+    llm_outbound_record,
+)
 from answering.measures import (
     TOKENS_COUNTED,
     TOKENS_PROVIDER,
@@ -270,7 +276,7 @@ def ask_prepare(request: AnswerRequest, *, config: Config) -> AskPlan:
                         has_sources=context.blocks > 0)
         plan = AskPlan(mode=mode, confidence=outcome.confidence, citations=[],
                        on_llm_error=request.on_llm_error, refusal=refusal.as_dict(),
-                       config_llm_model=f"{config.llm_provider}/{config.llm_model or 'fake'}",
+                       config_llm_model=llm_model_name(config=config),
                        embedding_model=f"{config.embedding_provider}/{config.embedding_model}",
                        disclaimer=config.rag_answer_disclaimer, trace=request.trace)
         bases = sorted({citation.knowledge_base for citation in context.citations
