@@ -157,8 +157,12 @@ def context_build(*, hits: Sequence[SearchHit], token_budget: int,
     citations: list[Citation] = []
     contents: list[str] = []
     dates = dates or {}
-    kept = _capped(_unique(hits), per_document, limit=limit)
-    joined = _neighbours_joined(kept, neighbours or {}, depth=neighbour_depth)
+    unique = _unique(hits)
+    kept = _capped(unique, per_document, limit=limit)
+    # A candidate the cap left out may still complete a kept chunk (rule 4): `neighbours` holds
+    # only the chunks that are not candidates themselves (`neighbour_places`).
+    nearby = {(hit.document_id, hit.chunk_index): hit for hit in reversed(unique)}
+    joined = _neighbours_joined(kept, {**nearby, **(neighbours or {})}, depth=neighbour_depth)
     evidence = {id(hit) for hit in kept}
     for position, (best, whole) in enumerate(_runs(kept, joined)):
         number = len(blocks) + 1
@@ -286,8 +290,35 @@ _SENTENCE_CLOSERS = "\"'”’」』)）]】*_`"
 _BLOCK_START = re.compile(r"^\s*(?:#{1,6}(?:\s|$)|[-*+•]\s|\d{1,3}[.)]\s|>|\||```|~~~|-{3,}\s*$)")
 
 
+# What announces a list or table after it: a sentence naming what follows, or a final colon.
+ANNOUNCES = re.compile(r"以下|如下|下列|下面|as follows|the following|following (?:steps|items)",
+                       re.IGNORECASE)
+COLON_END = re.compile(r"[:：][\"'”’」』)）*_]*$")
+
+
 def _lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
+
+
+def _announces_unshown(hit: SearchHit) -> bool:
+    """The chunk announces what follows ("按以下时间线升级。", "as follows:") and holds no list
+    item or table row after its last announcing line: what it announces is in the next chunk,
+    often under a subheading of its section (a timeline whose steps have headings of their
+    own)."""
+    lines = _lines(hit.content)
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index].rstrip()
+        if _BLOCK_START.match(line) and not line.lstrip().startswith("#"):
+            return False  # a list, table or quote after the announcement shows it here
+        if COLON_END.search(line) or ANNOUNCES.search(line):
+            return True
+    return False
+
+
+def _within(section: SearchHit, hit: SearchHit) -> bool:
+    """`hit` is in the section of `section` or in one of its subsections."""
+    path = list(section.heading_path)
+    return list(hit.heading_path)[:len(path)] == path
 
 
 def _table_cut(before: SearchHit, after: SearchHit) -> bool:
@@ -308,6 +339,8 @@ def _begins_inside(before: SearchHit, after: SearchHit) -> bool:
     in the same section, inside a sentence `before` left unfinished."""
     if _table_headless(after) and _table_cut(before, after):
         return True
+    if _announces_unshown(before) and _within(before, after):
+        return True
     if list(before.heading_path) != list(after.heading_path):
         return False
     first, last = _lines(after.content), _lines(before.content)
@@ -319,7 +352,9 @@ def _begins_inside(before: SearchHit, after: SearchHit) -> bool:
 
 def _cut_inside(before: SearchHit, after: SearchHit) -> bool:
     """`after` goes on what `before` left unfinished: the same section, cut inside a table or a
-    sentence."""
+    sentence; or what `before` announces, in its section or a subsection of it."""
+    if _announces_unshown(before) and _within(before, after):
+        return True
     if list(before.heading_path) != list(after.heading_path):
         return False
     if _table_cut(before, after):

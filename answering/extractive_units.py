@@ -29,6 +29,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from answering.context import ANNOUNCES as _ANNOUNCES
+from answering.context import COLON_END as _COLON_END
+
 UNIT_SENTENCE = "sentence"
 UNIT_ITEM = "item"
 UNIT_ROW = "row"
@@ -49,10 +52,6 @@ _QUOTE_MARK = re.compile(r"^\s*(?:>\s?)+")
 # which as often open the next sentence); a full stop only before a blank or the end.
 _SENTENCE_END = re.compile(r"(?:[。！？!?]|\.(?=\s|$))[\"'”’」』)）\]]*")
 _CLAUSE_BREAK = re.compile(r"[，,；;、：:]|\s")
-# What announces a list or table after it (besides a final colon).
-_ANNOUNCES = re.compile(r"以下|如下|下列|下面|as follows|the following|following (?:steps|items)",
-                        re.IGNORECASE)
-_COLON_END = re.compile(r"[:：][\"'”’」』)）*_]*$")
 _TAGS_ONLY = re.compile(r"(?:#[^\s#]+\s*)+")
 TRUNCATION_LINE = "[truncated]"
 
