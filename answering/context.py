@@ -22,7 +22,11 @@ The order and the merge rules, in this order:
    sentence: it does not open a block (a heading, list item, table row, quote or code fence)
    and the previous chunk ends neither a sentence (. ! ? … 。！？, closing quotes and brackets
    aside) nor a block. A sentence's end is enough after a chunk, its start is not: a kept chunk
-   that begins after a `;` or `:` still lacks what the sentence is about. A neighbour only ever
+   that begins after a `;` or `:` still lacks what the sentence is about. A chunk that
+   announces what follows ("按以下时间线升级。", "as follows", a final colon) and shows no list
+   item or table row after it takes on the next chunk of its section or of a subsection (steps
+   under subheadings of their own), and a chunk after such a one takes it on. A neighbour may
+   be a candidate the cap of rule 2 left out. A neighbour only ever
    joins the run of a kept chunk (rule 3), never makes a block of its own, and does not count
    toward rule 2.
 5. Blocks are numbered in that order and packed within the budget; `[n]` is `citations[n-1]`.
