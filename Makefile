@@ -37,9 +37,10 @@ install-local-qwen3: $(STAMP)
 	$(PY) tools/torch_install.py --version $(TORCH_VERSION) $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements-local-qwen3.txt
 
-## make demo: embedded PostgreSQL + schema + sample vault + admin account + API on :8000
+## make demo: embedded PostgreSQL + schema + sample vault + admin account + API on :8000; a
+## first .env answers with the extractive answerer (an existing .env is left as it is)
 demo: $(STAMP)
-	test -f .env || install -m 600 .env.sample .env
+	$(RAG) config --create-env LLM_PROVIDER=extractive
 	$(RAG) pg start
 	$(RAG) db init
 	$(RAG) ingest samples/acme-vault

@@ -26,23 +26,33 @@ class AskRequest(StrictRequest):
 
 class CitationOut(Schema):
     source: str
+    # The section and pages of the chunk holding the quote when there is one, else of the
+    # block's best chunk (answering/quote_places.py).
     heading: str
     heading_path: list[str]
+    # The block's best chunk: its score and its index in the document.
     score: float
     chunk_index: int
-    # The cited chunk's PDF pages (1-based); null for notes, DOCX and TXT.
+    # PDF pages (1-based); null for notes, DOCX and TXT.
     page_start: int | None
     page_end: int | None
     # The cited chunk's knowledge base (slug) and document.
     knowledge_base: str | None
     document_id: int | None
-    # The span of the cited block the answer relies on (answering/quotes.py): its text, its
-    # character offsets into the chunk's text, and the share of the citing sentence's terms it
-    # holds. Null when the answer does not cite the block, or cites it without support.
+    # The span of the cited block the answer relies on (answering/quotes.py): its plain-text
+    # reading (Markdown's marks removed), its character offsets into the block's text, and the
+    # share of the citing sentence's terms it holds. Null when the answer does not cite the
+    # block, or cites it without support.
     quote: str | None = None
     quote_start: int | None = None
     quote_end: int | None = None
     quote_support: float | None = None
+    # The span as the block's text holds it (`text[quote_start:quote_end]`), and the chunk it
+    # begins in: its index in the document and the span's offsets into that chunk's own text.
+    quote_raw: str | None = None
+    quote_chunk_index: int | None = None
+    quote_chunk_start: int | None = None
+    quote_chunk_end: int | None = None
 
 
 class Notice(Schema):

@@ -10,8 +10,10 @@ The order and the merge rules, in this order:
 3. Kept chunks of the same document whose chunk indexes follow each other (4 and 5, or 4, 5
    and 6) become one block, at the place of the best of them, with their texts in document
    order: a fact or a table split across two chunks reaches the model whole. The block's
-   citation is that best chunk's, its pages widened to the whole run; it also lists every chunk
-   of the run (`Citation.chunks`, in document order), which traces record.
+   citation is that best chunk's (its header names the whole run's pages); it also lists every
+   chunk of the run (`Citation.chunks`, in document order) with the chunk's own heading path,
+   pages and place in the block's text, which traces record and from which a quote's chunk is
+   read (answering/quote_places.py).
 4. A kept chunk cut inside a table or a sentence takes on its neighbours (RAG_CONTEXT_NEIGHBOURS
    each way, 1 by default; `neighbour_places` names the chunks to fetch): the next chunk of its
    section while the cut falls inside a table (the chunk ends on a table row and the next begins
@@ -20,7 +22,11 @@ The order and the merge rules, in this order:
    sentence: it does not open a block (a heading, list item, table row, quote or code fence)
    and the previous chunk ends neither a sentence (. ! ? … 。！？, closing quotes and brackets
    aside) nor a block. A sentence's end is enough after a chunk, its start is not: a kept chunk
-   that begins after a `;` or `:` still lacks what the sentence is about. A neighbour only ever
+   that begins after a `;` or `:` still lacks what the sentence is about. A chunk that
+   announces what follows ("按以下时间线升级。", "as follows", a final colon) and shows no list
+   item or table row after it takes on the next chunk of its section or of a subsection (steps
+   under subheadings of their own), and a chunk after such a one takes it on. A neighbour may
+   be a candidate the cap of rule 2 left out. A neighbour only ever
    joins the run of a kept chunk (rule 3), never makes a block of its own, and does not count
    toward rule 2.
 5. Blocks are numbered in that order and packed within the budget; `[n]` is `citations[n-1]`.
@@ -55,6 +61,8 @@ from core.text_tokens import decode, encode, tokens_count
 from retrieval.types import SearchHit
 
 BLOCK_SEPARATOR = "\n\n"
+# How the texts of a run of adjacent chunks are joined into one block's text.
+RUN_SEPARATOR = "\n\n"
 PER_DOCUMENT_DEFAULT = 3
 TRUNCATION_MARKER = "[truncated]"
 HEADER_ESCAPE = "\\"
@@ -70,11 +78,18 @@ _HEADER_LOOKALIKE = re.compile(
 
 @dataclass(frozen=True)
 class CitedChunk:
-    """One chunk of a block, for traces: which row, where in its document, which text."""
+    """One chunk of a block: which row, where in its document, which text (for traces), and
+    its own section, pages and characters `[start, end)` of the block's text (the chunks'
+    contents joined with RUN_SEPARATOR), which place a quote of the block in its chunk."""
 
     chunk_id: int | None
     chunk_index: int
     content_hash: str
+    heading_path: tuple[str, ...] = ()
+    page_start: int | None = None
+    page_end: int | None = None
+    start: int = 0
+    end: int = 0
 
 
 @dataclass(frozen=True)
@@ -146,8 +161,12 @@ def context_build(*, hits: Sequence[SearchHit], token_budget: int,
     citations: list[Citation] = []
     contents: list[str] = []
     dates = dates or {}
-    kept = _capped(_unique(hits), per_document, limit=limit)
-    joined = _neighbours_joined(kept, neighbours or {}, depth=neighbour_depth)
+    unique = _unique(hits)
+    kept = _capped(unique, per_document, limit=limit)
+    # A candidate the cap left out may still complete a kept chunk (rule 4): `neighbours` holds
+    # only the chunks that are not candidates themselves (`neighbour_places`).
+    nearby = {(hit.document_id, hit.chunk_index): hit for hit in reversed(unique)}
+    joined = _neighbours_joined(kept, {**nearby, **(neighbours or {})}, depth=neighbour_depth)
     evidence = {id(hit) for hit in kept}
     for position, (best, whole) in enumerate(_runs(kept, joined)):
         number = len(blocks) + 1
@@ -178,10 +197,7 @@ def context_build(*, hits: Sequence[SearchHit], token_budget: int,
                                   knowledge_base=hit.knowledge_base,
                                   document_id=hit.document_id, chunk_id=hit.chunk_id,
                                   content_hash=hit.content_hash,
-                                  chunks=tuple(CitedChunk(chunk_id=member.chunk_id,
-                                                          chunk_index=member.chunk_index,
-                                                          content_hash=member.content_hash)
-                                               for member in run),
+                                  chunks=block_chunks(run),
                                   truncated=truncated))
     return Context(text=BLOCK_SEPARATOR.join(blocks), citations=citations, contents=contents,
                    block_texts=blocks)
@@ -278,8 +294,35 @@ _SENTENCE_CLOSERS = "\"'”’」』)）]】*_`"
 _BLOCK_START = re.compile(r"^\s*(?:#{1,6}(?:\s|$)|[-*+•]\s|\d{1,3}[.)]\s|>|\||```|~~~|-{3,}\s*$)")
 
 
+# What announces a list or table after it: a sentence naming what follows, or a final colon.
+ANNOUNCES = re.compile(r"以下|如下|下列|下面|as follows|the following|following (?:steps|items)",
+                       re.IGNORECASE)
+COLON_END = re.compile(r"[:：][\"'”’」』)）*_]*$")
+
+
 def _lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
+
+
+def _announces_unshown(hit: SearchHit) -> bool:
+    """The chunk announces what follows ("按以下时间线升级。", "as follows:") and holds no list
+    item or table row after its last announcing line: what it announces is in the next chunk,
+    often under a subheading of its section (a timeline whose steps have headings of their
+    own)."""
+    lines = _lines(hit.content)
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index].rstrip()
+        if _BLOCK_START.match(line) and not line.lstrip().startswith("#"):
+            return False  # a list, table or quote after the announcement shows it here
+        if COLON_END.search(line) or ANNOUNCES.search(line):
+            return True
+    return False
+
+
+def _within(section: SearchHit, hit: SearchHit) -> bool:
+    """`hit` is in the section of `section` or in one of its subsections."""
+    path = list(section.heading_path)
+    return list(hit.heading_path)[:len(path)] == path
 
 
 def _table_cut(before: SearchHit, after: SearchHit) -> bool:
@@ -300,6 +343,8 @@ def _begins_inside(before: SearchHit, after: SearchHit) -> bool:
     in the same section, inside a sentence `before` left unfinished."""
     if _table_headless(after) and _table_cut(before, after):
         return True
+    if _announces_unshown(before) and _within(before, after):
+        return True
     if list(before.heading_path) != list(after.heading_path):
         return False
     first, last = _lines(after.content), _lines(before.content)
@@ -311,7 +356,9 @@ def _begins_inside(before: SearchHit, after: SearchHit) -> bool:
 
 def _cut_inside(before: SearchHit, after: SearchHit) -> bool:
     """`after` goes on what `before` left unfinished: the same section, cut inside a table or a
-    sentence."""
+    sentence; or what `before` announces, in its section or a subsection of it."""
+    if _announces_unshown(before) and _within(before, after):
+        return True
     if list(before.heading_path) != list(after.heading_path):
         return False
     if _table_cut(before, after):
@@ -357,9 +404,25 @@ def block_hit(*, best: SearchHit, run: Sequence[SearchHit]) -> SearchHit:
         return best
     pages = [page for member in run for page in (member.page_start, member.page_end)
              if page is not None]
-    return replace(best, content="\n\n".join(member.content for member in run),
+    return replace(best, content=RUN_SEPARATOR.join(member.content for member in run),
                    page_start=min(pages) if pages else None,
                    page_end=max(pages) if pages else None)
+
+
+def block_chunks(run: Sequence[SearchHit]) -> tuple[CitedChunk, ...]:
+    """The chunks of a block made of `run` (in document order, as `block_hit` joins them), each
+    with its own section and pages and its span of the block's text."""
+    chunks = []
+    start = 0
+    for member in run:
+        end = start + len(member.content)
+        chunks.append(CitedChunk(chunk_id=member.chunk_id, chunk_index=member.chunk_index,
+                                 content_hash=member.content_hash,
+                                 heading_path=tuple(member.heading_path),
+                                 page_start=member.page_start, page_end=member.page_end,
+                                 start=start, end=end))
+        start = end + len(RUN_SEPARATOR)
+    return tuple(chunks)
 
 
 def _free(by_chunk: Mapping[tuple[tuple[int, str], int], SearchHit], placed: set[int],

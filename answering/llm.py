@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from answering.extractive import EXTRACTIVE_MODEL, ExtractiveLLMClient
 from answering.llm_usage import (
     STREAM_USAGE_OPTIONS,
     USAGE_REFUSAL_STATUSES,
@@ -25,7 +26,7 @@ from answering.llm_usage import (
     usage_parse,
     usage_refusal_named,
 )
-from answering.prompts import QUESTION_HEADER, SOURCES_HEADER
+from answering.prompts import prompt_sources_read
 from core.config import Config
 from core.errors import LocalRagError
 from core.http_client import OpenAICompatibleHTTP, UpstreamService, upstream_malformed
@@ -70,6 +71,11 @@ class LLMClient(Protocol):
     def stream(self, *, messages: Messages) -> Generator[str, None, None]: ...
 
 
+# The providers that answer in this process, without a model server: nothing leaves the machine,
+# no slot is needed, and a conversation's follow-ups are condensed by rule.
+IN_PROCESS_PROVIDERS = frozenset({"fake", "extractive"})
+
+
 def llm_config_check(*, config: Config) -> None:
     """Raise LLMConfigMissing naming every unset variable the configured provider needs."""
     if config.llm_provider != "openai-compatible":
@@ -107,8 +113,8 @@ def _key_hint(config: Config) -> str:
 def llm_outbound_check(*, config: Config, what: str, knowledge_bases: Iterable[str] = (),
                        knowledge_base_ids: Iterable[int] = ()) -> None:
     """Refuse (OutboundRefused) to send `what`, text of these bases, to an LLM server outside
-    this machine when any of them is local-only (embeddings/outbound.py); the fake model is
-    this process."""
+    this machine when any of them is local-only (embeddings/outbound.py); the fake and the
+    extractive answerers are this process."""
     if config.llm_provider == "openai-compatible":
         outbound_check(config=config, url=config.llm_base_url, what=what,
                        knowledge_bases=knowledge_bases, knowledge_base_ids=knowledge_base_ids)
@@ -125,9 +131,19 @@ def llm_outbound_record(*, config: Config, messages: Messages, knowledge_bases: 
                            knowledge_bases=knowledge_bases, chunk_ids=chunk_ids)
 
 
+def llm_model_name(*, config: Config) -> str:
+    """`provider/model` as traces and the usage event name the model: the extractive answerer's
+    own version, which LLM_MODEL does not set."""
+    if config.llm_provider == "extractive":
+        return f"extractive/{EXTRACTIVE_MODEL}"
+    return f"{config.llm_provider}/{config.llm_model or 'fake'}"
+
+
 def get_llm_client(*, config: Config) -> LLMClient:
     """The client for LLM_PROVIDER; validates its settings before any request is made."""
     llm_config_check(config=config)
+    if config.llm_provider == "extractive":
+        return ExtractiveLLMClient()
     if config.llm_provider == "openai-compatible":
         return OpenAICompatibleClient(base_url=config.llm_base_url, model=config.llm_model,
                                       api_key=config.llm_api_key,
@@ -145,8 +161,6 @@ FAKE_FALLBACK_ANSWER = ("This is a general-knowledge answer from the offline fak
 FAKE_NO_CONTEXT_ANSWER = "The local knowledge base does not contain the answer to this question."
 FAKE_MAX_BLOCKS = 3
 FAKE_MAX_SENTENCE_CHARS = 200
-_BLOCK_HEADER = re.compile(r"^\[(\d+)\] source: .*\nheading: .*\n(?:date: .*\n)?score: .*\n"
-                           r"content:\n", re.MULTILINE)
 _SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？])")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _STREAM_PIECE = re.compile(r"\s*\S+\s*|\s+")
@@ -161,29 +175,19 @@ class FakeLLMClient:
     def complete(self, *, messages: Messages) -> str:
         """The answer built from the last user message."""
         user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
-        if not user.startswith(SOURCES_HEADER):
+        sources = prompt_sources_read(user)
+        if sources is None:
             return FAKE_FALLBACK_ANSWER
-        end = user.rfind(QUESTION_HEADER)
-        context = user[len(SOURCES_HEADER):end if end >= 0 else len(user)]
         parts = []
-        for number, content in _fake_blocks(context)[:FAKE_MAX_BLOCKS]:
-            sentence = _fake_first_sentence(content)
+        for block in sources.blocks[:FAKE_MAX_BLOCKS]:
+            sentence = _fake_first_sentence(block.content)
             if sentence:
-                parts.append(f"{sentence} [{number}]")
+                parts.append(f"{sentence} [{block.number}]")
         return " ".join(parts) or FAKE_NO_CONTEXT_ANSWER
 
     def stream(self, *, messages: Messages) -> Generator[str, None, None]:
         """Word-sized deltas whose concatenation is exactly `complete()`."""
         yield from _STREAM_PIECE.findall(self.complete(messages=messages))
-
-
-def _fake_blocks(context: str) -> list[tuple[int, str]]:
-    headers = list(_BLOCK_HEADER.finditer(context))
-    blocks = []
-    for index, header in enumerate(headers):
-        end = headers[index + 1].start() if index + 1 < len(headers) else len(context)
-        blocks.append((int(header.group(1)), context[header.end():end]))
-    return blocks
 
 
 def _fake_first_sentence(content: str) -> str:

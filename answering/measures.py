@@ -1,8 +1,9 @@
 """What answering measured, for the trace of the request that asked (traces/recording.py): the
 services return these, and the entry point (an API view, a command, an MCP tool, a workbench
 page) records them. Planning measures the searches, the mode, the context and the model's input
-(`PlanMeasures`, recorded once); answering measures the answer (`Generation`) or the model's
-failure (`Failure`), which may be recorded again as a stream goes on without changing the trace.
+(`PlanMeasures`, recorded once); answering measures the answer (`Generation`), the chunks its
+quotes lie in (`QuotedChunks`) or the model's failure (`Failure`), which may be recorded again as
+a stream goes on without changing the trace.
 """
 
 from __future__ import annotations
@@ -113,3 +114,40 @@ class Failure:
 
     def record(self, trace: Trace) -> None:
         trace.fail(self.code)
+
+
+@dataclass(frozen=True)
+class QuotedChunk:
+    """Where the answer's quote of a block is: the chunk holding it (answering/quote_places.py)
+    and its span of the block's text, with its support — offsets, not text, so a trace that
+    keeps no text (RAG_TRACE_TEXT off) still places it."""
+
+    chunk_id: int | None
+    chunk_index: int | None
+    start: int
+    end: int
+    support: float
+
+
+@dataclass(frozen=True)
+class QuotedChunks:
+    """For each block of the context, in block order, where its quote is (None: no quote):
+    recorded beside the block's chunks in the trace's citations, as `quote_chunk_id`,
+    `quote_chunk_index`, `quote_start`, `quote_end` and `quote_support` (answering/replay.py
+    places the quote again from them)."""
+
+    chunks: tuple[QuotedChunk | None, ...]
+
+    def record(self, trace: Trace) -> None:
+        if len(trace.citations) != len(self.chunks):
+            return  # not the context these quotes are of (a trace without it)
+        trace.citations = [{**entry, **_quoted_fields(chunk)}
+                           for entry, chunk in zip(trace.citations, self.chunks, strict=True)]
+
+
+def _quoted_fields(chunk: QuotedChunk | None) -> dict[str, Any]:
+    if chunk is None:
+        return dict.fromkeys(("quote_chunk_id", "quote_chunk_index", "quote_start", "quote_end",
+                              "quote_support"))
+    return {"quote_chunk_id": chunk.chunk_id, "quote_chunk_index": chunk.chunk_index,
+            "quote_start": chunk.start, "quote_end": chunk.end, "quote_support": chunk.support}

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-# The user message puts the sources first and the question last; the fake LLM relies on these
-# two headers to find the numbered blocks. Each block names its source, heading, date (when the
-# document has one) and score (answering/context.py).
+# The user message puts the sources first and the question last; the offline answerers (the fake
+# and the extractive one) rely on these two headers to find the numbered blocks. Each block names
+# its source, heading, date (when the document has one) and score (answering/context.py).
 # Recorded in every trace: bumped whenever the system prompts or the context block format
 # change, so an answer can be reproduced with the prompt it was made with.
 PROMPT_VERSION = "4"
@@ -68,3 +70,44 @@ def fallback_messages(*, question: str,
         *history,
         {"role": "user", "content": question},
     ]
+
+
+# A block's header as answering/context.py writes it; a content line that only looks like one is
+# escaped there, so it never matches here.
+_BLOCK_HEADER = re.compile(r"^\[(\d+)\] source: (.*)\nheading: (.*)\n(?:date: .*\n)?score: .*\n"
+                           r"content:\n", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class SourceBlock:
+    """One numbered block of a grounded prompt, as the model reads it."""
+
+    number: int
+    source: str  # as the header shows it: the document's path, and its pages when it has them
+    heading: str
+    content: str
+
+
+@dataclass(frozen=True)
+class PromptSources:
+    """What a grounded user message holds: its numbered blocks and the question after them."""
+
+    blocks: list[SourceBlock]
+    question: str
+
+
+def prompt_sources_read(user: str) -> PromptSources | None:
+    """The blocks and question of a user message written by `rag_messages`; None for any other
+    message (a fallback prompt, a bare question)."""
+    if not user.startswith(SOURCES_HEADER):
+        return None
+    end = user.rfind(QUESTION_HEADER)
+    context = user[len(SOURCES_HEADER):end if end >= 0 else len(user)]
+    question = user[end + len(QUESTION_HEADER):] if end >= 0 else ""
+    headers = list(_BLOCK_HEADER.finditer(context))
+    blocks = []
+    for index, header in enumerate(headers):
+        stop = headers[index + 1].start() if index + 1 < len(headers) else len(context)
+        blocks.append(SourceBlock(number=int(header.group(1)), source=header.group(2),
+                                  heading=header.group(3), content=context[header.end():stop]))
+    return PromptSources(blocks=blocks, question=question)

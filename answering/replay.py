@@ -23,24 +23,45 @@ block functions (answering/context.py), the recorded score, its document's date 
 again to the recorded budget when it was cut. A block is `unchanged` when its chunks are and the
 rebuilt text has the recorded block hash, which also catches a header that changed (a renamed
 file, another heading or date); `deleted` when none of its chunks is left; `changed` otherwise.
+Each rebuilt block also has the citation the trace's answer gives it now (`citation`): the
+block's best chunk with the quote the answer relies on and, quoted, the heading path and pages
+of the chunk holding the quote (answering/quote_places.py). The trace records where each quote
+is — `quote_chunk_id`, `quote_chunk_index`, and `quote_start`, `quote_end` (offsets into the
+block's text, not text, so a trace without its answer's text still has them) and
+`quote_support` — and an unchanged block's quote is placed there again: its citation is the
+answer's. A changed block's quote is found again in the trace's answer when the trace kept its
+text (RAG_TRACE_TEXT), else it has none.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from answering.context import BLOCK_SEPARATOR, Context, block_hit, block_text, block_truncated
+from answering.citations import citations_strip
+from answering.context import (
+    BLOCK_SEPARATOR,
+    CitedChunk,
+    Context,
+    block_chunks,
+    block_hit,
+    block_text,
+    block_truncated,
+)
 from answering.modes import MODE_FALLBACK, MODE_NO_ANSWER, MODE_RAG
 from answering.prompts import PROMPT_VERSION
+from answering.quote_places import quote_fields
+from answering.quotes import Quote, citations_verify
 from knowledge.bases import kb_list
 from knowledge.selectors import StoredChunk, StoredChunks, chunks_by_id_or_place, document_dates
 from retrieval.types import SearchHit
 from traces.selectors import trace_get
 
 UNCHANGED, CHANGED, DELETED = "unchanged", "changed", "deleted"
+# A rebuilt block: its best chunk's hit, the hit of the whole block, its chunks' spans.
+_Built = tuple[SearchHit, SearchHit, tuple[CitedChunk, ...]]
 BEFORE_REPLAY = ("recorded before traces kept each block's chunks, score and hash: its chunks "
                  "are checked, its context is not rebuilt")
 
@@ -84,6 +105,9 @@ class BlockReplay:
     chunks: list[ChunkReplay]
     changes: list[str]  # what differs, in words; empty when unchanged
     text: str | None  # the block as its chunks build it now; None when it cannot be built
+    # The block's citation as the trace's answer gives it now, in the API's shape (without the
+    # knowledge base, which traces do not record per block); None when it cannot be built.
+    citation: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -140,10 +164,13 @@ def context_replay(*, trace: Mapping[str, Any]) -> Replay:
                 for place in _places(entry, chunks)])
     dates = document_dates(document_ids=[chunk.document_id for chunk in found.by_place.values()])
     budget = (trace.get("parameters") or {}).get("context_token_budget")
-    blocks = [_block_replay(number=number, entry=entry, chunks=chunks, found=found, dates=dates,
-                            token_budget=budget)
-              for number, (entry, chunks) in enumerate(zip(citations, recorded, strict=True),
-                                                       start=1)]
+    rebuilt = [_block_replay(number=number, entry=entry, chunks=chunks, found=found,
+                             dates=dates, token_budget=budget)
+               for number, (entry, chunks) in enumerate(zip(citations, recorded, strict=True),
+                                                        start=1)]
+    blocks = _citations_replayed(blocks=[block for block, _ in rebuilt],
+                                 built=[made for _, made in rebuilt], entries=citations,
+                                 answer=trace.get("answer"))
     text = BLOCK_SEPARATOR.join(block.text for block in blocks if block.text is not None)
     partial = any("chunks" not in entry for entry in citations)
     return Replay(replayable=True, reason=BEFORE_REPLAY if partial else "",
@@ -191,7 +218,8 @@ def _now(chunk: Mapping[str, Any], *, document_id: Any, found: StoredChunks) -> 
 
 def _block_replay(*, number: int, entry: Mapping[str, Any], chunks: list[dict[str, Any]],
                   found: StoredChunks, dates: Mapping[int, str],
-                  token_budget: int | None) -> BlockReplay:
+                  token_budget: int | None) -> tuple[BlockReplay, _Built | None]:
+    """The block rebuilt, and what it was built of (None when it could not be)."""
     replays: list[ChunkReplay] = []
     rows: list[StoredChunk] = []
     best: StoredChunk | None = None
@@ -215,7 +243,8 @@ def _block_replay(*, number: int, entry: Mapping[str, Any], chunks: list[dict[st
             content_hash=recorded_hash, status=status,
             now_chunk_id=row.id if row is not None else None,
             now_content_hash=row.content_hash if row is not None else None))
-    text = _block_rebuilt(number=number, entry=entry, rows=rows, best=best, dates=dates,
+    built = _block_built(rows=rows, best=best, score=entry.get("score"))
+    text = _block_rebuilt(number=number, entry=entry, built=built, dates=dates,
                           token_budget=token_budget)
     if (not changes and text is not None and entry.get("block_hash")
             and text_hash(text) != entry["block_hash"]):
@@ -226,26 +255,71 @@ def _block_replay(*, number: int, entry: Mapping[str, Any], chunks: list[dict[st
         status = CHANGED if changes else UNCHANGED
     source = entry.get("source") or (rows[0].relative_path if rows else "")
     return BlockReplay(number=number, source=source, status=status, chunks=replays,
-                       changes=changes, text=text)
+                       changes=changes, text=text), built if text is not None else None
 
 
-def _block_rebuilt(*, number: int, entry: Mapping[str, Any], rows: list[StoredChunk],
-                   best: StoredChunk | None, dates: Mapping[int, str],
-                   token_budget: int | None) -> str | None:
-    """The block's text from the chunks found, or None: none is left, or the trace predates
-    recording the score (or the budget of a cut block)."""
-    score = entry.get("score")
+def _block_built(*, rows: list[StoredChunk], best: StoredChunk | None,
+                 score: Any) -> _Built | None:
+    """The block made of the chunks found, or None: none is left, or the trace predates
+    recording the score."""
     if not rows or not isinstance(score, int | float):
         return None
     run = [_hit(row, score=float(score)) for row in rows]
     chosen = run[rows.index(best)] if best is not None else run[0]
-    hit = block_hit(best=chosen, run=run)
+    return chosen, block_hit(best=chosen, run=run), block_chunks(run)
+
+
+def _block_rebuilt(*, number: int, entry: Mapping[str, Any], built: _Built | None,
+                   dates: Mapping[int, str], token_budget: int | None) -> str | None:
+    """The block's text from the chunks found, or None: it cannot be built, or the trace
+    predates recording the budget of a cut block."""
+    if built is None:
+        return None
+    hit = built[1]
     date = dates.get(hit.document_id, "")
     if not entry.get("truncated"):
         return block_text(hit=hit, number=number, date=date)
     if not isinstance(token_budget, int):
         return None
     return block_truncated(hit=hit, number=number, token_budget=token_budget, date=date)
+
+
+def _citations_replayed(*, blocks: list[BlockReplay], built: list[_Built | None],
+                        entries: Sequence[Mapping[str, Any]], answer: Any) -> list[BlockReplay]:
+    """The blocks with the citations the trace's answer gives them now: an unchanged block's
+    quote where the trace recorded it; a changed block's found again in the trace's answer when
+    the trace kept its text (its markers as the answer showed them), else none."""
+    contents = [made[1].content if made is not None else "" for made in built]
+    found: list[Quote | None] = [None] * len(blocks)
+    if isinstance(answer, str):
+        shown, _ = citations_strip(text=answer, block_count=len(blocks))
+        found, _ = citations_verify(answer=shown, block_texts=contents)
+    replayed = []
+    for block, made, entry, content, again in zip(blocks, built, entries, contents, found,
+                                                  strict=True):
+        if made is None:
+            replayed.append(block)
+            continue
+        quote = _quote_recorded(entry, content) if block.status == UNCHANGED else again
+        best, hit, chunks = made
+        citation = {"source": hit.source, "heading": best.heading,
+                    "heading_path": list(best.heading_path), "score": hit.score,
+                    "chunk_index": best.chunk_index, "page_start": best.page_start,
+                    "page_end": best.page_end, "document_id": hit.document_id,
+                    **quote_fields(quote, chunks=chunks)}
+        replayed.append(replace(block, citation=citation))
+    return replayed
+
+
+def _quote_recorded(entry: Mapping[str, Any], content: str) -> Quote | None:
+    """The quote the trace recorded for a block whose text is `content` (None: none, or a trace
+    from before quotes were recorded)."""
+    start, end, support = (entry.get("quote_start"), entry.get("quote_end"),
+                           entry.get("quote_support"))
+    if (type(start) is not int or type(end) is not int or not 0 <= start < end <= len(content)
+            or not isinstance(support, int | float)):
+        return None
+    return Quote(text=content[start:end], start=start, end=end, support=float(support))
 
 
 def _hit(row: StoredChunk, *, score: float) -> SearchHit:

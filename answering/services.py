@@ -20,10 +20,24 @@ from typing import Any
 
 from access.callers import Scope
 from answering.citations import citations_strip
-from answering.context import context_build, neighbour_places
+from answering.context import CitedChunk, context_build, neighbour_places
 from answering.context_hits import QueryOnce, context_hits
-from answering.llm import LLMClient, get_llm_client, llm_outbound_check, llm_outbound_record
-from answering.measures import TOKENS_COUNTED, TOKENS_PROVIDER, Failure, Generation, PlanMeasures
+from answering.llm import (
+    LLMClient,
+    get_llm_client,
+    llm_model_name,
+    llm_outbound_check,
+    llm_outbound_record,
+)
+from answering.measures import (
+    TOKENS_COUNTED,
+    TOKENS_PROVIDER,
+    Failure,
+    Generation,
+    PlanMeasures,
+    QuotedChunk,
+    QuotedChunks,
+)
 from answering.modes import (
     FALLBACK_NOTICE,
     MODE_FALLBACK,
@@ -33,7 +47,8 @@ from answering.modes import (
     no_answer_text,
 )
 from answering.prompts import fallback_messages, rag_messages
-from answering.quotes import Quote, citations_verify
+from answering.quote_places import QUOTE_FIELDS, quote_fields
+from answering.quotes import citations_verify
 from answering.refusal import refusal_decide, refusal_rule
 from answering.replay import context_record
 from answering.slots import llm_slot
@@ -108,8 +123,10 @@ class AskPlan:
     embedding_model: str = ""
     # RAG_ANSWER_DISCLAIMER: the line the server appends to a model-written answer.
     disclaimer: str = ""
-    # Each block's text, for finding the quote behind each citation (answering/quotes.py).
+    # Each block's text, for finding the quote behind each citation (answering/quotes.py), and
+    # its chunks with their spans of that text, for the chunk the quote lies in.
     block_contents: list[str] = field(default_factory=list)
+    block_chunks: list[tuple[CitedChunk, ...]] = field(default_factory=list)
     # How many markers of the answer no sentence of their block supports.
     unsupported_citations: int = 0
     # How the refusal rule decided (answering/refusal.py): the answer's `refusal` object.
@@ -121,14 +138,22 @@ class AskPlan:
     measures: PlanMeasures | None = None
     failure: str | None = None
     generation: Generation | None = None
+    quoted: QuotedChunks | None = None
 
     def quotes_attach(self, answer: str) -> None:
         """Give each citation the quote of its block that the answer relies on (None when the
-        answer does not cite it, or without support), and count the unsupported markers."""
+        answer does not cite it, or without support) and, with a quote, the heading path and
+        pages of the chunk holding it (answering/quote_places.py); count the unsupported
+        markers."""
         quotes, self.unsupported_citations = citations_verify(answer=answer,
                                                               block_texts=self.block_contents)
-        self.citations = [{**citation, **_quote_fields(quote)}
-                          for citation, quote in zip(self.citations, quotes, strict=True)]
+        chunks = self.block_chunks or [()] * len(quotes)
+        fields = [quote_fields(quote, chunks=held)
+                  for quote, held in zip(quotes, chunks, strict=True)]
+        self.citations = [{**citation, **quoted}
+                          for citation, quoted in zip(self.citations, fields, strict=True)]
+        self.quoted = QuotedChunks(chunks=tuple(
+            _quoted_chunk(quoted, held) for quoted, held in zip(fields, chunks, strict=True)))
 
     def sources_instead(self, error: LocalRagError) -> bool:
         """Whether `error` of the model is answered with the sources (and recorded so)."""
@@ -137,15 +162,18 @@ class AskPlan:
             return False
         self.notice = llm_unavailable_notice(error)
         # Nothing was written, so nothing is quoted: the fields are there, empty.
-        self.citations = [{**citation, **_quote_fields(None)} for citation in self.citations]
+        self.citations = [{**citation, **dict.fromkeys(QUOTE_FIELDS)}
+                          for citation in self.citations]
         self.failure = error.code
         return True
 
     def answered(self) -> list[Measured]:
-        """What answering measured so far: the model's failure, the answer. Recording it again
-        as the answer goes on changes nothing already recorded."""
+        """What answering measured so far: the model's failure, the answer and the chunks its
+        quotes lie in. Recording it again as the answer goes on changes nothing already
+        recorded."""
         return [*([Failure(self.failure)] if self.failure is not None else []),
-                *([self.generation] if self.generation is not None else [])]
+                *([self.generation] if self.generation is not None else []),
+                *([self.quoted] if self.quoted is not None else [])]
 
     def tokens(self) -> dict[str, Any]:
         """The answer's tokens as its trace holds them: the provider's when it reported them,
@@ -195,11 +223,15 @@ class Answer:
     measures: tuple[Measured | None, ...] = field(default=(), compare=False)
 
 
-def _quote_fields(quote: Quote | None) -> dict[str, Any]:
-    if quote is None:
-        return {"quote": None, "quote_start": None, "quote_end": None, "quote_support": None}
-    return {"quote": quote.text, "quote_start": quote.start, "quote_end": quote.end,
-            "quote_support": quote.support}
+def _quoted_chunk(quoted: dict[str, Any], chunks: tuple[CitedChunk, ...]) -> QuotedChunk | None:
+    """What the trace keeps of a citation's quote fields (None without a quote)."""
+    if quoted["quote"] is None:
+        return None
+    index = quoted["quote_chunk_index"]
+    held = next((chunk for chunk in chunks if chunk.chunk_index == index), None)
+    return QuotedChunk(chunk_id=held.chunk_id if held is not None else None, chunk_index=index,
+                       start=quoted["quote_start"], end=quoted["quote_end"],
+                       support=quoted["quote_support"])
 
 
 def llm_unavailable_notice(error: LocalRagError) -> dict[str, Any]:
@@ -244,7 +276,7 @@ def ask_prepare(request: AnswerRequest, *, config: Config) -> AskPlan:
                         has_sources=context.blocks > 0)
         plan = AskPlan(mode=mode, confidence=outcome.confidence, citations=[],
                        on_llm_error=request.on_llm_error, refusal=refusal.as_dict(),
-                       config_llm_model=f"{config.llm_provider}/{config.llm_model or 'fake'}",
+                       config_llm_model=llm_model_name(config=config),
                        embedding_model=f"{config.embedding_provider}/{config.embedding_model}",
                        disclaimer=config.rag_answer_disclaimer, trace=request.trace)
         bases = sorted({citation.knowledge_base for citation in context.citations
@@ -254,6 +286,7 @@ def ask_prepare(request: AnswerRequest, *, config: Config) -> AskPlan:
             plan.chunk_ids = [citation.chunk_id for citation in context.citations]
             plan.content_hashes = [citation.content_hash for citation in context.citations]
             plan.block_contents = list(context.contents)
+            plan.block_chunks = [citation.chunks for citation in context.citations]
             plan.block_count = context.blocks
             plan.messages = rag_messages(question=question, context_text=context.text,
                                          history=history)

@@ -30,13 +30,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from answering.llm import IN_PROCESS_PROVIDERS
 from core.config import Config
 from core.errors import LocalRagError
 
 logger = logging.getLogger("localrag.llm")
 
 SLOT_POLL_SECONDS = 0.05
-_SLOTLESS_PROVIDERS = frozenset({"fake"})
 
 # Per-process seats, one semaphore per limit (tests change the limit between calls).
 _seats: dict[int, threading.BoundedSemaphore] = {}
@@ -81,7 +81,7 @@ def llm_slot_dir(*, config: Config) -> Path:
 def llm_slot_acquire(*, config: Config) -> LLMSlot | None:
     """Take an LLM slot, waiting up to LLM_QUEUE_WAIT_SECONDS; None for providers that need
     none. Raises LLMBusy when none comes free in time."""
-    if config.llm_provider in _SLOTLESS_PROVIDERS:
+    if config.llm_provider in IN_PROCESS_PROVIDERS:  # they wait on no server
         return None
     limit = config.llm_max_concurrency
     seat = _seat(limit)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from answering.llm import (
+    IN_PROCESS_PROVIDERS,
     FakeLLMClient,
     LLMClient,
     OpenAICompatibleClient,
@@ -106,7 +107,7 @@ def standalone_query(*, question: str, turns: Sequence[Turn], config: Config,
         return Condensed(query=question, method=AS_ASKED)
     ruled = Condensed(query=rule_condense(question, previous=turns[-1].standalone_query,
                                           anchor=_anchor(turns)), method=RULE)
-    if config.llm_provider == "fake":
+    if config.llm_provider in IN_PROCESS_PROVIDERS:
         return ruled
     cited = sorted({slug for turn in turns for slug in turn.knowledge_bases})
     sent = None

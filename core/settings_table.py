@@ -38,7 +38,7 @@ from core.config_parse import (
 
 EMBEDDING_DIM = 1024  # the schema stores vector(1024)
 EMBEDDING_DEVICES = ("cpu", "cuda", "mps")
-LLM_PROVIDERS = ("fake", "openai-compatible")
+LLM_PROVIDERS = ("fake", "openai-compatible", "extractive")
 RETRIEVAL_MODES = ("vector", "lexical", "hybrid")
 RERANK_PROVIDERS = ("none", "features", "cross-encoder", "openai-compatible")
 FUSIONS = ("convex", "rrf")
@@ -148,7 +148,8 @@ SETTINGS: tuple[Setting, ...] = (
     _S("EMBEDDING_MAX_RETRIES", "3", Integer(0, 10), "Retries of a failed request."),
     _S("EMBEDDING_QUERY_INSTRUCTION", "", Text(_escapes_read),
        "Put before every question (never before documents); \\n is a line break."),
-    _S("LLM_PROVIDER", "fake", Choice(LLM_PROVIDERS), "fake or openai-compatible."),
+    _S("LLM_PROVIDER", "fake", Choice(LLM_PROVIDERS),
+       "fake, extractive (offline: quotes the sources' best sentences) or openai-compatible."),
     _S("LLM_BASE_URL", "", Text(), "openai-compatible: the server's base URL."),
     _S("LLM_MODEL", "", Text(), "openai-compatible: the model.", sample="fake-local"),
     _S("LLM_API_KEY", "", HeaderText(), "openai-compatible: the bearer token.", secret=True),

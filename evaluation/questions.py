@@ -10,6 +10,11 @@ result is then a page hit when it comes from an expected source and its page spa
 of those pages. Per question the rank of the first page hit; overall page Hit@1 and Hit@k over
 the questions that have pages. Page hits are reported only: they never fail a question.
 
+A question may also list `answer_contains`: spans of the expected source's text that a right
+answer quotes (at most ANSWER_SPANS_MAX, each at most ANSWER_SPAN_MAX_CHARS, for a question of
+mode rag). `rag eval` scores retrieval only and does not read them; bench/answer_quality.py
+scores the written answers with them.
+
 Added to the report without changing any earlier field: per question its retrieval latency
 (`latency_ms`, the search at top_k only) and `ndcg_at_10`; overall nDCG@10 over the in-domain
 questions and the latency p50/p95. nDCG@10 needs ten results: with top_k below ten each
@@ -43,6 +48,8 @@ from retrieval.types import RetrievalRequest, SearchHit, SearchOutcome
 THRESHOLD_GRID = [round(step * 0.05, 2) for step in range(1, 20)]
 NDCG_DEPTH = 10
 REQUIRED_FIELDS = ("id", "question", "expected_mode")
+ANSWER_SPANS_MAX = 10
+ANSWER_SPAN_MAX_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,7 @@ class Question:
     expected_mode: str
     kind: str = ""  # identifier, paraphrase, out_of_domain, …: for per-kind scores
     expected_pages: list[int] = field(default_factory=list)  # 1-based; empty: not page-scored
+    answer_contains: list[str] = field(default_factory=list)  # spans a right answer quotes
 
 
 @dataclass(frozen=True)
@@ -127,16 +135,31 @@ def _question_parse(entry: Any, *, position: int, source: str) -> Question:
     pages = entry.get("expected_pages") or []
     if not isinstance(pages, list):
         raise InvalidRequest(f"{label}: expected_pages must be a list of page numbers")
+    spans = entry.get("answer_contains") or []
     question = Question(id=str(entry["id"]), question=str(entry["question"]),
                         expected_sources=[str(path) for path in sources],
                         expected_mode=str(entry["expected_mode"]),
-                        kind=str(entry.get("kind") or ""), expected_pages=list(pages))
+                        kind=str(entry.get("kind") or ""), expected_pages=list(pages),
+                        answer_contains=_answer_spans(spans, label=label))
     if question.expected_mode not in (MODE_RAG, MODE_NO_ANSWER):
         raise InvalidRequest(f"{label}: expected_mode must be rag or no_answer")
     if len(question.question) > MAX_TEXT_CHARS:  # search would refuse it mid-run
         raise InvalidRequest(f"{label}: the question is longer than {MAX_TEXT_CHARS} characters")
     _expected_pages_check(question)
+    if question.answer_contains and question.expected_mode != MODE_RAG:
+        raise InvalidRequest(f"{label}: answer_contains needs expected_mode rag")
     return question
+
+
+def _answer_spans(spans: Any, *, label: str) -> list[str]:
+    """`answer_contains` checked: a bounded list of non-empty strings."""
+    if not isinstance(spans, list) or len(spans) > ANSWER_SPANS_MAX or not all(
+            isinstance(span, str) and span.strip() and len(span) <= ANSWER_SPAN_MAX_CHARS
+            for span in spans):
+        raise InvalidRequest(f"{label}: answer_contains must be a list of at most "
+                             f"{ANSWER_SPANS_MAX} non-empty strings of at most "
+                             f"{ANSWER_SPAN_MAX_CHARS} characters")
+    return [span.strip() for span in spans]
 
 
 def _expected_pages_check(question: Question) -> None:

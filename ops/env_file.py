@@ -1,5 +1,6 @@
-"""Settings the software writes into `.env` itself: the embedded database's URLs (`rag pg`) and
-the key that signs sessions (`rag serve`). The file is rewritten atomically with mode 0600; a
+"""Settings the software writes into `.env` itself: the embedded database's URLs (`rag pg`), the
+key that signs sessions (`rag serve`), and the first `.env` of a new checkout (`rag config
+--create-env`, which `make demo` runs). The file is rewritten atomically with mode 0600; a
 missing one is made from `.env.sample` first."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from core.config import Config
+from core.config import Config, config_with
 from ops.pg_auth import private_file_write
 
 
@@ -32,6 +33,17 @@ def env_file_update(*, config: Config, values: Mapping[str, str]) -> tuple[Path,
             text = text.rstrip("\n") + f"\n{key}={value}\n"
     private_file_write(env_file, text)
     return env_file, created
+
+
+def env_file_create(*, config: Config, values: Mapping[str, str]) -> Path | None:
+    """Make the configuration's env file from `.env.sample` with `values` (name -> value, each
+    checked as a setting first: ConfigError names the one at fault); its path, or None when it
+    already exists (it is never changed) or there is none to make (no project root)."""
+    config_with(config, **values)
+    if config.env_file is None or config.env_file.exists():
+        return None
+    written = env_file_update(config=config, values=values)
+    return written[0] if written else None
 
 
 def _as_is(line: str) -> Callable[[re.Match[str]], str]:

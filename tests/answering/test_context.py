@@ -520,3 +520,50 @@ def test_places_the_cap_frees_go_to_the_memo_beyond_the_top_k() -> None:
     assert [c.source for c in crowded.citations] == (["report.md"] * 3
                                                      + ["other4.md", "other5.md"])
     assert context_places_freed(hits=[*report[:3], *others[:2]], per_document=3) == 0
+
+
+# Rule 4 for an announcement: a chunk that announces what follows ("按以下时间线升级。") and
+# shows none of it takes on the next chunk, even under a subheading of its section.
+ANNOUNCING = "## P1 升级流程\n\n客户提交的 P1 工单按以下时间线升级。English summary follows."
+STEPS = "### 呼叫与首次响应\n\n1. **T+0**：确认 P1。\n2. **T+15 分钟内**：首次响应。"
+
+
+@pytest.mark.parametrize(("announcing", "next_path", "taken"), [
+    (ANNOUNCING, ["Policy", "P1 升级流程", "呼叫与首次响应"], True),
+    ("The steps are as follows.", ["Policy", "P1 升级流程", "Steps"], True),
+    ("Do this:", ["Policy", "P1 升级流程"], True),
+    # What it announces is shown in the chunk itself.
+    (f"{ANNOUNCING}\n\n- T+0: 确认", ["Policy", "P1 升级流程", "呼叫与首次响应"], False),
+    # The next chunk is another section, not a part of this one.
+    (ANNOUNCING, ["Policy", "其他优先级"], False),
+    ("客户提交的 P1 工单按时间线升级。", ["Policy", "P1 升级流程", "呼叫与首次响应"], False),
+])
+def test_a_chunk_that_announces_what_follows_takes_on_the_next_chunk_of_its_section(
+        announcing: str, next_path: list[str], taken: bool) -> None:
+    kept = hit(announcing, source="p.md", heading_path=["Policy", "P1 升级流程"], score=0.8,
+               chunk_index=4)
+    steps = hit(STEPS, source="p.md", heading_path=next_path, score=0.0, chunk_index=5)
+    context = context_build(hits=[kept], token_budget=2000, neighbours=neighbour_map(steps),
+                            neighbour_depth=1)
+    assert context.contents == [f"{announcing}\n\n{STEPS}" if taken else announcing]
+
+
+def test_a_candidate_the_per_document_cap_leaves_out_still_completes_a_kept_chunk() -> None:
+    # Three kept chunks of one document fill its cap; the fourth candidate, chunk 5, is what
+    # chunk 4 announces, and it joins chunks 4 and 6 into one block.
+    path = ["Policy", "P1 升级流程"]
+    kept = [hit(ANNOUNCING, source="p.md", heading_path=path, score=0.9, chunk_index=4),
+            hit("3. **T+30 分钟**：升级。", source="p.md", heading_path=[*path, "升级时间线"],
+                score=0.8, chunk_index=6),
+            hit("# Policy\n\nAbout tickets.", source="p.md", heading_path=["Policy"], score=0.7,
+                chunk_index=0)]
+    steps = hit(STEPS, source="p.md", heading_path=[*path, "呼叫与首次响应"], score=0.6,
+                chunk_index=5)
+    context = context_build(hits=[*kept, steps], token_budget=2000, per_document=3,
+                            neighbour_depth=1)
+    assert [[member.chunk_index for member in citation.chunks]
+            for citation in context.citations] == [[4, 5, 6], [0]]
+    # Without neighbours, the cap leaves it out and the kept chunks stay apart.
+    apart = context_build(hits=[*kept, steps], token_budget=2000, per_document=3)
+    assert [[member.chunk_index for member in citation.chunks]
+            for citation in apart.citations] == [[4], [6], [0]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from answering.quote_places import quote_plain
 from answering.quotes import SUPPORT_MIN, citations_verify, quote_find
 from knowledge.models import Chunk
 from tests.answering.stub_openai import StubOpenAI
@@ -55,10 +56,19 @@ def test_the_fake_models_answer_is_quoted_from_the_chunks_themselves(client, sam
     quoted = [citation for citation in body["citations"] if citation["quote"]]
     assert quoted, body
     for citation in quoted:
+        # The chunk holding the quote, whose section the citation names, reads as its raw span.
         chunk = Chunk.objects.get(document_id=citation["document_id"],
-                                  chunk_index=citation["chunk_index"])
-        assert chunk.content[citation["quote_start"]:citation["quote_end"]] == citation["quote"]
-        assert citation["quote"] in body["answer"]  # the fake quotes first sentences
+                                  chunk_index=citation["quote_chunk_index"])
+        start, end = citation["quote_chunk_start"], citation["quote_chunk_end"]
+        assert chunk.content[start:end] == citation["quote_raw"]
+        assert citation["heading_path"] == chunk.heading_path
+        assert citation["quote_raw"] in body["answer"]  # the fake quotes first sentences
+    # The quote itself is plain text: this sample's first sentence links a note.
+    linked = [citation for citation in quoted if "[[" in citation["quote_raw"]]
+    assert linked, quoted
+    for citation in linked:
+        assert "[[" not in citation["quote"] and "]]" not in citation["quote"]
+        assert citation["quote"] == quote_plain(citation["quote_raw"])
     events = dict(sse_events(post(client, "/ask/stream", {"question": IN_DOMAIN, "top_k": 10})))
     assert events["citations"]["citations"] == body["citations"]
     assert events["citations"]["unsupported_citations"] == 0

@@ -12,6 +12,7 @@ from answering import services
 from answering.api_schemas import ask_body
 from answering.llm import FAKE_FALLBACK_ANSWER
 from answering.modes import FALLBACK_NOTICE
+from answering.quote_places import QUOTE_FIELDS
 from answering.services import AnswerRequest, ask, ask_prepare
 from answering.streaming import ask_events
 from core.config import get_config
@@ -37,8 +38,7 @@ def test_confident_question_is_answered_from_context_with_citations(sample_index
     assert "[1]" in body["answer"] and body["invalid_citations_removed"] == 0
     assert set(body["citations"][0]) == {"source", "heading", "heading_path", "score",
                                          "chunk_index", "page_start", "page_end",
-                                         "knowledge_base", "document_id", "quote",
-                                         "quote_start", "quote_end", "quote_support"}
+                                         "knowledge_base", "document_id", *QUOTE_FIELDS}
     assert body["citations"][0]["knowledge_base"] == "default"
 
 
@@ -126,7 +126,8 @@ def test_stream_deltas_concatenate_to_the_ask_answer(sample_index):
     assert names[0] == "retrieval" and names[-3:] == ["citations", "usage", "done"]
     assert set(names[1:-3]) == {"delta"} and len(names) > 4
     assert "".join(data["text"] for name, data in events if name == "delta") == whole["answer"]
-    assert events[0][1]["citations"] == unquoted(whole["citations"])
+    assert unquoted(events[0][1]["citations"], quoted=whole["citations"]) == unquoted(
+        whole["citations"])
     assert whole["citations"] == events[-3][1]["citations"]
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from django.test import Client
 
+from answering.quote_places import PLACE_FIELDS, QUOTE_FIELDS
 from tests.answering.stub_openai import StubOpenAI
 
 IN_DOMAIN = "客户 P1 工单应该怎么升级？"
@@ -79,11 +80,11 @@ def slots_free(project_root: Path, count: int) -> bool:
         return False
 
 
-QUOTE_FIELDS = ("quote", "quote_start", "quote_end", "quote_support")
-
-
-def unquoted(citations: list[dict]) -> list[dict]:
+def unquoted(citations: list[dict], *, quoted: list[dict] | None = None) -> list[dict]:
     """Citations without the quote fields that only the answer's text can give (the `retrieval`
-    event is sent before there is any)."""
-    return [{key: value for key, value in citation.items() if key not in QUOTE_FIELDS}
-            for citation in citations]
+    event is sent before there is any), and without the heading and pages of those the answer
+    quoted (`quoted`: the answer's citations, by default these), which then name the chunk
+    holding the quote rather than the block's best chunk."""
+    return [{key: value for key, value in citation.items()
+             if key not in QUOTE_FIELDS and not (answered.get("quote") and key in PLACE_FIELDS)}
+            for citation, answered in zip(citations, quoted or citations, strict=True)]

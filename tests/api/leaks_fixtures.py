@@ -202,7 +202,8 @@ def ask_parts(path: str, response) -> tuple[str, dict, str]:
     text = json.dumps(events, ensure_ascii=False)
     by_name = dict(events)
     assert [name for name, _ in events][-3:] == ["citations", "usage", "done"]
-    assert by_name["retrieval"]["citations"] == unquoted(by_name["citations"]["citations"])
+    final = by_name["citations"]["citations"]
+    assert unquoted(by_name["retrieval"]["citations"], quoted=final) == unquoted(final)
     answer = "".join(data["text"] for name, data in events if name == "delta")
     return text, {**by_name["retrieval"], "answer": answer}, answer
 

@@ -142,3 +142,24 @@ def screenshot_dir() -> Path | None:
 
     value = os.environ.get("LOCALRAG_SCREENSHOTS")
     return Path(value) if value else None
+
+
+SCREENSHOT_MAX_HEIGHT = 2400
+
+
+def screenshot_save(driver, path: Path, *, size: tuple[int, int]) -> None:
+    """The whole page (up to SCREENSHOT_MAX_HEIGHT), as a palette PNG to keep the repository
+    small."""
+    from PIL import Image
+
+    width = size[0]
+    # Back to the base size first: a page is never shorter than the window it is measured in.
+    driver.set_window_size(*size)
+    height = driver.execute_script("return document.documentElement.scrollHeight;")
+    chrome_extra = driver.execute_script("return window.outerHeight - window.innerHeight;")
+    driver.set_window_size(width, min(SCREENSHOT_MAX_HEIGHT, height) + chrome_extra)
+    driver.execute_script("window.scrollTo(0, 0);")
+    driver.save_screenshot(str(path))
+    with Image.open(path) as image:
+        image.convert("RGB").quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(
+            path, optimize=True)

@@ -18,7 +18,16 @@ from evaluation.runs import question_set_import, run_launch
 from jobs.worker import Worker
 from knowledge.bases import kb_create
 from knowledge.models import Chunk
-from tests.browser.conftest import DESKTOP, NARROW, chrome, css, ingest, screenshot_dir, wait
+from tests.browser.conftest import (
+    DESKTOP,
+    NARROW,
+    chrome,
+    css,
+    ingest,
+    screenshot_dir,
+    screenshot_save,
+    wait,
+)
 from tests.browser.conftest import sign_in as browser_sign_in
 from tests.harness import ROOT
 from traces.models import Trace
@@ -26,7 +35,6 @@ from traces.models import Trace
 QUESTION = "客户 P1 工单应该怎么升级？"
 FOLLOW_UP = "那 P2 呢？"
 LAB_QUERY = "ZK-0805 钻孔 Mo 品位"
-MAX_HEIGHT = 2400
 
 pytestmark = pytest.mark.skipif(screenshot_dir() is None,
                                 reason="set LOCALRAG_SCREENSHOTS=<folder> to take screenshots")
@@ -63,7 +71,7 @@ def test_screenshots_of_every_page(live_server, account, clean_tables):
                 # A screenshot of an error page would document nothing.
                 heading = driver.find_element(*css("main h1")).text
                 assert "Not Found" not in heading and "Server Error" not in heading, heading
-                _save(driver, folder / f"{name}-{label}.png", size=size)
+                screenshot_save(driver, folder / f"{name}-{label}.png", size=size)
 
             driver.get(f"{live_server.url}/workbench/login/")
             shot("login")
@@ -120,23 +128,6 @@ def test_screenshots_of_every_page(live_server, account, clean_tables):
         driver.find_element(*css("#ask-submit")).click()
         wait(driver, EC.presence_of_element_located(css('#answer article[data-look="answer"]')))
         assert driver.find_element(*css("main h1")).text == "提问"
-        _save(driver, folder / "ask-zh-desktop.png", size=DESKTOP)
+        screenshot_save(driver, folder / "ask-zh-desktop.png", size=DESKTOP)
     finally:
         driver.quit()
-
-
-def _save(driver, path, *, size: tuple[int, int]) -> None:
-    """The whole page (up to MAX_HEIGHT), as a palette PNG to keep the repository small."""
-    from PIL import Image
-
-    width = size[0]
-    # Back to the base size first: a page is never shorter than the window it is measured in.
-    driver.set_window_size(*size)
-    height = driver.execute_script("return document.documentElement.scrollHeight;")
-    chrome_extra = driver.execute_script("return window.outerHeight - window.innerHeight;")
-    driver.set_window_size(width, min(MAX_HEIGHT, height) + chrome_extra)
-    driver.execute_script("window.scrollTo(0, 0);")
-    driver.save_screenshot(str(path))
-    with Image.open(path) as image:
-        image.convert("RGB").quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(
-            path, optimize=True)

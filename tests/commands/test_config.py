@@ -1,5 +1,5 @@
-"""`rag config [--json]` and the `rag` entry point: what is shown, what is never shown, exit
-codes."""
+"""`rag config [--json]`, `rag config --create-env` and the `rag` entry point: what is shown, what
+is never shown, what is written, exit codes."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from django.core.management import call_command
 
 from tests.embeddings.test_local_status import _model_files
@@ -100,3 +101,58 @@ def test_installed_rag_script_works_from_any_folder(tmp_path: Path):
                             env=_clean_env(), capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["variables"]["EMBEDDING_PROVIDER"]["value"] == "fake"
+
+
+def _project(tmp_path: Path) -> Path:
+    """A project folder of its own: the checkout's pyproject.toml and .env.sample."""
+    for name in ("pyproject.toml", ".env.sample"):
+        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+    return tmp_path
+
+
+def test_create_env_makes_a_first_env_from_the_sample(tmp_path: Path):
+    project = _project(tmp_path)
+    result = _rag_config("config", "--create-env", "LLM_PROVIDER=extractive", env=_clean_env(),
+                         cwd=project)
+    assert result.returncode == 0, result.stderr
+    env_file = project / ".env"
+    assert f"created {env_file} from .env.sample with LLM_PROVIDER=extractive" in result.stdout
+    assert env_file.stat().st_mode & 0o777 == 0o600
+    sample = (project / ".env.sample").read_text()
+    assert "\nLLM_PROVIDER=fake\n" in sample
+    assert env_file.read_text() == sample.replace("\nLLM_PROVIDER=fake\n",
+                                                  "\nLLM_PROVIDER=extractive\n")
+    shown = _rag_config("config", "--json", env=_clean_env(), cwd=project)
+    assert json.loads(shown.stdout)["variables"]["LLM_PROVIDER"] == {"value": "extractive",
+                                                                     "source": ".env"}
+
+
+def test_create_env_leaves_an_existing_env_as_it_is(tmp_path: Path):
+    project = _project(tmp_path)
+    env_file = project / ".env"
+    env_file.write_text("LLM_PROVIDER=fake\nRAG_TOP_K=4\n")
+    env_file.chmod(0o640)
+    result = _rag_config("config", "--create-env", "LLM_PROVIDER=extractive", env=_clean_env(),
+                         cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert f"{env_file} exists; left as it is" in result.stdout
+    assert env_file.read_text() == "LLM_PROVIDER=fake\nRAG_TOP_K=4\n"
+    assert env_file.stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.parametrize(("assignment", "named"), [("NOT_A_SETTING=1", "NOT_A_SETTING"),
+                                                   ("LLM_PROVIDER=bogus", "LLM_PROVIDER"),
+                                                   ("LLM_PROVIDER", "NAME=VALUE")])
+def test_create_env_refuses_what_no_setting_takes(tmp_path: Path, assignment: str, named: str):
+    project = _project(tmp_path)
+    result = _rag_config("config", "--create-env", assignment, env=_clean_env(), cwd=project)
+    assert result.returncode == 2 and named in result.stderr
+    assert not (project / ".env").exists()
+
+
+def test_make_demo_makes_its_env_with_the_extractive_answerer_first():
+    recipe = (ROOT / "Makefile").read_text().split("\ndemo:", 1)[1].split("\n\n", 1)[0]
+    steps = [line.strip() for line in recipe.splitlines()[1:]]
+    assert steps[0] == "$(RAG) config --create-env LLM_PROVIDER=extractive"
+    assert steps[1] == "$(RAG) pg start"
+    assert not any(".env.sample" in step for step in steps)

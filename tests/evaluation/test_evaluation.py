@@ -148,6 +148,40 @@ def test_expected_pages_must_be_pages_of_an_expected_source(tmp_path: Path, extr
         questions_load(path=path)
 
 
+# ---- answer_contains -----------------------------------------------------------------------
+
+
+def test_answer_spans_are_loaded_optional_and_copied_from_the_vault():
+    questions = questions_load(path=QUESTIONS)
+    answerable = [q for q in questions if q.expected_mode == "rag"]
+    assert all(q.answer_contains for q in answerable)
+    assert all(q.answer_contains == [] for q in questions if q.expected_mode == "no_answer")
+    vault = "".join(path.read_text(encoding="utf-8")
+                    for path in (ROOT / "samples" / "acme-vault").rglob("*.md"))
+    unmarked = vault.replace("*", "").replace("`", "")
+    for question in answerable:
+        for span in question.answer_contains:
+            assert span in unmarked, (question.id, span)
+
+
+@pytest.mark.parametrize("spans", ["just a string", "[1, 2]", "['']", "[" + "x, " * 11 + "]",
+                                   "['" + "x" * 201 + "']"])
+def test_answer_spans_must_be_a_short_list_of_strings(tmp_path: Path, spans: str):
+    path = tmp_path / "q.yaml"
+    path.write_text("questions:\n  - id: a\n    question: x\n    expected_sources: [n.md]\n"
+                    f"    expected_mode: rag\n    answer_contains: {spans}\n", encoding="utf-8")
+    with pytest.raises(InvalidRequest, match="answer_contains must be a list"):
+        questions_load(path=path)
+
+
+def test_answer_spans_need_an_answerable_question(tmp_path: Path):
+    path = tmp_path / "q.yaml"
+    path.write_text("questions:\n  - id: a\n    question: x\n    expected_mode: no_answer\n"
+                    "    answer_contains: [Paris]\n", encoding="utf-8")
+    with pytest.raises(InvalidRequest, match="answer_contains needs expected_mode rag"):
+        questions_load(path=path)
+
+
 def test_page_hit_when_the_span_contains_an_expected_page():
     result = score(paged_question([3]), hit(REPORT, 1, 2), hit(REPORT, 2, 4), hit(REPORT, 3, 3))
     assert result.page_hit_rank == 2

@@ -55,7 +55,8 @@ def test_a_reader_gets_an_answer_with_source_cards(reader, sample_index):
     cards = re.findall(r'<li class="source-card" id="source-(\d+)">', html)
     assert cards and cards[0] == "1"
     # A card's link opens its source at its quote when it has one.
-    chunk_links = re.findall(r'href="/workbench/chunks/(\d+)/(?:\?[^"]*)?"', html)
+    chunk_links = re.findall(r'class="card-title" href="/workbench/chunks/(\d+)/(?:\?[^"]*)?"',
+                             html)
     assert len(chunk_links) == len(cards)
     start = html.index('id="source-1"')
     first_card = html[start:html.index("</li>", start)]

@@ -64,6 +64,48 @@ def test_a_quote_over_two_chunks_is_shown_in_the_first(run):
                              end=len(run[0].content))
 
 
+def named(chunk: Chunk, *, text: str, quote: str, holder: Chunk) -> dict:
+    """A card as a citation names its quote now: the block's offsets, and the chunk holding
+    the quote with the quote's offsets into that chunk's own text."""
+    local = holder.content.index(quote)
+    return {**card(chunk, text=text, quote=quote), "quote_raw": quote,
+            "quote_chunk_index": holder.chunk_index, "quote_chunk_start": local,
+            "quote_chunk_end": local + len(quote)}
+
+
+def test_a_quote_opens_in_the_chunk_its_citation_names(run, config_override):
+    # No run is searched (a run of one chunk at most): the citation's own place is enough.
+    config_override(rag_context_per_document=1, rag_context_neighbours=0)
+    text = "\n\n".join(chunk.content for chunk in run)
+    quote = run[2].content[-30:]
+    span = quote_spans([named(run[1], text=text, quote=quote, holder=run[2])])[1]
+    assert (span.chunk_id, run[2].content[span.start:span.end]) == (run[2].pk, quote)
+
+
+def test_a_plain_quote_is_found_by_its_raw_span(run):
+    # `quote` is the span's plain reading; the chunks hold `quote_raw`.
+    text = "\n\n".join(chunk.content for chunk in run)
+    raw = run[0].content[-30:]
+    shown = {**named(run[1], text=text, quote=raw, holder=run[0]), "quote": "plain reading"}
+    span = quote_spans([shown])[1]
+    assert (span.chunk_id, run[0].content[span.start:span.end]) == (run[0].pk, raw)
+    fallback = {**shown, "quote_chunk_index": None}
+    assert quote_spans([fallback])[1] == span
+
+
+def test_a_named_chunk_that_no_longer_reads_as_the_quote_falls_back_to_the_runs(run):
+    text = "\n\n".join(chunk.content for chunk in run)
+    quote = run[2].content[-30:]
+    stale = named(run[1], text=text, quote=quote, holder=run[2])
+    Chunk.objects.filter(pk=run[2].pk).update(content="Rewritten. " + run[2].content)
+    # The block's offsets still find it where the runs are what they were: nowhere here.
+    assert quote_spans([stale]) == {}
+    Chunk.objects.filter(pk=run[2].pk).update(content=run[2].content)
+    moved = {**stale, "quote_chunk_index": 0}  # names a chunk that does not hold it
+    span = quote_spans([moved])[1]
+    assert (span.chunk_id, run[2].content[span.start:span.end]) == (run[2].pk, quote)
+
+
 def test_a_run_longer_than_rag_context_per_document_is_not_searched(run, config_override):
     # A run holds per_document kept chunks and their neighbours: 2 × (1 + 2 × 0) here.
     config_override(rag_context_per_document=2, rag_context_neighbours=0)

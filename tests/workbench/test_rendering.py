@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.rendering import answer_html, excerpt_html
+from workbench.rendering import WikiLink, answer_html, excerpt_html, quote_html, wikilinks_in
 
 
 def render(text: str, citations: int = 0) -> str:
@@ -87,3 +87,44 @@ def test_a_long_excerpt_is_cut_at_a_space_and_says_so():
 def test_other_formats_stay_plain_escaped_text_on_one_line():
     html = card("# Not a heading\n**kept as typed** <b>x</b>", markdown=False)
     assert html == "<p># Not a heading **kept as typed** &lt;b&gt;x&lt;/b&gt;</p>"
+
+
+# Wikilinks and quotes.
+
+LINKS = {WikiLink("Data Handling Policy"): "/workbench/chunks/8/",
+         WikiLink("Atlas CRM", "Pricing"): "/workbench/chunks/12/",
+         WikiLink("javascript:alert(1)"): "javascript:alert(1)",
+         WikiLink("Elsewhere"): "//evil.example/"}
+
+
+@pytest.mark.parametrize("text, html", [
+    ("[[Data Handling Policy]]", '<a class="wikilink" href="/workbench/chunks/8/">'
+                                 "Data Handling Policy</a>"),
+    ("[[Atlas CRM#Pricing|价格]]", '<a class="wikilink" href="/workbench/chunks/12/">价格</a>'),
+    ("[[Data Handling Policy|the <b>policy</b>]]",
+     '<a class="wikilink" href="/workbench/chunks/8/">the &lt;b&gt;policy&lt;/b&gt;</a>'),
+    ("[[No Such Note]]", "No Such Note"),
+    ("[[Atlas CRM]]", "Atlas CRM"),  # resolved only with the heading it was written with
+    ("[[javascript:alert(1)]]", "javascript:alert(1)"),
+    ("[[Elsewhere|x]]", "x"),
+    ("`[[Data Handling Policy]]`", "<code>[[Data Handling Policy]]</code>"),
+])
+def test_a_wikilink_links_only_to_the_source_view_the_page_resolved(text, html):
+    assert render_linked(text) == f"<p>{html}</p>"
+    assert str(quote_html(text, links=LINKS)) == html
+
+
+def render_linked(text: str) -> str:
+    return str(answer_html(text, citation_count=0, links=LINKS)).strip()
+
+
+def test_a_quote_renders_bold_and_code_inline_and_markup_as_text():
+    assert str(quote_html("**P2（High）**：用 `rag ask`。<script>alert(1)</script>")) == (
+        "<strong>P2（High）</strong>：用 <code>rag ask</code>。"
+        "&lt;script&gt;alert(1)&lt;/script&gt;")
+
+
+def test_the_wikilinks_of_a_text_are_found_outside_code_once_each():
+    text = ("[[A]] and [[B#H|b]] `[[C]]` [[A]]\n\n```\n[[D]]\n```\n\n| x | y |\n| --- | --- |\n"
+            "| [[E\\|e]] | 1 |")
+    assert wikilinks_in(text) == [WikiLink("A"), WikiLink("B", "H"), WikiLink("E")]

@@ -11,6 +11,7 @@ from typing import Any
 from django.template.loader import render_to_string
 
 from answering.modes import MODE_NO_ANSWER
+from answering.quote_places import PLACE_FIELDS, QUOTE_FIELDS
 from answering.services import AskPlan
 from answering.streaming import RecordedEvents
 from core.errors import LocalRagError
@@ -19,9 +20,10 @@ from parsing.formats import format_name
 from traces.recording import Trace, measured_of, trace_record
 from workbench.answer_texts import error_text, no_answer_localised, notice_cause
 from workbench.models import Feedback
-from workbench.pages.quotes import QUOTE_FIELDS, quoted_cards
+from workbench.pages.quotes import quoted_cards
 from workbench.pages.sources import document_title
-from workbench.rendering import answer_html, excerpt_html
+from workbench.pages.wikilinks import linked_answer
+from workbench.rendering import WikiLink, answer_html, excerpt_html
 
 EXCERPT_CHARS = 320
 _CHUNK_FIELDS = ("id", "content", "content_hash", "document__title", "document__original_name",
@@ -48,6 +50,8 @@ class AnswerView:
     feedback: dict[str, Any] | None = None
     # The prefix of its source cards' ids (`source-1`, ...), unique among the page's answers.
     anchor: str = "source-"
+    # The source view of each note the answer's wikilinks name (workbench/pages/wikilinks.py).
+    links: dict[WikiLink, str] = field(default_factory=dict)
 
     @property
     def look(self) -> str:
@@ -84,15 +88,14 @@ def citation_cards(citations: Sequence[dict[str, Any]], chunk_ids: Sequence[int 
                  if row else citation["source"])
         cards.append({**citation, "number": number, "chunk_id": chunk_id if row else None,
                       "title": title,
-                      "excerpt": _card_excerpt(row)})
+                      "excerpt": card_excerpt(row["content"], row["document__relative_path"])
+                      if row else ""})
     return cards
 
 
-def _card_excerpt(row: dict[str, Any] | None) -> str:
-    if row is None:
-        return ""
-    return excerpt_html(row["content"], limit=EXCERPT_CHARS,
-                        markdown=format_name(row["document__relative_path"]) == "markdown")
+def card_excerpt(content: str, path: str) -> str:
+    """What a card shows of a chunk's `content`, of a document at `path`."""
+    return excerpt_html(content, limit=EXCERPT_CHARS, markdown=format_name(path) == "markdown")
 
 
 def plan_cards(plan: AskPlan) -> list[dict[str, Any]]:
@@ -135,8 +138,10 @@ def answer_progress(events: Iterable[tuple[str, dict]], view: AnswerView, *,
         elif name == "citations":
             view.removed = data["invalid_citations_removed"]
             view.unsupported = data.get("unsupported_citations", 0)
-            # The quotes come with the answer's end, after the cards were made.
-            view.citations = [{**card, **{key: citation.get(key) for key in QUOTE_FIELDS}}
+            # The quotes come with the answer's end, after the cards were made, and with them
+            # the heading path and pages of the chunk each quote lies in.
+            view.citations = [{**card, **{key: citation.get(key, card.get(key))
+                                          for key in (*PLACE_FIELDS, *QUOTE_FIELDS)}}
                               for card, citation in zip(view.citations, data["citations"],
                                                         strict=False)]
         elif name == "done":
@@ -145,8 +150,10 @@ def answer_progress(events: Iterable[tuple[str, dict]], view: AnswerView, *,
         elif name == "error":
             view.error = data["error"]
     view.text = "".join(pieces)
-    view.citations = quoted_cards(view.citations, answer=view.text,
-                                  checked=view.look == "answer")
+    view.citations, view.links = linked_answer(
+        quoted_cards(view.citations, answer=view.text, checked=view.look == "answer",
+                     excerpt=card_excerpt),
+        answer=view.text)
 
 
 def answer_error(exc: LocalRagError, *, trace_id: str | None) -> AnswerView:
@@ -179,7 +186,7 @@ def answer_context(view: AnswerView) -> dict[str, Any]:
         "answer_html": (answer_html(text, citation_count=len(view.citations),
                                     anchor=view.anchor,
                                     unverified={card["number"] for card in view.citations
-                                                if card.get("unverified")})
+                                                if card.get("unverified")}, links=view.links)
                         if view.text and view.text != notice_text else ""),
         "error_types": Feedback.ERROR_TYPES,
     }

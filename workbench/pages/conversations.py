@@ -24,11 +24,13 @@ from workbench.pages.ask import (
     AnswerView,
     answer_fragment,
     answer_progress,
+    card_excerpt,
     chunk_rows,
     citation_cards,
     plan_cards,
 )
 from workbench.pages.quotes import quoted_cards
+from workbench.pages.wikilinks import linked_answer
 
 ASIDE_LIMIT = 12  # conversations listed beside the Ask page and a thread
 LIST_PAGE_SIZE = 50
@@ -105,7 +107,10 @@ def stored_answer(message: Message, rows: dict[int, dict[str, Any]]) -> AnswerVi
                       citations=cards, trace_id=message.trace_id or None, notice=message.notice,
                       message_id=message.pk, feedback=feedback,
                       anchor=message_anchor(message.pk))
-    view.citations = quoted_cards(cards, answer=message.text, checked=view.look == "answer")
+    view.citations, view.links = linked_answer(
+        quoted_cards(cards, answer=message.text, checked=view.look == "answer",
+                     excerpt=card_excerpt),
+        answer=message.text)
     view.unsupported = message.unsupported_citations
     return view
 

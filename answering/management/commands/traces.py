@@ -17,6 +17,7 @@ from answering.replay import trace_report
 from core.commands import RagCommand
 from core.config import get_config
 from core.errors import EXIT_FAILURE
+from core.output import page_span_label
 from traces.recording import traces_prune
 from traces.selectors import traces_stats
 
@@ -100,7 +101,9 @@ class Command(RagCommand):
                                for chunk in chunks)
             score = f" score {entry['score']:.4f}" if "score" in entry else ""
             cut = " truncated" if entry.get("truncated") else ""
-            write(f"  [{number}] {entry.get('source', '?')}{score}{cut}: chunks {listed}")
+            quoted = (f"; quote in chunk {entry['quote_chunk_id']}"
+                      if entry.get("quote_chunk_id") is not None else "")
+            write(f"  [{number}] {entry.get('source', '?')}{score}{cut}: chunks {listed}{quoted}")
         for name in ("question", "answer"):
             if trace[name] is not None:
                 write(f"{name}:\n{trace[name]}")
@@ -124,6 +127,13 @@ class Command(RagCommand):
         for block in replay["blocks"]:
             changes = f": {'; '.join(block['changes'])}" if block["changes"] else ""
             write(f"  [{block['number']}] {block['status']:<9} {block['source']}{changes}")
+            citation = block.get("citation") or {}
+            if citation.get("quote") is not None:
+                place = " › ".join(citation["heading_path"]) or "-"
+                pages = page_span_label(page_start=citation["page_start"],
+                                        page_end=citation["page_end"])
+                write(f"      quote (chunk {citation['quote_chunk_index']}, {place}"
+                      f"{', ' + pages if pages else ''}): {citation['quote']}")
 
 
 def _pairs(values: dict[str, Any]) -> str:
