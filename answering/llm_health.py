@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from answering.llm import LLMConfigMissing, llm_config_check
+from answering.llm import LLMConfigMissing, llm_config_check, llm_model_name
 from answering.llm_probe import (
     ProbeFailed,
     ProbeTarget,
@@ -71,6 +71,8 @@ def llm_health_probe(*, config: Config, timeout_seconds: float) -> LLMHealth:
     """The LLM's health now, probed live (not cached)."""
     provider, model = config.llm_provider, config.llm_model
     if provider != "openai-compatible":
+        # The answerer's own name (the extractive one's version), as traces give it.
+        model = llm_model_name(config=config).removeprefix(f"{provider}/")
         return LLMHealth(provider=provider, model=model, status="local")
     checked_at = datetime.now(UTC)
     try:

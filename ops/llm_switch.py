@@ -259,7 +259,7 @@ def llm_status(*, config: Config, timeout_seconds: float | None = None) -> LLMSt
                               timeout_seconds=timeout_seconds or config.llm_timeout_seconds)
     source = config.sources.get("LLM_API_KEY") if config.llm_api_key else None
     return LLMStatusReport(
-        provider=config.llm_provider, base_url=config.llm_base_url, model=config.llm_model,
+        provider=config.llm_provider, base_url=config.llm_base_url, model=health.model,
         key_set=bool(config.llm_api_key), key_needed=remote and llm_key_needed(config=config),
         key_from=llm_key_label(config) or (f"${config.llm_api_key_env}"
                                            if config.llm_api_key_env else ""),

@@ -139,3 +139,13 @@ def test_the_rag_command_switches_then_reports_without_ever_printing_the_key(
     body = json.loads(status.stdout)
     assert body["provider"] == "openai-compatible" and body["model"] == "qwen2.5:0.5b"
     assert body["key"]["from"] == "$MY_LLM_KEY" and body["server"]["status"] == "up"
+
+
+def test_the_extractive_answerer_is_local_and_named_by_its_version(llm_env_file: EnvLoader):
+    from answering.extractive import EXTRACTIVE_MODEL
+
+    llm_env_file("LLM_PROVIDER=extractive\n")
+    code, out, _ = rag("llm", "status")
+    assert code == 0
+    assert out.splitlines() == ["provider: extractive (runs in this process: local, no probe)",
+                                f"model: {EXTRACTIVE_MODEL}"]
