@@ -32,7 +32,7 @@ from core.errors import LocalRagError
 from core.http_client import OpenAICompatibleHTTP, UpstreamService, upstream_malformed
 from core.http_deadlines import Deadline
 from core.http_retries import RetryableFailure, retry_wait
-from embeddings.outbound import outbound_record
+from embeddings.outbound import endpoint_is_local, outbound_record
 from knowledge.outbound import outbound_check
 
 logger = logging.getLogger("localrag.llm")
@@ -82,11 +82,32 @@ def llm_config_check(*, config: Config) -> None:
         return
     required = {"LLM_BASE_URL": config.llm_base_url, "LLM_API_KEY": config.llm_api_key,
                 "LLM_MODEL": config.llm_model}
+    if not llm_key_needed(config=config):
+        del required["LLM_API_KEY"]
     missing = [name for name, value in required.items() if not value]
     if missing:
+        hint = _key_hint(config) if "LLM_API_KEY" in missing else ""
         raise LLMConfigMissing(
-            f"LLM_PROVIDER=openai-compatible needs {', '.join(missing)} to be set",
+            f"LLM_PROVIDER=openai-compatible needs {', '.join(missing)} to be set{hint}",
             details={"missing": missing})
+
+
+def llm_key_needed(*, config: Config) -> bool:
+    """Whether the LLM server needs a key: always, unless LLM_API_KEY_REQUIRED=false says it
+    takes none and it is on this machine (a key that could be left out elsewhere is never
+    assumed: a server outside answers everyone who reaches it)."""
+    return config.llm_api_key_required or not endpoint_is_local(config.llm_base_url,
+                                                                config=config)
+
+
+def _key_hint(config: Config) -> str:
+    if config.llm_api_key_env:
+        return f" ({config.llm_api_key_env}, which LLM_API_KEY_ENV names, is not set)"
+    if not config.llm_api_key_required:
+        return (" (LLM_API_KEY_REQUIRED=false is for a server on this machine, whose host is in "
+                "RAG_OUTBOUND_LOCAL_HOSTS)")
+    return (" (or LLM_API_KEY_ENV / LLM_API_KEY_FILE; for a server on this machine that takes "
+            "no key, LLM_API_KEY_REQUIRED=false)")
 
 
 def llm_outbound_check(*, config: Config, what: str, knowledge_bases: Iterable[str] = (),
@@ -206,12 +227,15 @@ class OpenAICompatibleClient(OpenAICompatibleHTTP):
 
     def __init__(self, *, base_url: str, model: str, api_key: str, timeout_seconds: float,
                  stream_max_seconds: float = 300.0, max_retries: int = 2,
-                 max_response_bytes: int = 2 * 1024 * 1024) -> None:
+                 max_response_bytes: int = 2 * 1024 * 1024,
+                 max_tokens: int | None = None) -> None:
         super().__init__(url=f"{base_url.rstrip('/')}/chat/completions", model=model,
                          api_key=api_key, timeout_seconds=timeout_seconds,
                          max_retries=max_retries, max_response_bytes=max_response_bytes,
                          logger=logger)
         self.stream_max_seconds = stream_max_seconds
+        # None: the model's own limit (answers); a probe (answering/llm_probe.py) asks for a few.
+        self.max_tokens = max_tokens
         self.last_usage: TokenUsage | None = None
 
     def complete(self, *, messages: Messages) -> str:
@@ -283,6 +307,8 @@ class OpenAICompatibleClient(OpenAICompatibleHTTP):
 
     def _body(self, *, messages: Messages, stream: bool) -> dict[str, Any]:
         body = {"model": self.model, "messages": messages, "temperature": 0, "stream": stream}
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
         if stream and stream_usage_wanted(url=self.url, model=self.model):
             body["stream_options"] = dict(STREAM_USAGE_OPTIONS)
         return body

@@ -27,6 +27,7 @@ from core.config_parse import (
     one_of,
 )
 from core.embedding_providers import EMBEDDING_PROVIDERS, EmbeddingProviderFacts
+from core.key_refs import key_file_path, key_file_read, key_references_resolve, key_variable_read
 from core.settings_table import (
     EMBEDDING_DIM,  # noqa: F401
     MAX_TEXT_CHARS,  # noqa: F401
@@ -91,7 +92,10 @@ class Config:
     llm_provider: str
     llm_base_url: str
     llm_model: str
-    llm_api_key: str = field(repr=False)
+    llm_api_key: str = field(repr=False)  # also when given by reference (core/key_refs.py)
+    llm_api_key_env: str  # the variable that holds the key, or ""
+    llm_api_key_file: str  # the file that holds the key, as written, or ""
+    llm_api_key_required: bool  # false: a server on this machine may take no key
     llm_timeout_seconds: float
     llm_stream_max_seconds: float
     llm_max_retries: int
@@ -246,6 +250,7 @@ def config_load(
             raw[name], sources[name] = str(file_values[name]).strip(), ".env"
         else:
             raw[name], sources[name] = setting.default, "default"
+    key_references_resolve(raw, sources, environ=environ, base=project_root or Path.cwd())
     config = _validate(raw, sources, project_root=project_root, env_file=env_file)
     return replace(config, trusted_network=environ.get(TRUSTED_NETWORK_VARIABLE) == "1")
 
@@ -262,6 +267,17 @@ def config_with(config: Config, **variables: str) -> Config:
                         {**config.sources, **{name: "override" for name in variables}},
                         project_root=config.project_root, env_file=config.env_file)
     return replace(checked, trusted_network=config.trusted_network)
+
+
+def key_reference_read(*, config: Config, setting: str, reference: str) -> str:
+    """The key a reference would give now, checked as at start-up: `reference` is the name of
+    an environment variable of this process (setting LLM_API_KEY_ENV) or a key file's path
+    (LLM_API_KEY_FILE, relative to the project root); "" for a variable that is not set. For
+    `rag llm use`, which tries a key before it writes the reference."""
+    if setting.endswith("_FILE"):
+        return key_file_read(key_file_path(reference, base=config.project_root or Path.cwd()),
+                             setting=setting)
+    return key_variable_read(setting=setting, variable=reference, environ=os.environ)
 
 
 def _validate(raw: dict[str, str], sources: dict[str, str], *, project_root: Path | None,

@@ -8,6 +8,7 @@ beside the setting. Rules that involve several settings are functions in core/co
 from __future__ import annotations
 
 import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from core.errors import LocalRagError
 T = TypeVar("T")
 
 _TRUE = {"1", "true", "yes", "on"}
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FALSE = {"0", "false", "no", "off"}
 
 
@@ -167,6 +169,24 @@ class HeaderText(Parser[str]):
                               "(non-ASCII or control characters); check how it was copied",
                               variable=name)
         return text.strip() if self.strip else text
+
+
+@dataclass(frozen=True)
+class VariableName(Parser[str]):
+    """The name of an environment variable, other than the `refused` ones."""
+
+    refused: tuple[str, ...] = ()
+
+    def parse(self, name: str, text: str, *, base: Path) -> str:
+        value = text.strip()
+        # The text is not quoted back: a key pasted here by mistake must not reach a message.
+        if value and not _VARIABLE_NAME.fullmatch(value):
+            raise ConfigError(f"{name} must be the name of an environment variable (letters, "
+                              "digits and _), not the key itself", variable=name)
+        if value in self.refused:
+            raise ConfigError(f"{name} names {value}, which is read as it is: set {value} "
+                              "itself, or name another variable", variable=name)
+        return value
 
 
 @dataclass(frozen=True)

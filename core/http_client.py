@@ -101,15 +101,25 @@ class OpenAICompatibleHTTP:
             self.status_check(response)
             return b"".join(self.body_chunks(response, deadline=deadline))
 
+    def get_read(self, *, deadline: Deadline) -> bytes:
+        """One GET of the endpoint (a list of models): the whole answer's bytes, once its status
+        is a success."""
+        with self.exchange(None, deadline=deadline) as response:
+            self.status_check(response)
+            return b"".join(self.body_chunks(response, deadline=deadline))
+
     @contextlib.contextmanager
-    def exchange(self, body: dict[str, Any], *, deadline: Deadline) -> Iterator[httpx.Response]:
-        """One POST of `body`, its response open (status not checked yet) for the block; every
-        httpx error, also one raised while the block reads, becomes the service's own."""
+    def exchange(self, body: dict[str, Any] | None, *,
+                 deadline: Deadline) -> Iterator[httpx.Response]:
+        """One POST of `body` (a GET without one), its response open (status not checked yet)
+        for the block; every httpx error, also one raised while the block reads, becomes the
+        service's own."""
+        method = "GET" if body is None else "POST"
         try:
             with httpx.Client(transport=deadline_transport(deadline=deadline),
                               timeout=httpx.Timeout(self.timeout_seconds),
                               trust_env=False) as client, client.stream(
-                    "POST", self.url, headers=self._headers(), json=body) as response:
+                    method, self.url, headers=self._headers(), json=body) as response:
                 yield response
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise self._translate(exc, deadline=deadline) from None

@@ -33,6 +33,7 @@ from core.config_parse import (
     Parser,
     SigningKey,
     Text,
+    VariableName,
 )
 
 EMBEDDING_DIM = 1024  # the schema stores vector(1024)
@@ -152,6 +153,13 @@ SETTINGS: tuple[Setting, ...] = (
     _S("LLM_BASE_URL", "", Text(), "openai-compatible: the server's base URL."),
     _S("LLM_MODEL", "", Text(), "openai-compatible: the model.", sample="fake-local"),
     _S("LLM_API_KEY", "", HeaderText(), "openai-compatible: the bearer token.", secret=True),
+    # The key by reference, resolved as the configuration loads (core/key_refs.py).
+    _S("LLM_API_KEY_ENV", "", VariableName(refused=("LLM_API_KEY",)),
+       "Instead of LLM_API_KEY: the environment variable that holds the key."),
+    _S("LLM_API_KEY_FILE", "", Text(str.strip),
+       "Instead of LLM_API_KEY: a file only its owner may read that holds the key."),
+    _S("LLM_API_KEY_REQUIRED", "true", Flag(),
+       "false: a server on this machine that takes no key (RAG_OUTBOUND_LOCAL_HOSTS)."),
     _S("LLM_TIMEOUT_SECONDS", "30", POSITIVE,
        "Deadline of an answer; of a stream, the longest wait for text."),
     _S("LLM_STREAM_MAX_SECONDS", "300", POSITIVE, "A stream ends after this long in all."),

@@ -21,6 +21,10 @@ commands:
   db index [--status] [--drop] [--concurrently]
                            the HNSW vector index of the current embedding model
   config [--json]          print the resolved configuration and where each value came from
+  llm use URL|PRESET [--model M] [--key-env VAR|--key-file PATH|--no-key] [--dry-run]
+                           try an OpenAI-compatible server (presets: ollama, llamacpp, vllm,
+                           lmstudio, openai); if it answers, write it into .env
+  llm status [--json]      which model answers now, where its key comes from, whether it is up
   embeddings warmup        load (and on first use download) the local embedding model
   ingest [PATH] [--kb SLUG] [--json]
                            index a vault of notes, PDF, DOCX and TXT (default: VAULT_PATH);

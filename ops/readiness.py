@@ -4,7 +4,8 @@ and /health/ready (whether this installation can serve now, for a probe)."""
 from __future__ import annotations
 
 from access.callers import Scope
-from core.config import Config
+from answering.llm_health import llm_health
+from core.config import Config, endpoint_origin
 from core.db import db_errors_translated
 from core.errors import LocalRagError
 from core.replicas import replica_states
@@ -57,7 +58,11 @@ def health_report(*, config: Config, scope: Scope | None, admin: bool = False) -
     details["search_index"] = search_index_health(
         config=config, admin=admin,
         knowledge_base_ids=list(scope.knowledge_base_ids) if scope is not None else None)
+    # The LLM server's last probe (cached per process: answering/llm_health.py), or `local`.
+    details["llm"] = llm_health(config=config).as_dict()
     if admin:
+        if config.llm_provider == "openai-compatible":
+            details["llm"]["endpoint"] = endpoint_origin(config.llm_base_url)
         # Where text goes to be embedded (scheme://host:port; [] for a model run here): as on
         # the status page, for those who run the service; readers and probes learn no network.
         details["embedding_endpoints"] = embedding_endpoints(config=config)

@@ -41,6 +41,10 @@ LABELS = {
     "error": pgettext_lazy("status", "error"),
     "unavailable": pgettext_lazy("status", "unavailable"),
     "disabled": pgettext_lazy("status", "disabled"),
+    # The LLM server's last probe (answering/llm_health.py).
+    "up": pgettext_lazy("status", "up"),
+    "down": pgettext_lazy("status", "down"),
+    "local": pgettext_lazy("status", "local"),
     # A knowledge base's outbound policy (embeddings/outbound.py).
     "local-only": _("local only"),
     "allowed": pgettext_lazy("outbound", "may leave this machine"),

@@ -5,6 +5,7 @@ requests in turn (then `behaviour` again); every request is recorded in `stub.re
 
 Behaviours:
 - "json", "sse": a normal answer (`answer`, or `deltas` then `data: [DONE]`).
+- "auto": "sse" for a request with `stream: true`, else "json" (a working server).
 - "status:<code>": that status with a JSON error body and `Retry-After: <retry_after>` when
   `retry_after` is set ("0" by default, so retry tests do not sit out a backoff unless they ask).
 - "malformed_json", "missing_choices", "sse_malformed": broken answers.
@@ -22,6 +23,11 @@ Behaviours:
 `usage` (a dict, None by default) goes into the JSON answer and into the stream's trailing
 usage-only chunk, which otherwise carries only `total_tokens`. With `refuse_stream_options` a
 request that carries `stream_options` is answered 400 naming it, as strict servers do.
+
+`GET /v1/models` lists `models` (with `owned_by`), or as `models_behaviour` says: "json", "html"
+(a web page), "not_list" (JSON without `data`), "huge" (`huge_models` entries), "hang" (nothing
+for `hang_seconds`) or "status:<code>". With `required_key`, every request without
+`Authorization: Bearer <required_key>` is answered 401.
 
 The endless behaviours (drips, "sse_idle", "sse_slow") give up after `give_up_seconds`, so a
 client without a working deadline fails a test instead of hanging the run.
@@ -67,6 +73,11 @@ class StubOpenAI(ServedStub):
     refuse_stream_options: bool = False
     script: list[str] = field(default_factory=list)
     requests: list[RecordedRequest] = field(default_factory=list)
+    models: list[str] = field(default_factory=lambda: ["stub-model"])
+    models_owner: str = "stub-owner"
+    models_behaviour: str = "json"
+    huge_models: int = 50_000
+    required_key: str | None = None
 
     def __post_init__(self) -> None:
         self.serve(_handler_for(self))
@@ -86,6 +97,45 @@ class StubOpenAI(ServedStub):
 
 def _handler_for(stub: StubOpenAI) -> type[JsonHandler]:
     class Handler(JsonHandler):
+        def do_GET(self) -> None:
+            stub.requests.append(RecordedRequest(
+                method="GET", path=self.path,
+                headers={name.lower(): value for name, value in self.headers.items()},
+                body={}, received_at=time.monotonic()))
+            if not self._key_accepted():
+                return
+            behaviour = stub.models_behaviour
+            if self.path != "/v1/models":
+                self._send(404, b'{"error": {"message": "no such route"}}')
+            elif behaviour == "json":
+                self._send(200, json.dumps({"object": "list", "data": [
+                    {"id": model, "object": "model", "owned_by": stub.models_owner}
+                    for model in stub.models]}).encode())
+            elif behaviour == "html":
+                self._send(200, b"<!doctype html><html><body>Web UI</body></html>")
+            elif behaviour == "not_list":
+                self._send(200, b'{"models": "none"}')
+            elif behaviour == "huge":
+                entries = ",".join(f'{{"id": "model-{index}", "owned_by": "x"}}'
+                                   for index in range(stub.huge_models))
+                self._send(200, f'{{"data": [{entries}]}}'.encode())
+            elif behaviour == "hang":
+                stub.hang()
+                self._send(200, b'{"data": []}')
+            elif behaviour.startswith("status:"):
+                self._send(int(behaviour.split(":", 1)[1]),
+                           b'{"error": {"message": "scripted failure"}}')
+            else:
+                raise ValueError(f"unknown models behaviour {behaviour!r}")
+
+        def _key_accepted(self) -> bool:
+            if stub.required_key is None:
+                return True
+            if self.headers.get("Authorization") == f"Bearer {stub.required_key}":
+                return True
+            self._send(401, b'{"error": {"message": "invalid api key"}}')
+            return False
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
@@ -93,11 +143,15 @@ def _handler_for(stub: StubOpenAI) -> type[JsonHandler]:
                 method="POST", path=self.path,
                 headers={name.lower(): value for name, value in self.headers.items()},
                 body=json.loads(raw or b"{}"), received_at=time.monotonic()))
+            if not self._key_accepted():
+                return
             if stub.refuse_stream_options and "stream_options" in stub.requests[-1].body:
                 self._send(400, b'{"error": {"message": "Unrecognized request argument '
                                 b'supplied: stream_options"}}')
                 return
             behaviour = stub.next_behaviour()
+            if behaviour == "auto":
+                behaviour = "sse" if stub.requests[-1].body.get("stream") else "json"
             if behaviour.startswith("status:"):
                 code = int(behaviour.split(":", 1)[1])
                 extra = {"Retry-After": stub.retry_after} if stub.retry_after is not None else {}

@@ -199,3 +199,42 @@ def test_it_says_which_of_the_persons_bases_have_no_usable_search_index(person, 
         assert "Every knowledge base you read has a usable search index." in page
     finally:
         get_user_model().objects.filter(username__startswith="indexed-reader").delete()
+
+
+def test_the_llm_servers_last_probe_is_shown_from_the_cache(reader, person, db,
+                                                            config_override):
+    from answering.llm_health import llm_health_cache_clear
+    from tests.answering.stub_openai import StubOpenAI
+
+    llm_health_cache_clear()
+    with StubOpenAI() as stub:
+        stub.required_key = LLM_KEY
+        config_override(llm_provider="openai-compatible", llm_model="stub-model",
+                        llm_base_url=stub.base_url, llm_api_key=LLM_KEY)
+        html = reader.get("/workbench/status/").content.decode()
+        llm = re.search(r"<td>LLM</td>.*?</tr>", html, re.DOTALL).group(0)
+        probe = re.search(r'<td class="probe">(.*?)</td>', llm, re.DOTALL).group(1)
+        assert '<span class="status-ok">up</span>' in probe
+        assert re.search(r"</span> \d+ ms <span class=\"muted\">checked \d\d:\d\d:\d\d</span>",
+                         probe)
+        assert LLM_KEY not in html
+        # The page and /health after it read the cache: the server was asked once.
+        reader.get("/workbench/status/")
+        reader.get("/health")
+        assert [request.path for request in stub.requests] == ["/v1/models"]
+        stub.models = ["another-model"]
+        llm_health_cache_clear()
+        staff = person("ops-probe", grants={"default": "reader"}, staff=True)
+        html = staff.get("/workbench/status/").content.decode()
+        llm = re.search(r"<td>LLM</td>.*?</tr>", html, re.DOTALL).group(0)
+        assert "status-bad" in llm and "<code>llm_model_not_served</code>" in llm
+        assert "does not serve &#x27;stub-model&#x27;" in llm  # the reason, for staff
+    llm_health_cache_clear()
+
+
+def test_a_provider_of_this_process_is_local_without_a_probe(reader, db):
+    html = reader.get("/workbench/status/").content.decode()
+    llm = re.search(r"<td>LLM</td>.*?</tr>", html, re.DOTALL).group(0)
+    assert '<td class="probe"><span class="status-ok">local</span></td>' in llm
+    rerank = re.search(r"<td>rerank</td>.*?</tr>", html, re.DOTALL).group(0)
+    assert '<td class="probe">–</td>' in rerank

@@ -1,5 +1,6 @@
 """The status page's facts: /health's checks and counts for the person's knowledge bases, the
-providers in use (never a key: only whether one is set), and which vector search path runs.
+providers in use (never a key: only whether one is set) with the LLM server's last probe, and
+which vector search path runs.
 
 Each provider's readiness comes from its own family's status function (embedder_status,
 llm_config_check, reranker_status), so this page names no provider of its own."""
@@ -14,6 +15,7 @@ from django.utils.translation import gettext
 
 from access.callers import Caller
 from answering.llm import LLMConfigMissing, llm_config_check
+from answering.llm_health import LLMHealth, llm_health
 from core.config import Config, endpoint_origin
 from core.db import db_errors_translated, raw_connection
 from core.errors import LocalRagError
@@ -37,6 +39,8 @@ class Provider:
     status: str  # "ok" or a short reason
     endpoint: str = ""  # scheme://host:port only: paths and queries may carry keys
     key_set: bool | None = None  # None: the provider takes no key
+    # The server's last probe (cached: answering/llm_health.py); None: not probed here.
+    probe: LLMHealth | None = None
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,8 @@ def _providers(config: Config) -> list[Provider]:
     remote_llm = config.llm_provider == "openai-compatible"
     llm = Provider(role="LLM", name=config.llm_provider, model=config.llm_model, status=llm_status,
                    endpoint=_origin(config.llm_base_url) if remote_llm else "",
-                   key_set=bool(config.llm_api_key) if remote_llm else None)
+                   key_set=bool(config.llm_api_key) if remote_llm else None,
+                   probe=llm_health(config=config))
     spec = reranker_spec(config=config)
     rerank = Provider(role="rerank", name=config.rag_rerank,
                       model=config.rerank_model if "RERANK_MODEL" in spec.settings else "",
