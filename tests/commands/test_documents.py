@@ -46,7 +46,11 @@ def test_pages_reach_search_ask_and_the_cli(clean_tables, serve, run_cli, tmp_pa
     asked = httpx.post(f"{server.url}/ask", json={"question": QUESTION}, timeout=10).json()
     assert asked["mode"] == "rag"
     cited = asked["citations"][0]
-    assert (cited["source"], cited["page_start"], cited["page_end"]) == ("district.pdf", 3, 3)
+    # The three pages' chunks make one block, and a citation names the page of the sentence
+    # the answer quotes: the fake model quotes the block's first sentence, page 1's.
+    assert cited["quote"].startswith("Regional geology of the district")
+    assert (cited["source"], cited["heading_path"], cited["page_start"], cited["page_end"]) \
+        == ("district.pdf", ["1 Geology"], 1, 1)
 
     with httpx.stream("POST", f"{server.url}/ask/stream", json={"question": QUESTION},
                       timeout=10) as response:
@@ -57,4 +61,4 @@ def test_pages_reach_search_ask_and_the_cli(clean_tables, serve, run_cli, tmp_pa
     assert human.returncode == 0, human.stderr
     assert "[1] district.pdf › 3 Molybdenum, p. 3 (" in human.stdout
     answer = run_cli("ask", QUESTION)
-    assert "district.pdf › 3 Molybdenum, p. 3" in answer.stdout
+    assert "district.pdf › 1 Geology, p. 1" in answer.stdout
