@@ -2,9 +2,12 @@
 
 Every chunk belongs to exactly one section, so its heading_path is exact. A section over the target
 is cut into units (top-level Markdown blocks, then sentences, then token-sized windows), and the
-units are packed greedily; each continuation chunk repeats the tail of the one before it. Chunks
-are always exact slices of the section source, which lets wikilinks be read from the code-masked
-copy of the same slice. Each unit, overlap tail and finished chunk is tokenised once.
+units are packed greedily; each continuation chunk repeats the tail of the one before it. A table
+of more than TABLE_TARGET_TOKENS is cut apart from the text around it, into groups of whole rows
+that each repeat the table's head (parsing/tables.py). A chunk is an exact slice of the section
+source, or for a table's later chunks the head's slice followed by the rows' slice, which lets
+wikilinks be read from the code-masked copy of the same slices. Each unit, overlap tail and
+finished chunk is tokenised once.
 """
 
 from __future__ import annotations
@@ -12,12 +15,13 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from core.text_tokens import decode, encode, tokens_count
+from parsing import tables
 from parsing.formats.base import Block
 from parsing.formats.ocr import confidence_mean
 from parsing.markdown import ParsedNote, Section, wikilinks_extract
@@ -41,6 +45,9 @@ _SNAP_CHARS = 16
 _MAX_CHARS_PER_TOKEN = 8
 # Where a window or an overlap may start: after a line break, other whitespace, or CJK punctuation.
 _BREAK = re.compile(r"\s|[。！？；，、]")
+# Tokens a head and the text after it may count beyond the sum of their own counts, where the
+# tokenizer reads the line break between them together with what follows.
+_JOIN_SLACK = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,17 +75,41 @@ class _Unit:
     tokens: int
 
 
+class _Span(NamedTuple):
+    """One chunk as offsets into its source: source[head_start:head_end] + source[start:end]."""
+
+    start: int
+    end: int
+    tokens: int
+    head_start: int = 0
+    head_end: int = 0
+
+    def text(self, source: str) -> str:
+        return source[self.head_start:self.head_end] + source[self.start:self.end]
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    """A table cut into row groups: its head (caption, header and delimiter rows) is
+    source[head_start:rows_start], its rows source[rows_start:end]."""
+
+    head_start: int
+    rows_start: int
+    end: int
+    head_tokens: int
+
+
 def note_chunk(*, note: ParsedNote) -> list[ChunkDraft]:
     """Cut a parsed note into chunks of at most MAX_TOKENS, in document order."""
     drafts: list[ChunkDraft] = []
     for section in note.sections:
-        for start, end, tokens in _section_spans(section):
-            content = section.source[start:end]
-            links = wikilinks_extract(text=section.code_masked[start:end], mask_code=False)
+        for span in _section_spans(section):
+            content = span.text(section.source)
+            links = wikilinks_extract(text=span.text(section.code_masked), mask_code=False)
             content_hash = hashlib.sha256(content.encode("utf-8")).hexdigest()
             drafts.append(ChunkDraft(
                 chunk_index=len(drafts), content=content, heading_path=list(section.heading_path),
-                token_count=tokens, content_hash=content_hash, wikilinks=links.targets,
+                token_count=span.tokens, content_hash=content_hash, wikilinks=links.targets,
                 wikilink_aliases=links.aliases))
     return drafts
 
@@ -86,29 +117,32 @@ def note_chunk(*, note: ParsedNote) -> list[ChunkDraft]:
 def blocks_chunk(*, blocks: Sequence[Block],
                  ocr_confidence: Mapping[int, float] | None = None) -> list[ChunkDraft]:
     """Cut the blocks of a PDF, DOCX or TXT document into chunks, in order, by the same rules
-    as a note's sections (paragraphs or lines, then sentences, then windows); each chunk
-    records the pages its text comes from and, for pages read by OCR, the mean confidence."""
+    as a note's sections (paragraphs or lines, then sentences, then windows; a table block by
+    rows); each chunk records the pages its text comes from and, for pages read by OCR, the
+    mean confidence."""
     drafts: list[ChunkDraft] = []
-    for block in (part for whole in blocks for part in _page_groups(whole)):
-        if block.table:
-            source = block.text
-            spans = _bounded(source, *_trim(source, 0, len(source), keep_indent=False))
-        else:
+    # A table is not cut at page breaks: its pieces would lose the head they repeat.
+    for block in (part for whole in blocks
+                  for part in ([whole] if whole.table else _page_groups(whole))):
+        spans = _table_block_spans(block.text) if block.table else None
+        if spans is None:
             section = Section(heading_path=list(block.heading_path), level=0, line=1,
                               source=block.text, heading_source=block.text[:block.lead],
                               block_offsets=block.breaks, code_masked=block.text)
             spans = _section_spans(section)
-        for start, end, tokens in spans:
-            content = block.text[start:end]
+        for span in spans:
+            content = span.text(block.text)
             page_start = page_end = None
             facts = None
             if block.pages:
-                page_start = _page_at(block.pages, start)
-                page_end = _page_at(block.pages, end - 1)
+                # The pages of the chunk's own text; a repeated head is not its evidence.
+                page_start = _page_at(block.pages, span.start)
+                page_end = _page_at(block.pages, span.end - 1)
                 facts = _ocr_facts(ocr_confidence or {}, page_start, page_end)
             drafts.append(ChunkDraft(
                 chunk_index=len(drafts), content=content, heading_path=list(block.heading_path),
-                token_count=tokens, content_hash=hashlib.sha256(content.encode()).hexdigest(),
+                token_count=span.tokens,
+                content_hash=hashlib.sha256(content.encode()).hexdigest(),
                 wikilinks=[], wikilink_aliases={}, page_start=page_start, page_end=page_end,
                 facts=facts))
     return drafts
@@ -152,32 +186,143 @@ def _ocr_facts(confidence: Mapping[int, float], first: int, last: int) -> dict[s
     return {"ocr": True, "ocr_confidence": confidence_mean(scores)}
 
 
-def _section_spans(section: Section) -> list[tuple[int, int, int]]:
-    """(start, end, token count) of each chunk of one section, as offsets into its source."""
+def _section_spans(section: Section) -> list[_Span]:
+    """The chunks of one section, as offsets into its source."""
     source = section.source
     # A heading with no body of its own yields no chunk.
     if not section.body.strip():
         return []
-    start, end = _trim(source, 0, len(source), keep_indent=True)
-    tokens = tokens_count(source[start:end])
+    heading = bool(section.heading_source)
+    cut = _tables_to_cut(section)
+    if not cut:
+        return _prose_spans(source, 0, len(source), section.block_offsets, heading=heading)
+    spans: list[_Span] = []
+    position = 0
+    for table in cut:
+        lead_start, lead_end = _trim(source, position, table.head_start, keep_indent=True)
+        lead_tokens = tokens_count(source[lead_start:lead_end])
+        if lead_tokens > tables.TABLE_LEAD_MAX_TOKENS:
+            spans.extend(_prose_spans(source, position, table.head_start,
+                                      section.block_offsets, heading=heading and position == 0))
+            lead_start, lead_tokens = table.head_start, 0
+        spans.extend(_table_spans(source, table, lead_start=lead_start, lead_tokens=lead_tokens))
+        position = table.end
+    tail_start, tail_end = _trim(source, position, len(source), keep_indent=True)
+    if tail_start < tail_end:
+        last = spans[-1]
+        joined = tokens_count(last.text(source) + source[last.end:tail_end])
+        if tokens_count(source[tail_start:tail_end]) <= tables.TABLE_LEAD_MAX_TOKENS \
+                and joined <= MAX_TOKENS:
+            spans[-1] = last._replace(end=tail_end, tokens=joined)
+        else:
+            spans.extend(_prose_spans(source, position, len(source), section.block_offsets,
+                                      heading=False))
+    return spans
+
+
+def _prose_spans(source: str, start: int, end: int, offsets: Sequence[int], *,
+                 heading: bool) -> list[_Span]:
+    """The chunks of source[start:end], cut at `offsets` (block starts) where needed;
+    `heading`: it starts with the section's heading, which is never a chunk of its own."""
+    first, last = _trim(source, start, end, keep_indent=True)
+    if first >= last:
+        return []
+    tokens = tokens_count(source[first:last])
     if tokens <= TARGET_TOKENS:
-        return [(start, end, tokens)]
-    units = _units(source, (0, *section.block_offsets, len(source)))
-    if section.heading_source:
+        return [_Span(first, last, tokens)]
+    inner = offsets[bisect_right(offsets, start):bisect_left(offsets, end)]
+    units = _units(source, (start, *inner, end))
+    if heading:
         units = _heading_glued(units)
     groups = _rebalance(units, _pack(units))
     spans = []
-    previous_start = 0
-    for number, (first, last) in enumerate(groups):
-        own_start = units[first].start
+    previous_start = start
+    for number, (first_unit, last_unit) in enumerate(groups):
+        own_start = units[first_unit].start
         chunk_start = (own_start if number == 0
                        else _overlap_start(source, previous_start, own_start))
         previous_start = chunk_start
-        end = units[last - 1].end
+        chunk_end = units[last_unit - 1].end
         # A unit of nothing but whitespace would make a chunk that only repeats the overlap.
-        if not source[own_start:end].strip():
+        if not source[own_start:chunk_end].strip():
             continue
-        spans.extend(_bounded(source, *_trim(source, chunk_start, end, keep_indent=number == 0)))
+        spans.extend(_bounded(source, *_trim(source, chunk_start, chunk_end,
+                                             keep_indent=number == 0)))
+    return spans
+
+
+def _tables_to_cut(section: Section) -> list[_Table]:
+    """The section's top-level tables of more than TABLE_TARGET_TOKENS, in order."""
+    source, offsets = section.source, section.block_offsets
+    found = []
+    for index, kind in enumerate(section.block_types):
+        if kind != "table":
+            continue
+        start = offsets[index]
+        end = _trim(source, start, offsets[index + 1] if index + 1 < len(offsets)
+                    else len(source), keep_indent=True)[1]
+        if tokens_count(source[start:end]) <= tables.TABLE_TARGET_TOKENS:
+            continue
+        rows_start = tables.second_line_end(source, start, end)
+        head_start = start
+        if index and section.block_types[index - 1] == "paragraph" \
+                and tables.caption_is(source[offsets[index - 1]:start]):
+            head_start = offsets[index - 1]
+        found.append(_Table(head_start=head_start, rows_start=rows_start, end=end,
+                            head_tokens=tokens_count(source[head_start:rows_start])))
+    return found
+
+
+def _table_block_spans(text: str) -> list[_Span] | None:
+    """The chunks of a DOCX table block (parsing/formats/word.py: the caption, header and
+    delimiter rows, then the rows); None for a text that holds no table."""
+    rows_start = tables.head_end(text, 0, len(text))
+    start, end = _trim(text, 0, len(text), keep_indent=False)
+    if rows_start is None or start >= end:
+        return None
+    if tokens_count(text[start:end]) <= tables.TABLE_TARGET_TOKENS:
+        return _bounded(text, start, end)
+    table = _Table(head_start=start, rows_start=rows_start, end=end,
+                   head_tokens=tokens_count(text[start:rows_start]))
+    return _table_spans(text, table, lead_start=start, lead_tokens=0)
+
+
+def _table_spans(source: str, table: _Table, *, lead_start: int,
+                 lead_tokens: int) -> list[_Span]:
+    """A table's chunks: groups of whole rows, each after the table's head; the first one
+    starts at `lead_start` (the short text before the table that it takes along, else the
+    head) and holds the head where it is. A head too long to repeat is cut like text, and the
+    rows follow without it."""
+    head_start, head_end, head_tokens = table.head_start, table.rows_start, table.head_tokens
+    row_bounds = tables.rows(source, head_end, table.end)
+    if not row_bounds:  # a head alone
+        return _bounded(source, *_trim(source, lead_start, table.end, keep_indent=True))
+    spans: list[_Span] = []
+    first_start: int | None = lead_start
+    if head_tokens > tables.TABLE_HEAD_MAX_TOKENS:
+        spans.extend(_bounded(source, *_trim(source, lead_start, head_end, keep_indent=True)))
+        head_start, head_tokens, lead_tokens, first_start = head_end, 0, 0, None
+    # A row's count and its line break: the sum is close to the chunk's, which is counted last.
+    counts = [tokens_count(source[start:end]) + 1 for start, end in row_bounds]
+    # The lead takes room in the first chunk as if it were part of its first row.
+    groups = tables.row_groups([counts[0] + lead_tokens, *counts[1:]],
+                               budget=tables.rows_budget(head_tokens))
+    for number, group in enumerate(groups):
+        start, end = row_bounds[group[0]][0], row_bounds[group[-1]][1]
+        room = MAX_TOKENS - head_tokens - (lead_tokens if number == 0 else 0) - _JOIN_SLACK
+        pieces = [(start, end)]
+        if counts[group[0]] > room:  # one row longer than a chunk: windows of it
+            windows = _windows(source, start, end, counts[group[0]],
+                               target=min(room, TARGET_TOKENS))
+            pieces = [piece for piece in (_trim(source, unit.start, unit.end, keep_indent=False)
+                                          for unit in windows) if piece[0] < piece[1]]
+        for piece_start, piece_end in pieces:
+            if first_start is not None:
+                span = _Span(first_start, piece_end, 0)
+                first_start = None
+            else:
+                span = _Span(piece_start, piece_end, 0, head_start, head_end)
+            spans.append(span._replace(tokens=tokens_count(span.text(source))))
     return spans
 
 
@@ -218,10 +363,12 @@ def _sentences(source: str, start: int, end: int) -> list[tuple[int, int]]:
     return spans
 
 
-def _windows(source: str, start: int, end: int, tokens: int) -> list[_Unit]:
-    """Cut text without usable sentence breaks into windows of about equal token counts."""
+def _windows(source: str, start: int, end: int, tokens: int, *,
+             target: int = TARGET_TOKENS) -> list[_Unit]:
+    """Cut text without usable sentence breaks into windows of about equal token counts, at
+    most `target` each."""
     # Equal windows that leave room for the overlap avoid a tiny last window.
-    size = math.ceil(tokens / math.ceil(tokens / (TARGET_TOKENS - OVERLAP_TOKENS)))
+    size = math.ceil(tokens / math.ceil(tokens / (target - OVERLAP_TOKENS)))
     chars_per_token = (end - start) / tokens
     units = []
     position = start
@@ -231,7 +378,7 @@ def _windows(source: str, start: int, end: int, tokens: int) -> list[_Unit]:
             cut = _break_before(source, position + (cut - position) // 2, cut)
         count = tokens_count(source[position:cut])
         # The character estimate is an average; dense stretches (emoji, CJK) need a shorter cut.
-        while count > TARGET_TOKENS:
+        while count > target:
             cut = position + max(1, (cut - position) * size // count)
             count = tokens_count(source[position:cut])
         units.append(_Unit(position, cut, count))
@@ -312,11 +459,11 @@ def _trim(source: str, start: int, end: int, *, keep_indent: bool) -> tuple[int,
     return start, end
 
 
-def _bounded(source: str, start: int, end: int) -> list[tuple[int, int, int]]:
+def _bounded(source: str, start: int, end: int) -> list[_Span]:
     """The final token count, and a split into windows in the rare case it passes MAX_TOKENS."""
     tokens = tokens_count(source[start:end])
     if tokens <= MAX_TOKENS:
-        return [(start, end, tokens)]
+        return [_Span(start, end, tokens)]
     spans = []
     for unit in _windows(source, start, end, tokens):
         spans.extend(_bounded(source, *_trim(source, unit.start, unit.end, keep_indent=False)))
