@@ -10,14 +10,20 @@ holding the whole table, where each row weighs little in the lexical score and i
 Rows are kept whole. A row that alone passes what a chunk may hold beside the head is cut
 into windows, each again after the head. A head over TABLE_HEAD_MAX_TOKENS (a table of
 thousands of columns) is not repeated: such a table is cut like prose.
+
+parsing/chunking.py finds a note's tables to cut (`tables_to_cut`) and hands the text around
+them to the section's usual chunking; a DOCX table is a block of its own (`table_block_spans`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from core.text_tokens import tokens_count
+from parsing.markdown import Section
+from parsing.spans import MAX_TOKENS, TARGET_TOKENS, Span, bounded, trim, windows
 
 # The row groups of a cut table: tokens of one chunk, head included. Chosen on the dev split of
 # the WikiTableQuestions benchmark (bench/tables.py, docs/benchmarks.md).
@@ -35,6 +41,20 @@ TABLE_LEAD_MAX_TOKENS = 100
 _DELIMITER_ROW = re.compile(
     r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$", re.MULTILINE)
 _NOT_BLANK = re.compile(r"\S")
+# Tokens a head and the text after it may count beyond the sum of their own counts, where the
+# tokenizer reads the line break between them together with what follows.
+_JOIN_SLACK = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A table cut into row groups: its head (caption, header and delimiter rows) is
+    source[head_start:rows_start], its rows source[rows_start:end]."""
+
+    head_start: int
+    rows_start: int
+    end: int
+    head_tokens: int
 
 
 def head_end(text: str, start: int, end: int) -> int | None:
@@ -112,3 +132,76 @@ def rows_budget(head_tokens: int) -> int:
     below half the target, so that a long head still leaves each chunk a few rows and a table
     makes at most about twice as many chunks as its rows' tokens over the target."""
     return max(TABLE_TARGET_TOKENS - head_tokens, TABLE_TARGET_TOKENS // 2)
+
+
+def tables_to_cut(section: Section) -> list[Table]:
+    """The section's top-level tables of more than TABLE_TARGET_TOKENS, in order, each with
+    its caption when the block before it reads as one."""
+    source, offsets = section.source, section.block_offsets
+    found = []
+    for index, kind in enumerate(section.block_types):
+        if kind != "table":
+            continue
+        start = offsets[index]
+        end = trim(source, start, offsets[index + 1] if index + 1 < len(offsets)
+                   else len(source), keep_indent=True)[1]
+        if tokens_count(source[start:end]) <= TABLE_TARGET_TOKENS:
+            continue
+        rows_start = second_line_end(source, start, end)
+        head_start = start
+        if index and section.block_types[index - 1] == "paragraph" \
+                and caption_is(source[offsets[index - 1]:start]):
+            head_start = offsets[index - 1]
+        found.append(Table(head_start=head_start, rows_start=rows_start, end=end,
+                           head_tokens=tokens_count(source[head_start:rows_start])))
+    return found
+
+
+def table_block_spans(text: str) -> list[Span] | None:
+    """The chunks of a DOCX table block (parsing/formats/word.py: the caption, header and
+    delimiter rows, then the rows); None for a text that holds no table."""
+    rows_start = head_end(text, 0, len(text))
+    start, end = trim(text, 0, len(text), keep_indent=False)
+    if rows_start is None or start >= end:
+        return None
+    if tokens_count(text[start:end]) <= TABLE_TARGET_TOKENS:
+        return bounded(text, start, end)
+    table = Table(head_start=start, rows_start=rows_start, end=end,
+                  head_tokens=tokens_count(text[start:rows_start]))
+    return table_spans(text, table, lead_start=start, lead_tokens=0)
+
+
+def table_spans(source: str, table: Table, *, lead_start: int, lead_tokens: int) -> list[Span]:
+    """A table's chunks: groups of whole rows, each after the table's head; the first one
+    starts at `lead_start` (the short text before the table that it takes along, else the
+    head) and holds the head where it is. A head too long to repeat is cut like text, and the
+    rows follow without it."""
+    head_start, rows_start, head_tokens = table.head_start, table.rows_start, table.head_tokens
+    row_bounds = rows(source, rows_start, table.end)
+    if not row_bounds:  # a head alone
+        return bounded(source, *trim(source, lead_start, table.end, keep_indent=True))
+    spans: list[Span] = []
+    first_start: int | None = lead_start
+    if head_tokens > TABLE_HEAD_MAX_TOKENS:
+        spans.extend(bounded(source, *trim(source, lead_start, rows_start, keep_indent=True)))
+        head_start, head_tokens, lead_tokens, first_start = rows_start, 0, 0, None
+    # A row's count and its line break: the sum is close to the chunk's, which is counted last.
+    counts = [tokens_count(source[start:end]) + 1 for start, end in row_bounds]
+    # The lead takes room in the first chunk as if it were part of its first row.
+    groups = row_groups([counts[0] + lead_tokens, *counts[1:]], budget=rows_budget(head_tokens))
+    for number, group in enumerate(groups):
+        start, end = row_bounds[group[0]][0], row_bounds[group[-1]][1]
+        room = MAX_TOKENS - head_tokens - (lead_tokens if number == 0 else 0) - _JOIN_SLACK
+        pieces = [(start, end)]
+        if counts[group[0]] > room:  # one row longer than a chunk: windows of it
+            cuts = windows(source, start, end, counts[group[0]], target=min(room, TARGET_TOKENS))
+            pieces = [piece for piece in (trim(source, unit.start, unit.end, keep_indent=False)
+                                          for unit in cuts) if piece[0] < piece[1]]
+        for piece_start, piece_end in pieces:
+            if first_start is not None:
+                span = Span(first_start, piece_end, 0)
+                first_start = None
+            else:
+                span = Span(piece_start, piece_end, 0, head_start, rows_start)
+            spans.append(span._replace(tokens=tokens_count(span.text(source))))
+    return spans
