@@ -33,6 +33,7 @@ from knowledge import store_sql
 from knowledge.db_schema import index_connection
 from parsing.chunking import MAX_TOKENS, OVERLAP_TOKENS, TARGET_TOKENS, ChunkDraft
 from parsing.lexical import ANALYZER_VERSION, ChunkLexical, chunk_lexical_build
+from parsing.tables import TABLE_TARGET_TOKENS
 
 
 @dataclass(frozen=True)
@@ -191,8 +192,10 @@ def documents_write(*, vault_path: str, versions: Sequence[DocumentVersion],
                            refused=refused)
 
 
-# Bumped when a parser or the chunker changes what it makes from the same file.
-PARSER_VERSION = {"markdown": 1, "pdf": 1, "docx": 1, "txt": 1, "chunking": 1}
+# Bumped when a parser or the chunker changes what it makes from the same file (chunking 2:
+# tables cut by rows, each chunk repeating the table's head). A file whose content is unchanged
+# keeps the chunks it was stored with until it changes or is reindexed.
+PARSER_VERSION = {"markdown": 1, "pdf": 1, "docx": 1, "txt": 1, "chunking": 2}
 
 
 class VersionInvalid(ValueError):
@@ -203,7 +206,8 @@ class VersionInvalid(ValueError):
 def build_config(embedder: EmbeddingProvider) -> dict[str, Any]:
     """What builds a version: the parser and chunker settings and the embedding config."""
     return {"chunker": {"target_tokens": TARGET_TOKENS, "max_tokens": MAX_TOKENS,
-                        "overlap_tokens": OVERLAP_TOKENS},
+                        "overlap_tokens": OVERLAP_TOKENS,
+                        "table_target_tokens": TABLE_TARGET_TOKENS},
             "parsers": PARSER_VERSION,
             "embedding": {"provider": embedder.provider, "model": embedder.model,
                           "dim": embedder.dim}}

@@ -2,29 +2,39 @@
 
 Every chunk belongs to exactly one section, so its heading_path is exact. A section over the target
 is cut into units (top-level Markdown blocks, then sentences, then token-sized windows), and the
-units are packed greedily; each continuation chunk repeats the tail of the one before it. Chunks
-are always exact slices of the section source, which lets wikilinks be read from the code-masked
-copy of the same slice. Each unit, overlap tail and finished chunk is tokenised once.
+units are packed greedily; each continuation chunk repeats the tail of the one before it. A table
+of more than TABLE_TARGET_TOKENS is cut apart from the text around it, into groups of whole rows
+that each repeat the table's head (parsing/tables.py). A chunk is an exact slice of the section
+source, or for a table's later chunks the head's slice followed by the rows' slice, which lets
+wikilinks be read from the code-masked copy of the same slices. Each unit, overlap tail and
+finished chunk is tokenised once.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from core.text_tokens import decode, encode, tokens_count
+from parsing import tables
 from parsing.formats.base import Block
 from parsing.formats.ocr import confidence_mean
 from parsing.markdown import ParsedNote, Section, wikilinks_extract
+from parsing.spans import (
+    MAX_TOKENS,
+    OVERLAP_TOKENS,
+    TARGET_TOKENS,
+    Span,
+    Unit,
+    bounded,
+    trim,
+    windows,
+)
 
-TARGET_TOKENS = 800
-MAX_TOKENS = 1200
-OVERLAP_TOKENS = 80
 # A trailing chunk below this takes units from the chunk before it, when that keeps the order.
 MIN_TOKENS = 400
 # A PDF page with fewer tokens than this is nearly empty (a cover, a figure with its caption) and
@@ -33,19 +43,16 @@ MIN_TOKENS = 400
 PAGE_GROUP_MIN_TOKENS = 12
 
 _SENTENCE_END = re.compile(r"[.!?]+\s+|[。！？]+\s*")
-_LEADING_BLANK_LINES = re.compile(r"(?:[ \t]*\n)*")
-_LEADING_SPACE = re.compile(r"\s*")
 _SPACE = re.compile(r"\s+")
 _SNAP_CHARS = 16
 # Enough characters to hold OVERLAP_TOKENS tokens of ordinary prose or code.
 _MAX_CHARS_PER_TOKEN = 8
-# Where a window or an overlap may start: after a line break, other whitespace, or CJK punctuation.
-_BREAK = re.compile(r"\s|[。！？；，、]")
 
 
 @dataclass(frozen=True, slots=True)
 class ChunkDraft:
-    """One chunk ready to embed and store; `content` is an exact slice of the note's Markdown."""
+    """One chunk ready to embed and store; `content` is an exact slice of the note's Markdown,
+    or for a table's later chunks the table's head followed by one (parsing/tables.py)."""
 
     chunk_index: int
     content: str
@@ -61,24 +68,17 @@ class ChunkDraft:
     facts: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class _Unit:
-    start: int
-    end: int
-    tokens: int
-
-
 def note_chunk(*, note: ParsedNote) -> list[ChunkDraft]:
     """Cut a parsed note into chunks of at most MAX_TOKENS, in document order."""
     drafts: list[ChunkDraft] = []
     for section in note.sections:
-        for start, end, tokens in _section_spans(section):
-            content = section.source[start:end]
-            links = wikilinks_extract(text=section.code_masked[start:end], mask_code=False)
+        for span in _section_spans(section):
+            content = span.text(section.source)
+            links = wikilinks_extract(text=span.text(section.code_masked), mask_code=False)
             content_hash = hashlib.sha256(content.encode("utf-8")).hexdigest()
             drafts.append(ChunkDraft(
                 chunk_index=len(drafts), content=content, heading_path=list(section.heading_path),
-                token_count=tokens, content_hash=content_hash, wikilinks=links.targets,
+                token_count=span.tokens, content_hash=content_hash, wikilinks=links.targets,
                 wikilink_aliases=links.aliases))
     return drafts
 
@@ -86,29 +86,32 @@ def note_chunk(*, note: ParsedNote) -> list[ChunkDraft]:
 def blocks_chunk(*, blocks: Sequence[Block],
                  ocr_confidence: Mapping[int, float] | None = None) -> list[ChunkDraft]:
     """Cut the blocks of a PDF, DOCX or TXT document into chunks, in order, by the same rules
-    as a note's sections (paragraphs or lines, then sentences, then windows); each chunk
-    records the pages its text comes from and, for pages read by OCR, the mean confidence."""
+    as a note's sections (paragraphs or lines, then sentences, then windows; a table block by
+    rows); each chunk records the pages its text comes from and, for pages read by OCR, the
+    mean confidence."""
     drafts: list[ChunkDraft] = []
-    for block in (part for whole in blocks for part in _page_groups(whole)):
-        if block.table:
-            source = block.text
-            spans = _bounded(source, *_trim(source, 0, len(source), keep_indent=False))
-        else:
+    # A table is not cut at page breaks: its pieces would lose the head they repeat.
+    for block in (part for whole in blocks
+                  for part in ([whole] if whole.table else _page_groups(whole))):
+        spans = tables.table_block_spans(block.text) if block.table else None
+        if spans is None:
             section = Section(heading_path=list(block.heading_path), level=0, line=1,
                               source=block.text, heading_source=block.text[:block.lead],
                               block_offsets=block.breaks, code_masked=block.text)
             spans = _section_spans(section)
-        for start, end, tokens in spans:
-            content = block.text[start:end]
+        for span in spans:
+            content = span.text(block.text)
             page_start = page_end = None
             facts = None
             if block.pages:
-                page_start = _page_at(block.pages, start)
-                page_end = _page_at(block.pages, end - 1)
+                # The pages of the chunk's own text; a repeated head is not its evidence.
+                page_start = _page_at(block.pages, span.start)
+                page_end = _page_at(block.pages, span.end - 1)
                 facts = _ocr_facts(ocr_confidence or {}, page_start, page_end)
             drafts.append(ChunkDraft(
                 chunk_index=len(drafts), content=content, heading_path=list(block.heading_path),
-                token_count=tokens, content_hash=hashlib.sha256(content.encode()).hexdigest(),
+                token_count=span.tokens,
+                content_hash=hashlib.sha256(content.encode()).hexdigest(),
                 wikilinks=[], wikilink_aliases={}, page_start=page_start, page_end=page_end,
                 facts=facts))
     return drafts
@@ -152,36 +155,73 @@ def _ocr_facts(confidence: Mapping[int, float], first: int, last: int) -> dict[s
     return {"ocr": True, "ocr_confidence": confidence_mean(scores)}
 
 
-def _section_spans(section: Section) -> list[tuple[int, int, int]]:
-    """(start, end, token count) of each chunk of one section, as offsets into its source."""
+def _section_spans(section: Section) -> list[Span]:
+    """The chunks of one section, as offsets into its source."""
     source = section.source
     # A heading with no body of its own yields no chunk.
     if not section.body.strip():
         return []
-    start, end = _trim(source, 0, len(source), keep_indent=True)
-    tokens = tokens_count(source[start:end])
-    if tokens <= TARGET_TOKENS:
-        return [(start, end, tokens)]
-    units = _units(source, (0, *section.block_offsets, len(source)))
-    if section.heading_source:
-        units = _heading_glued(units)
-    groups = _rebalance(units, _pack(units))
-    spans = []
-    previous_start = 0
-    for number, (first, last) in enumerate(groups):
-        own_start = units[first].start
-        chunk_start = (own_start if number == 0
-                       else _overlap_start(source, previous_start, own_start))
-        previous_start = chunk_start
-        end = units[last - 1].end
-        # A unit of nothing but whitespace would make a chunk that only repeats the overlap.
-        if not source[own_start:end].strip():
-            continue
-        spans.extend(_bounded(source, *_trim(source, chunk_start, end, keep_indent=number == 0)))
+    heading = bool(section.heading_source)
+    cut = tables.tables_to_cut(section)
+    if not cut:
+        return _prose_spans(source, 0, len(source), section.block_offsets, heading=heading)
+    spans: list[Span] = []
+    position = 0
+    for table in cut:
+        lead_start, lead_end = trim(source, position, table.head_start, keep_indent=True)
+        lead_tokens = tokens_count(source[lead_start:lead_end])
+        if lead_tokens > tables.TABLE_LEAD_MAX_TOKENS:
+            spans.extend(_prose_spans(source, position, table.head_start,
+                                      section.block_offsets, heading=heading and position == 0))
+            lead_start, lead_tokens = table.head_start, 0
+        spans.extend(tables.table_spans(source, table, lead_start=lead_start,
+                                        lead_tokens=lead_tokens))
+        position = table.end
+    tail_start, tail_end = trim(source, position, len(source), keep_indent=True)
+    if tail_start < tail_end:
+        last = spans[-1]
+        joined = tokens_count(last.text(source) + source[last.end:tail_end])
+        if tokens_count(source[tail_start:tail_end]) <= tables.TABLE_LEAD_MAX_TOKENS \
+                and joined <= MAX_TOKENS:
+            spans[-1] = last._replace(end=tail_end, tokens=joined)
+        else:
+            spans.extend(_prose_spans(source, position, len(source), section.block_offsets,
+                                      heading=False))
     return spans
 
 
-def _units(source: str, bounds: tuple[int, ...]) -> list[_Unit]:
+def _prose_spans(source: str, start: int, end: int, offsets: Sequence[int], *,
+                 heading: bool) -> list[Span]:
+    """The chunks of source[start:end], cut at `offsets` (block starts) where needed;
+    `heading`: it starts with the section's heading, which is never a chunk of its own."""
+    first, last = trim(source, start, end, keep_indent=True)
+    if first >= last:
+        return []
+    tokens = tokens_count(source[first:last])
+    if tokens <= TARGET_TOKENS:
+        return [Span(first, last, tokens)]
+    inner = offsets[bisect_right(offsets, start):bisect_left(offsets, end)]
+    units = _units(source, (start, *inner, end))
+    if heading:
+        units = _heading_glued(units)
+    groups = _rebalance(units, _pack(units))
+    spans = []
+    previous_start = start
+    for number, (first_unit, last_unit) in enumerate(groups):
+        own_start = units[first_unit].start
+        chunk_start = (own_start if number == 0
+                       else _overlap_start(source, previous_start, own_start))
+        previous_start = chunk_start
+        chunk_end = units[last_unit - 1].end
+        # A unit of nothing but whitespace would make a chunk that only repeats the overlap.
+        if not source[own_start:chunk_end].strip():
+            continue
+        spans.extend(bounded(source, *trim(source, chunk_start, chunk_end,
+                                             keep_indent=number == 0)))
+    return spans
+
+
+def _units(source: str, bounds: tuple[int, ...]) -> list[Unit]:
     """Tile the source with units of at most TARGET_TOKENS: blocks, else sentences, else windows."""
     units = []
     for start, end in zip(bounds, bounds[1:]):
@@ -189,22 +229,22 @@ def _units(source: str, bounds: tuple[int, ...]) -> list[_Unit]:
             continue
         tokens = tokens_count(source[start:end])
         if tokens <= TARGET_TOKENS:
-            units.append(_Unit(start, end, tokens))
+            units.append(Unit(start, end, tokens))
             continue
         for sentence_start, sentence_end in _sentences(source, start, end):
             tokens = tokens_count(source[sentence_start:sentence_end])
             if tokens <= TARGET_TOKENS:
-                units.append(_Unit(sentence_start, sentence_end, tokens))
+                units.append(Unit(sentence_start, sentence_end, tokens))
             else:
-                units.extend(_windows(source, sentence_start, sentence_end, tokens))
+                units.extend(windows(source, sentence_start, sentence_end, tokens))
     return units
 
 
-def _heading_glued(units: list[_Unit]) -> list[_Unit]:
+def _heading_glued(units: list[Unit]) -> list[Unit]:
     """Join the heading unit to the one after it, so that no chunk is a bare heading."""
     if len(units) < 2 or units[0].tokens + units[1].tokens > MAX_TOKENS - OVERLAP_TOKENS:
         return units
-    return [_Unit(units[0].start, units[1].end, units[0].tokens + units[1].tokens), *units[2:]]
+    return [Unit(units[0].start, units[1].end, units[0].tokens + units[1].tokens), *units[2:]]
 
 
 def _sentences(source: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -218,39 +258,7 @@ def _sentences(source: str, start: int, end: int) -> list[tuple[int, int]]:
     return spans
 
 
-def _windows(source: str, start: int, end: int, tokens: int) -> list[_Unit]:
-    """Cut text without usable sentence breaks into windows of about equal token counts."""
-    # Equal windows that leave room for the overlap avoid a tiny last window.
-    size = math.ceil(tokens / math.ceil(tokens / (TARGET_TOKENS - OVERLAP_TOKENS)))
-    chars_per_token = (end - start) / tokens
-    units = []
-    position = start
-    while position < end:
-        cut = min(end, position + max(1, int(size * chars_per_token)))
-        if cut < end:
-            cut = _break_before(source, position + (cut - position) // 2, cut)
-        count = tokens_count(source[position:cut])
-        # The character estimate is an average; dense stretches (emoji, CJK) need a shorter cut.
-        while count > TARGET_TOKENS:
-            cut = position + max(1, (cut - position) * size // count)
-            count = tokens_count(source[position:cut])
-        units.append(_Unit(position, cut, count))
-        position = cut
-    return units
-
-
-def _break_before(source: str, low: int, cut: int) -> int:
-    """The last break position in (low, cut], else `cut` itself."""
-    newline = source.rfind("\n", low, cut)
-    if newline != -1:
-        return newline + 1
-    for position in range(cut - 1, low - 1, -1):
-        if _BREAK.match(source, position):
-            return position + 1
-    return cut
-
-
-def _pack(units: list[_Unit]) -> list[tuple[int, int]]:
+def _pack(units: list[Unit]) -> list[tuple[int, int]]:
     """Greedy groups [first, last) of units; every group holds at least one unit."""
     groups: list[tuple[int, int]] = []
     first = 0
@@ -266,7 +274,7 @@ def _pack(units: list[_Unit]) -> list[tuple[int, int]]:
     return groups
 
 
-def _rebalance(units: list[_Unit], groups: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _rebalance(units: list[Unit], groups: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Move units from the second-to-last group into a small last group while it stays smaller."""
     while len(groups) >= 2:
         (first, middle), (_, last) = groups[-2], groups[-1]
@@ -298,26 +306,3 @@ def _overlap_start(source: str, floor: int, end: int) -> int:
     # A token may begin inside a word; start at the next word when one begins close by.
     snap = _SPACE.search(source, start, min(end, start + _SNAP_CHARS))
     return snap.end() if snap else start
-
-
-def _trim(source: str, start: int, end: int, *, keep_indent: bool) -> tuple[int, int]:
-    """Drop leading and trailing whitespace; `keep_indent` keeps the first line's indentation."""
-    # A section's own first line may be indented code; a cut inside a line has no indent.
-    pattern = _LEADING_BLANK_LINES if keep_indent else _LEADING_SPACE
-    leading = pattern.match(source, start, end)
-    assert leading is not None  # either pattern matches the empty string
-    start = leading.end()
-    while end > start and source[end - 1].isspace():
-        end -= 1
-    return start, end
-
-
-def _bounded(source: str, start: int, end: int) -> list[tuple[int, int, int]]:
-    """The final token count, and a split into windows in the rare case it passes MAX_TOKENS."""
-    tokens = tokens_count(source[start:end])
-    if tokens <= MAX_TOKENS:
-        return [(start, end, tokens)]
-    spans = []
-    for unit in _windows(source, start, end, tokens):
-        spans.extend(_bounded(source, *_trim(source, unit.start, unit.end, keep_indent=False)))
-    return [span for span in spans if span[0] < span[1]]

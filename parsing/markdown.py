@@ -69,6 +69,9 @@ class Section:
     heading_source: str  # the raw heading line(s), "" before the first heading
     block_offsets: tuple[int, ...]  # offsets in `source` where each top-level body block starts
     code_masked: str  # `source` with code blanked to spaces (same length, newlines kept)
+    # The markdown-it type of each body block, as block_offsets lists them (`paragraph`,
+    # `table`, `fence`, `bullet_list`, ...); empty for text not parsed as Markdown.
+    block_types: tuple[str, ...] = ()
 
     @property
     def body(self) -> str:
@@ -372,6 +375,7 @@ def _sections_build(*, body: str, masked: str, tokens: list[Token], line_starts:
     headings = [position for position, (_, token, _) in enumerate(blocks)
                 if token.type == "heading_open"]
     starts = [_offset(line_starts, lines[0]) for _, _, lines in blocks] + [len(body)]
+    types = [token.type.removesuffix("_open") for _, token, _ in blocks]
     sections = []
     first_text = _NOT_BLANK.search(body)
     preamble_end = starts[headings[0]] if headings else len(body)
@@ -379,7 +383,8 @@ def _sections_build(*, body: str, masked: str, tokens: list[Token], line_starts:
         first_line = body.count("\n", 0, first_text.start())
         start = _offset(line_starts, first_line)
         sections.append(_section(
-            body=body, masked=masked, starts=starts, line=line_offset + first_line + 1,
+            body=body, masked=masked, starts=starts, types=types,
+            line=line_offset + first_line + 1,
             heading_path=[], level=0, span=(start, start, preamble_end),
             blocks=range(headings[0] if headings else len(blocks))))
     stack: list[tuple[int, str]] = []
@@ -392,14 +397,14 @@ def _sections_build(*, body: str, masked: str, tokens: list[Token], line_starts:
         stack.append((level, heading_text(" ".join(tokens[index + 1].content.split("\n")))))
         following = headings[number + 1] if number + 1 < len(headings) else len(blocks)
         sections.append(_section(
-            body=body, masked=masked, starts=starts, line=line_offset + lines[0] + 1,
+            body=body, masked=masked, starts=starts, types=types, line=line_offset + lines[0] + 1,
             heading_path=[text for _, text in stack], level=level,
             span=(starts[position], _offset(line_starts, lines[1]), starts[following]),
             blocks=range(position + 1, following)))
     return sections
 
 
-def _section(*, body: str, masked: str, starts: list[int], line: int,
+def _section(*, body: str, masked: str, starts: list[int], types: list[str], line: int,
              heading_path: list[str], level: int, span: tuple[int, int, int],
              blocks: range) -> Section:
     start, body_start, end = span
@@ -407,4 +412,4 @@ def _section(*, body: str, masked: str, starts: list[int], line: int,
         heading_path=heading_path, level=level, line=line,
         source=body[start:end], heading_source=body[start:body_start],
         block_offsets=tuple(starts[block] - start for block in blocks),
-        code_masked=masked[start:end])
+        code_masked=masked[start:end], block_types=tuple(types[block] for block in blocks))

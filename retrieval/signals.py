@@ -15,7 +15,11 @@ so every retrieval mode measures them alike and they can be measured again from 
 - coverage: the share of the query's key terms found in the result that holds most of them
   (its path, headings and content), terms as the lexical channel analyses them
   (parsing/lexical.py `text_analyze`: stop words dropped, English stemmed, Chinese as
-  bigrams); a query word counts once, found when any of its terms is. Measured on the text, not
+  bigrams); a query word counts once, found when any of its terms is. Third-person pronouns
+  (`she`, `his`, `them`: PRONOUNS) are no key words even where the analyser keeps them as
+  terms: they stand for someone the question names elsewhere or not at all, and the passage
+  that answers "who is the perception lead and where is she based?" is a table row that holds
+  no pronoun. Measured on the text, not
   taken from the lexical channel's `matched_share`, so that a vector-only result (or
   RAG_RETRIEVAL=vector) is measured like the others. 0.0 when the query has no key term;
 - cjk_share: the share of the query's key words that are Chinese, Japanese or Korean bigrams.
@@ -35,6 +39,13 @@ from typing import Any
 # The analyser's own CJK runs: a key word is a bigram exactly when it was made from one.
 from parsing.lexical import _CJK_RUN, text_analyze
 from retrieval.types import SearchHit
+
+# Pronouns that parsing/lexical.py's stop words leave in (its list has the first-person and
+# plural ones): `us` is not here, as it is also the country.
+PRONOUNS = ("he", "she", "him", "her", "his", "hers", "them", "himself", "herself", "themselves")
+# The same as the analyser's terms (stemmed: `themselves` is `themselv`).
+_PRONOUN_TERMS = frozenset(term for token in text_analyze(text=" ".join(PRONOUNS))
+                           for term in token)
 
 # A document "supports" the top one when its best cosine is within 20% of the best: chosen
 # before fitting, as the width at which two results are still one answer's competitors.
@@ -82,9 +93,10 @@ def signals_measure(*, query: str, hits: Sequence[SearchHit],
 
 @lru_cache(maxsize=256)
 def query_key_words(query: str) -> tuple[frozenset[str], ...]:
-    """The query's distinct key words, each as its set of analysed terms (stop words out)."""
+    """The query's distinct key words, each as its set of analysed terms (stop words and
+    PRONOUNS out)."""
     return tuple(dict.fromkeys(frozenset(token) for token in text_analyze(text=query)
-                               if token))
+                               if token and not _PRONOUN_TERMS.issuperset(token)))
 
 
 def _text_terms(text: str) -> frozenset[str]:

@@ -87,8 +87,9 @@ class Block:
     """A stretch of text in reading order under one heading path.
 
     `pages` lists where each page begins inside `text`: (offset, 1-based page number), sorted by
-    offset, the first at offset 0; empty for formats without pages. A `table` block is a piece of
-    a table that already repeats its caption and header row: it becomes one chunk as it is."""
+    offset, the first at offset 0; empty for formats without pages. A `table` block is one
+    table as Markdown (its caption, header row, delimiter row, then its rows): the chunker cuts
+    a long one between rows, each piece after the caption and header row (parsing/tables.py)."""
 
     text: str
     heading_path: tuple[str, ...] = ()

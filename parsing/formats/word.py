@@ -1,8 +1,9 @@
 """Word documents (.docx) with python-docx.
 
 Heading styles (Heading 1–9, and their Chinese names) give the heading path. Tables become
-Markdown tables; a table too long for one chunk is cut between rows, and every piece repeats the
-table's caption and header row, so a number is never separated from its column name and unit.
+Markdown tables, each a block of its own with its caption; the chunker cuts a long one between
+rows, and every piece repeats the table's caption and header row (parsing/tables.py), so a number
+is never separated from its column name and unit.
 A DOCX file has no reliable page numbers (pages are laid out by the reader's Word), so its
 chunks have none.
 """
@@ -16,7 +17,6 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from core.text_tokens import tokens_count
 from parsing.formats.base import (
     Block,
     Extracted,
@@ -31,8 +31,6 @@ from parsing.formats.base import (
 )
 
 FORMAT = "docx"
-# A table piece is at most this many tokens (the chunker's target), header included.
-TABLE_PIECE_TOKENS = 800
 # The XML inside a DOCX is compressed; a file that unpacks to more than this is refused
 # before it is parsed (a zip bomb would take all memory).
 MAX_UNPACKED_BYTES = 512 * 1024 * 1024
@@ -86,11 +84,12 @@ def extract(data: bytes, *, name: str, options: ExtractOptions) -> Extracted:
             for row in rows:
                 budget.take("".join(row))
             tables += 1
-            if caption is not None and paragraphs and paragraphs[-1] == caption:
+            if rows and caption is not None and paragraphs and paragraphs[-1] == caption:
                 paragraphs.pop()  # the caption travels with the table instead
             flush()
-            blocks.extend(Block(text=piece, heading_path=heading, table=True)
-                          for piece in table_pieces(rows, caption=caption))
+            if rows:
+                blocks.append(Block(text=table_markdown(rows, caption=caption),
+                                    heading_path=heading, table=True))
             caption = None
             continue
         budget.paragraph()
@@ -220,28 +219,14 @@ def _table_rows(table: Any) -> list[list[str]]:
     return rows
 
 
-def table_pieces(rows: list[list[str]], *, caption: str | None) -> list[str]:
-    """The table as Markdown, cut between rows into pieces of at most TABLE_PIECE_TOKENS
-    tokens, each starting with the caption and the header row."""
-    if not rows:
-        return []
+def table_markdown(rows: list[list[str]], *, caption: str | None) -> str:
+    """The table as Markdown: the caption, a blank line, the first row as the header row, the
+    delimiter row, then the other rows."""
     width = max(len(row) for row in rows)
-    header = _row(rows[0], width) + "\n" + "| " + " | ".join(["---"] * width) + " |"
-    head = f"{caption}\n\n{header}" if caption else header
-    budget = TABLE_PIECE_TOKENS - tokens_count(head)
-    pieces: list[str] = []
-    lines: list[str] = []
-    used = 0
-    for row in rows[1:]:
-        line = _row(row, width)
-        cost = tokens_count(line) + 1
-        if lines and used + cost > budget:
-            pieces.append(head + "\n" + "\n".join(lines))
-            lines, used = [], 0
-        lines.append(line)
-        used += cost
-    pieces.append(head + ("\n" + "\n".join(lines) if lines else ""))
-    return pieces
+    head = _row(rows[0], width) + "\n" + "| " + " | ".join(["---"] * width) + " |"
+    lines = [f"{caption}\n\n{head}" if caption else head]
+    lines.extend(_row(row, width) for row in rows[1:])
+    return "\n".join(lines)
 
 
 def _row(cells: list[str], width: int) -> str:

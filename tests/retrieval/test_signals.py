@@ -64,6 +64,19 @@ def test_a_query_of_stop_words_only_covers_nothing() -> None:
                            confidence=0.9).coverage == 0.0
 
 
+def test_third_person_pronouns_are_no_key_words() -> None:
+    row = hit(1, 0.2, "| Aiko Tanaka | Perception lead | Tokyo |")
+    # perception and lead are in the row, based is not; she, he and hers stand for the person.
+    for query in ("Who is the perception lead and where is she based?",
+                  "Where is he based, the perception lead of hers?"):
+        assert signals_measure(query=query, hits=[row], confidence=0.2).coverage == \
+            pytest.approx(2 / 3)
+    # A pronoun alone is no key word either; `us` stays one (it is also the country).
+    assert signals_measure(query="what did she say", hits=[row], confidence=0.2).coverage == 0.0
+    assert signals_measure(query="US perception lead", hits=[row],
+                           confidence=0.2).coverage == pytest.approx(2 / 3)
+
+
 def test_pipeline_run_reports_the_signals_of_its_results(sample_index) -> None:
     config = get_config()
     embedder = get_embedder(config=config)

@@ -79,6 +79,22 @@ def test_a_table_spanning_chunks_repeats_caption_and_header_in_every_piece():
     assert extracted.facts == {"tables": 1}
 
 
+def test_a_row_longer_than_a_chunk_is_cut_into_windows_that_each_repeat_caption_and_header():
+    rows = grade_rows(30)
+    log = " ".join(f"interval {index} shows chalcopyrite veinlets" for index in range(700))
+    rows[15][4] = log
+    chunks = blocks_chunk(blocks=extract([("caption", "Table 2 Logged intervals"),
+                                          ("table", rows)]).blocks)
+    header = "| Hole | From (m) | To (m) | Cu (%) | Au (g/t) |\n| --- | --- | --- | --- | --- |"
+    assert all(chunk.content.startswith(f"Table 2 Logged intervals\n\n{header}\n")
+               for chunk in chunks)
+    assert all(chunk.token_count <= MAX_TOKENS for chunk in chunks)
+    windows = [chunk.content.split(header, 1)[1] for chunk in chunks
+               if "chalcopyrite" in chunk.content]
+    assert len(windows) >= 3
+    assert " ".join(windows).split() == f"| ZK-0014 | 28 | 30 | 0.14 | {log} |".split()
+
+
 def test_a_small_table_without_caption_is_one_chunk_and_pipes_are_escaped():
     extracted = extract([("table", [["Name", "Note"], ["A|B", "multi\nline"]])])
     (chunk,) = blocks_chunk(blocks=extracted.blocks)
