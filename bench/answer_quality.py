@@ -10,6 +10,10 @@ sample vault's text a right answer quotes) through the whole ask path (/ask's: r
 refusal rule, the context, the answerer), in the knowledge bases `--kb` names (default: all);
 run it after `rag ingest samples/acme-vault` on a database where nothing else is in them.
 
+`--providers` names the answerers (default: fake extractive); `openai-compatible` is the model
+server the configuration names (LLM_BASE_URL, LLM_MODEL and its key, as `rag llm use` writes
+them), for a real model beside the offline ones; `--max-tokens N` bounds each of its answers.
+
 `squad` takes a SQuAD-style file (CMRC 2018's `squad-style-data/cmrc2018_dev.json`, Chinese; or
 SQuAD v1.1's dev file, English) and the seeded sample of its questions that tools/squad_to_beir.py
 makes (every question sorted by id, `random.Random(seed).sample`, sorted again), so the sample
@@ -50,6 +54,8 @@ from typing import Any
 from _setup import ROOT, django_setup
 
 PROVIDERS = ("fake", "extractive")
+# --max-tokens: the most tokens a model server may write per answer (0: its own limit).
+MAX_TOKENS = 0
 _LEAD = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 _SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s|$)")
 _MARKUP = re.compile(r"[*`]")
@@ -147,6 +153,9 @@ def ask_with(*, question: str, provider: str, base_ids: Sequence[int]) -> tuple[
     config = config_with(get_config(), LLM_PROVIDER=provider)
     started = time.perf_counter()
     plan = ask_prepare(AnswerRequest(question=question, scope=Scope.of(base_ids)), config=config)
+    if MAX_TOKENS and hasattr(plan.client, "max_tokens"):
+        # A small model may repeat itself until its context is full: bound what it writes.
+        plan.client.max_tokens = MAX_TOKENS
     answer = ask_answer(plan, config=config)
     return answer.answer, answer.mode, plan.block_contents, time.perf_counter() - started
 
@@ -176,11 +185,11 @@ def vault_run(args: argparse.Namespace) -> dict[str, Any]:
     questions = [question for question in questions_load(path=args.questions)
                  if question.answer_contains]
     base_ids = [base.id for base in kb_list(slugs=args.kb or None)]
-    tallies = {provider: Tally() for provider in PROVIDERS}
+    tallies = {provider: Tally() for provider in args.providers}
     details = []
     for question in questions:
         row: dict[str, Any] = {"id": question.id, "question": question.question}
-        for provider in PROVIDERS:
+        for provider in args.providers:
             answer, mode, blocks, seconds = ask_with(question=question.question,
                                                      provider=provider, base_ids=base_ids)
             row[provider] = tallies[provider].add(answer=answer, spans=question.answer_contains,
@@ -242,13 +251,13 @@ def squad_base(path: Path, *, slug: str) -> int:
 def squad_run(args: argparse.Namespace) -> dict[str, Any]:
     sample = squad_sample(args.file, questions=args.questions, seed=args.seed)
     base = squad_base(args.file, slug=args.kb or f"answers-{args.file.stem.lower()}"[:40])
-    settings = {"pipeline": {provider: Tally() for provider in PROVIDERS},
-                "oracle": {provider: Tally() for provider in PROVIDERS}}
+    settings = {"pipeline": {provider: Tally() for provider in args.providers},
+                "oracle": {provider: Tally() for provider in args.providers}}
     details = []
     for entry in sample:
         row: dict[str, Any] = {"id": entry["id"], "question": entry["question"],
                                "answers": entry["answers"]}
-        for provider in PROVIDERS:
+        for provider in args.providers:
             answer, mode, blocks, seconds = ask_with(question=entry["question"],
                                                      provider=provider, base_ids=[base])
             row[f"pipeline_{provider}"] = settings["pipeline"][provider].add(
@@ -285,7 +294,15 @@ def main() -> None:
     squad.add_argument("--kb", help="the base to ingest the paragraphs into")
     for command in (vault, squad):
         command.add_argument("--details", action="store_true", help="every answer too")
+        command.add_argument("--providers", nargs="+", default=list(PROVIDERS),
+                             choices=[*PROVIDERS, "openai-compatible"],
+                             help="the answerers to compare (default: fake extractive)")
+        command.add_argument("--max-tokens", type=int, default=0,
+                             help="openai-compatible: the most tokens of one answer (0: the "
+                                  "server's own limit)")
     args = parser.parse_args()
+    global MAX_TOKENS
+    MAX_TOKENS = args.max_tokens
     django_setup()
     report = vault_run(args) if args.command == "vault" else squad_run(args)
     print(json.dumps(report, ensure_ascii=False, indent=2))

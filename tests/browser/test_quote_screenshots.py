@@ -59,3 +59,46 @@ def test_screenshots_of_a_quote_and_its_source(browser, account, clean_tables):
     assert QUOTED_SECTION in Chunk.objects.get(pk=chunk_id).heading_path
     assert mark.text
     screenshot_save(browser, folder / "quote-source-desktop.png", size=DESKTOP)
+
+
+EXTRACTIVE_QUESTION = "客户提交的 P1 工单如何升级？"
+
+
+def test_screenshots_of_an_extractive_answer_and_a_quote_on_its_page(
+        browser, account, clean_tables, config_override, tmp_path):
+    """The offline extractive answerer's answer to the P1 question (the whole timeline, every
+    line cited), and a PDF manual whose block joins three pages while the answer quotes page 1:
+    the card names page 1 and the source view marks the quote there."""
+    from selenium.webdriver.support import expected_conditions as EC
+
+    from tests.answering.battery_manual import QUESTION as BATTERY_QUESTION
+    from tests.answering.battery_manual import SAFETY, manual_write
+
+    folder = screenshot_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    config_override(llm_provider="extractive")
+    ingest(ROOT / "samples" / "acme-vault")
+    manual_write(tmp_path / "manuals")
+    account("ana", grants={"default": "reader"})
+    sign_in(browser, "ana")
+
+    def asked(question: str):
+        field = browser.find_element(*css("#id_question"))
+        field.clear()
+        field.send_keys(question)
+        browser.find_element(*css("#ask-submit")).click()
+        return wait(browser, EC.presence_of_element_located(
+            css('#answer article[data-look="answer"]')))
+
+    answer = asked(EXTRACTIVE_QUESTION)
+    text = answer.find_element(*css(".answer-body")).text
+    assert "T+0" in text and "T+2 小时" in text
+    screenshot_save(browser, folder / "extractive-ask-desktop.png", size=DESKTOP)
+
+    browser.get(browser.current_url.split("#")[0])
+    card = asked(BATTERY_QUESTION).find_element(*css("#source-1"))
+    assert "p. 1" in card.find_element(*css(".card-meta")).text
+    browser.get(card.find_element(*css("a.card-title")).get_attribute("href"))
+    mark = wait(browser, EC.presence_of_element_located(css(".chunk.current mark.quote")))
+    assert mark.text in SAFETY
+    screenshot_save(browser, folder / "quote-page-source-desktop.png", size=DESKTOP)
