@@ -9,7 +9,7 @@ from answering.quote_places import quote_plain
 from answering.quotes import SUPPORT_MIN, citations_verify, quote_find
 from knowledge.models import Chunk
 from tests.answering.stub_openai import StubOpenAI
-from tests.api.http import IN_DOMAIN, openai, post, sse_events
+from tests.api.http import IN_DOMAIN, INDEX_QUESTION, openai, post, sse_events
 
 BLOCKS = [
     "Atlas CRM exports at most 100,000 rows per CSV file. Larger exports run as a job.",
@@ -63,15 +63,16 @@ def test_the_fake_models_answer_is_quoted_from_the_chunks_themselves(client, sam
         assert chunk.content[start:end] == citation["quote_raw"]
         assert citation["heading_path"] == chunk.heading_path
         assert citation["quote_raw"] in body["answer"]  # the fake quotes first sentences
-    # The quote itself is plain text: this sample's first sentence links a note.
-    linked = [citation for citation in quoted if "[[" in citation["quote_raw"]]
-    assert linked, quoted
-    for citation in linked:
-        assert "[[" not in citation["quote"] and "]]" not in citation["quote"]
-        assert citation["quote"] == quote_plain(citation["quote_raw"])
     events = dict(sse_events(post(client, "/ask/stream", {"question": IN_DOMAIN, "top_k": 10})))
     assert events["citations"]["citations"] == body["citations"]
     assert events["citations"]["unsupported_citations"] == 0
+    # The quote itself is plain text: the index note's first sentences link notes.
+    body = json.loads(post(client, "/ask", {"question": INDEX_QUESTION, "top_k": 10}).content)
+    linked = [citation for citation in body["citations"] if "[[" in (citation["quote_raw"] or "")]
+    assert linked, body["citations"]
+    for citation in linked:
+        assert "[[" not in citation["quote"] and "]]" not in citation["quote"]
+        assert citation["quote"] == quote_plain(citation["quote_raw"])
 
 
 def test_an_answer_citing_a_block_for_what_it_does_not_say_is_flagged(client, sample_index,

@@ -15,6 +15,8 @@ from answering.quote_places import PLACE_FIELDS, QUOTE_FIELDS
 from tests.answering.stub_openai import StubOpenAI
 
 IN_DOMAIN = "客户 P1 工单应该怎么升级？"
+# The fake model's first sentence for it links a note: "[[Data Handling Policy]]：数据分级…".
+INDEX_QUESTION = "ACME 知识库索引里列出了哪些运维手册？"
 OUT_OF_DOMAIN = "明天巴黎天气如何？"
 SECRET = "sk-test-SECRET-never-shown-4242"
 

@@ -8,7 +8,7 @@ import pytest
 
 from knowledge.models import Chunk
 from tests.answering.battery_manual import QUESTION, SAFETY, manual_write
-from tests.api.http import IN_DOMAIN
+from tests.api.http import INDEX_QUESTION
 from tests.browser.conftest import css, ingest, sign_in, wait
 from tests.harness import ROOT
 
@@ -56,7 +56,7 @@ def test_a_wikilink_in_the_answer_opens_its_notes_source(browser, reader, clean_
 
     ingest(ROOT / "samples" / "acme-vault")
     sign_in(browser, reader)
-    answer = ask(browser, IN_DOMAIN)
+    answer = ask(browser, INDEX_QUESTION)
     link = answer.find_element(*css(".answer-body a.wikilink"))
     assert link.text == "Data Handling Policy"
     assert "[[" not in answer.find_element(*css(".answer-body")).text

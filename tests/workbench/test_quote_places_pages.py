@@ -14,7 +14,7 @@ import pytest
 from conversations.models import Message
 from knowledge.models import Chunk
 from tests.answering.battery_manual import ANSWER, QUESTION, SAFETY, manual_write
-from tests.api.http import IN_DOMAIN, sse_events
+from tests.api.http import IN_DOMAIN, INDEX_QUESTION, sse_events
 
 
 @pytest.fixture
@@ -81,9 +81,9 @@ def test_a_stored_conversation_answer_opens_the_chunk_holding_its_quote(reader, 
 
 
 def test_quotes_and_answers_show_markdown_and_link_wikilinks_to_the_note(reader, sample_index):
-    # The fake model writes the first sentence of each top block: one of them is
-    # "[[Data Handling Policy]]：数据分级…", a note of the same base.
-    page = reader.post("/workbench/ask/", {"question": IN_DOMAIN}).content.decode()
+    # The fake model writes the first sentence of each top block: for this question, the index
+    # note's "[[Data Handling Policy]]：数据分级…", a note of the same base.
+    page = reader.post("/workbench/ask/", {"question": INDEX_QUESTION}).content.decode()
     policy = Chunk.objects.get(relative_path="policies/Data Handling Policy.md", chunk_index=0)
     link = f'<a class="wikilink" href="/workbench/chunks/{policy.pk}/">Data Handling Policy</a>'
     body = page[page.index('<div class="answer-body">'):page.index('<h2 class="sources-title"')]
