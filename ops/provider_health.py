@@ -64,7 +64,7 @@ class ProviderHealth:
 
 _cache: dict[str, tuple[float, list[ProviderHealth]]] = {}
 _lock = threading.Lock()
-_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="provider-health")
+_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="provider-health")
 
 
 def providers_health(*, config: Config, ttl_seconds: float = HEALTH_TTL_SECONDS

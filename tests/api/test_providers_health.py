@@ -4,6 +4,7 @@ for admins only, cached a minute per process; in-process providers are `local` a
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from datetime import datetime
 
@@ -97,6 +98,17 @@ def test_servers_that_fail_are_down_with_their_error_code(client, db, servers):
         "embedding": ("down", "embedding_upstream_error"),
         "rerank": ("down", "rerank_auth_failed")}
     assert entries["embedding"]["latency_ms"] is None
+
+
+def test_a_server_that_stalls_is_down_within_the_bound(client, db, servers):
+    llm, embed, rerank = servers
+    rerank.behaviour = "slow"  # nothing for 5 s
+    started = time.monotonic()
+    entries = providers_of(client)
+    assert time.monotonic() - started < 3.5
+    assert (entries["rerank"]["status"], entries["rerank"]["error_code"]) == (
+        "down", "rerank_timeout")
+    assert entries["llm"]["status"] == entries["embedding"]["status"] == "up"
 
 
 def test_a_probe_meets_the_circuit_breaker_of_real_traffic(client, db, servers,

@@ -9,7 +9,14 @@ import time
 import pytest
 
 from answering.llm import LLM_SERVICE, LLMAuthFailed, LLMUnavailable, LLMUpstreamError
-from core.breaker import CLOSED, HALF_OPEN, OPEN, breaker_states
+from core.breaker import (
+    CLOSED,
+    HALF_OPEN,
+    OPEN,
+    BreakerLimits,
+    CircuitBreaker,
+    breaker_states,
+)
 from core.http_client import OpenAICompatibleHTTP
 from core.http_deadlines import Deadline
 from tests.answering.stub_openai import StubOpenAI
@@ -144,3 +151,17 @@ def test_the_url_it_shows_has_no_password_or_query(limits):
         Dead().call()
     [state] = breaker_states()
     assert state.url == "http://127.0.0.1:9/v1/chat/completions" and state.failures == 1
+
+
+def test_half_open_lets_one_trial_through_at_a_time():
+    limits = BreakerLimits(failures=1, cooloff_seconds=0.2)
+    breaker = CircuitBreaker(service="rerank", url="http://r.test/v1/reranks", model="m")
+    breaker.record_failure(limits)
+    assert breaker.before_call(limits) is not None
+    time.sleep(0.25)
+    assert breaker.before_call(limits) is None  # the trial
+    wait = breaker.before_call(limits)  # a second caller while the trial is out
+    assert wait is not None and 0 < wait <= 0.2
+    breaker.record_success()
+    assert breaker.before_call(limits) is None
+    assert breaker.state(limits).state == CLOSED
