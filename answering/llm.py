@@ -60,6 +60,12 @@ class LLMUpstreamError(LocalRagError):
     code = "llm_upstream_error"
 
 
+class LLMUnavailable(LocalRagError):
+    """The LLM server's circuit breaker is open (core/breaker.py)."""
+
+    code = "llm_unavailable"
+
+
 class LLMClient(Protocol):
     # The provider's `usage` of the latest complete(), or of the latest stream() once it has
     # ended; None when the server sent none (the caller then counts tokens itself).
@@ -209,7 +215,7 @@ LLM_SERVICE = UpstreamService(
     name="LLM", url_setting="LLM_BASE_URL", key_setting="LLM_API_KEY",
     timeout_setting="LLM_TIMEOUT_SECONDS", size_setting="LLM_MAX_RESPONSE_BYTES",
     timeout=LLMTimeout, auth_failed=LLMAuthFailed, rate_limited=LLMRateLimited,
-    upstream_error=LLMUpstreamError)
+    upstream_error=LLMUpstreamError, unavailable=LLMUnavailable)
 
 
 class _StreamUsageRefused(Exception):

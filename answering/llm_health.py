@@ -47,6 +47,12 @@ class LLMHealth:
     message: str = ""  # what the error says, with what to do: for operators, not for /health
     models_total: int | None = None
 
+    @property
+    def error_code(self) -> str | None:
+        """The error under the name the other providers' probes give it (ops/provider_health.py),
+        so the status page reads them alike."""
+        return self.error
+
     def as_dict(self) -> dict[str, Any]:
         """What /health's details say of the LLM."""
         return {"provider": self.provider, "model": self.model, "status": self.status,

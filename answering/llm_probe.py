@@ -245,6 +245,8 @@ def _failure(exc: LocalRagError, *, target: ProbeTarget, stage: str) -> ProbeFai
                            "try again later, or check the account's quota", status=status)
     error = exc.details.get("error", "")
     reason = exc.details.get("reason", "")
+    if reason == "circuit_open":
+        return ProbeFailed("llm_unavailable", f"{url} failed too often just now: {exc.message}")
     if status == 404:
         return ProbeFailed("llm_not_found", f"{url} answered HTTP 404 to the {stage} request: "
                            f"{_base_path_hint(target.base_url)}", status=404)

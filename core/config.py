@@ -102,6 +102,8 @@ class Config:
     llm_max_concurrency: int
     llm_queue_wait_seconds: float
     llm_max_response_bytes: int
+    rag_breaker_failures: int  # core/breaker.py
+    rag_breaker_cooloff_seconds: float
     rag_retrieval: str
     rag_candidates: int
     rag_rerank: str

@@ -65,6 +65,10 @@ ERROR_TABLE: dict[str, tuple[int, int]] = {
     "llm_rate_limited": (503, EXIT_LLM),
     "llm_busy": (503, EXIT_LLM),
     "llm_upstream_error": (502, EXIT_LLM),
+    # A circuit breaker is open (core/breaker.py): the server failed too often just now.
+    "llm_unavailable": (503, EXIT_LLM),
+    "embedding_unavailable": (503, EXIT_LLM),
+    "rerank_unavailable": (503, EXIT_LLM),
     "internal_error": (500, EXIT_FAILURE),
 }
 

@@ -10,7 +10,9 @@ The base owns what they all share:
 - the answer: its status mapped to the service's domain errors (401/403 → auth failed, 429 →
   rate limited with the server's Retry-After passed on, any other → upstream error), its body
   read in chunks under the size cap and the deadline;
-- retries within the deadline by core/http_retries.py's rules.
+- retries within the deadline by core/http_retries.py's rules;
+- a circuit breaker per service, URL and model (core/breaker.py): every request is counted, and
+  while the breaker is open a request fails at once with the service's `unavailable` error.
 
 The API key goes into the Authorization header and nowhere else: not into errors, details, reprs,
 logs or exception chains. The URL goes to the log only: error bodies reach API clients, who have
@@ -29,6 +31,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from core.breaker import breaker_for, breaker_limits
 from core.errors import LocalRagError
 from core.http_deadlines import Deadline, deadline_transport
 from core.http_retries import (
@@ -44,6 +47,8 @@ T = TypeVar("T")
 
 # A dropped or refused connection may well work the second time; a malformed request will not.
 RETRYABLE_ERRORS = (httpx.NetworkError, httpx.RemoteProtocolError)
+# What counts against a server in its circuit breaker; an unreadable URL is a setting's fault.
+BREAKER_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,8 @@ class UpstreamService:
     rate_limited: type[LocalRagError]
     upstream_error: type[LocalRagError]
     size_setting: str | None = None  # the variable that sets the answer's size cap, if any
+    # Raised while the endpoint's circuit breaker is open; None: the upstream error is.
+    unavailable: type[LocalRagError] | None = None
 
 
 class OpenAICompatibleHTTP:
@@ -115,13 +122,25 @@ class OpenAICompatibleHTTP:
         for the block; every httpx error, also one raised while the block reads, becomes the
         service's own."""
         method = "GET" if body is None else "POST"
+        breaker = breaker_for(service=self.service.name, url=self._display_url, model=self.model)
+        limits = breaker_limits()
+        wait = breaker.before_call(limits)
+        if wait is not None:
+            raise self._unavailable(wait)
         try:
             with httpx.Client(transport=deadline_transport(deadline=deadline),
                               timeout=httpx.Timeout(self.timeout_seconds),
                               trust_env=False) as client, client.stream(
                     method, self.url, headers=self._headers(), json=body) as response:
+                # A 4xx is the server answering: only 5xx counts against it.
+                if response.status_code >= 500:
+                    breaker.record_failure(limits)
+                else:
+                    breaker.record_success()
                 yield response
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            if isinstance(exc, BREAKER_ERRORS):
+                breaker.record_failure(limits)
             raise self._translate(exc, deadline=deadline) from None
 
     def body_chunks(self, response: httpx.Response, *, deadline: Deadline) -> Iterator[bytes]:
@@ -180,6 +199,16 @@ class OpenAICompatibleHTTP:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
+
+    def _unavailable(self, wait: float) -> LocalRagError:
+        name = self.service.name
+        self.logger.warning("%s request to %s not sent: its circuit breaker is open",
+                            name, self._display_url)
+        error = self.service.unavailable or self.service.upstream_error
+        return error(f"the {name} server failed RAG_BREAKER_FAILURES times in a row; calls "
+                     f"fail fast for RAG_BREAKER_COOLOFF_SECONDS, {math.ceil(wait)}s more",
+                     details={"reason": "circuit_open"},
+                     headers={"Retry-After": str(max(1, math.ceil(wait)))})
 
     def _too_large(self) -> LocalRagError:
         limit = self.max_response_bytes

@@ -77,11 +77,15 @@ class EmbeddingUpstreamError(LocalRagError):
     code = "embedding_upstream_error"
 
 
+class EmbeddingUnavailable(LocalRagError):
+    code = "embedding_unavailable"
+
+
 EMBEDDING_SERVICE = UpstreamService(
     name="embedding", url_setting="EMBEDDING_BASE_URL", key_setting="EMBEDDING_API_KEY",
     timeout_setting="EMBEDDING_TIMEOUT_SECONDS", timeout=EmbeddingTimeout,
     auth_failed=EmbeddingAuthFailed, rate_limited=EmbeddingRateLimited,
-    upstream_error=EmbeddingUpstreamError)
+    upstream_error=EmbeddingUpstreamError, unavailable=EmbeddingUnavailable)
 
 # Requests in flight per server URL, for the whole process: ingest batches and questions alike.
 _slots: dict[tuple[str, int], threading.BoundedSemaphore] = {}

@@ -1,5 +1,6 @@
 """The operations API: `GET /health` (database, schema, pgvector, embedding config and
-retrieval readiness, with counts for the caller), `/health/live` and `/health/ready` (probes).
+retrieval readiness, with counts for the caller), `/health/live` and `/health/ready` (probes),
+and `GET /providers/health` (a live call to each model server, for admins).
 
 Each route keeps the operationId it had when the knowledge app served it (generated clients name
 their methods after it)."""
@@ -11,9 +12,10 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router
 
-from access.auth import request_caller
+from access.auth import CallerRequest, request_caller
 from core.config import get_config
 from knowledge.db_schema import schema_state
+from ops.provider_health import providers_health
 from ops.readiness import health_report, readiness_report
 
 router = Router(tags=["health"])
@@ -46,3 +48,11 @@ def health_live(request: HttpRequest) -> dict[str, str]:
                     "naming what is missing")
 def health_ready(request: HttpRequest) -> dict[str, Any]:
     return readiness_report(config=get_config())
+
+
+# Admins only: it makes live calls to paid services (cached a minute), and names their models.
+@router.get("/providers/health", tags=["health"], operation_id="ops_api_providers_health",
+            summary="A live call to each model server (LLM, embeddings, rerank), for admins")
+def providers_health_view(request: CallerRequest) -> dict[str, Any]:
+    request.auth.admin_check(what="read the model servers' health")
+    return {"providers": [entry.as_dict() for entry in providers_health(config=get_config())]}

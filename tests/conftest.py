@@ -59,6 +59,16 @@ def knowledge_base_first_id() -> int:
 
 
 @pytest.fixture(autouse=True)
+def breakers_forgotten():
+    """Each test starts with closed circuit breakers (core/breaker.py): they live per process,
+    and tests that point at the same dead address would otherwise open one for the next."""
+    from core.breaker import breakers_reset
+
+    breakers_reset()
+    yield
+
+
+@pytest.fixture(autouse=True)
 def search_index_background_off():
     """No test meets a search-index catch-up thread it did not start: pytest-django's live
     server imports localrag_site.wsgi, which enables the server's background catch-ups for the

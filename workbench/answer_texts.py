@@ -71,6 +71,12 @@ ERROR_TEXTS = {
                           "later."),
     "llm_busy": _("The language model is busy; try again in a moment."),
     "llm_upstream_error": _("The language model's service answered with an error."),
+    "llm_unavailable": _("The language model's service failed several times just now; try "
+                         "again in a moment."),
+    "embedding_unavailable": _("The embedding service failed several times just now; try "
+                               "again in a moment."),
+    "rerank_unavailable": _("The rerank service failed several times just now; try again in "
+                            "a moment."),
     "internal_error": _("Something went wrong on the server."),
 }
 _SEE_ALSO = "See also: "

@@ -45,6 +45,10 @@ LABELS = {
     "up": pgettext_lazy("status", "up"),
     "down": pgettext_lazy("status", "down"),
     "local": pgettext_lazy("status", "local"),
+    # A circuit breaker's state (core/breaker.py).
+    "closed": pgettext_lazy("breaker", "closed"),
+    "open": pgettext_lazy("breaker", "open"),
+    "half-open": pgettext_lazy("breaker", "half-open"),
     # A knowledge base's outbound policy (embeddings/outbound.py).
     "local-only": _("local only"),
     "allowed": pgettext_lazy("outbound", "may leave this machine"),

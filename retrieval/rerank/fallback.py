@@ -32,6 +32,7 @@ from retrieval.rerank.remote import (
     RerankAuthFailed,
     RerankRateLimited,
     RerankTimeout,
+    RerankUnavailable,
     RerankUpstreamError,
 )
 
@@ -39,7 +40,8 @@ logger = logging.getLogger("localrag.rerank")
 
 # Every rerank_* error except rerank_config_missing; a test keeps this in step with ERROR_TABLE.
 RERANK_FAILURES = (RerankModelUnavailable, RerankRuntimeMissing, RerankRequestInvalid,
-                   RerankTimeout, RerankAuthFailed, RerankRateLimited, RerankUpstreamError)
+                   RerankTimeout, RerankAuthFailed, RerankRateLimited, RerankUpstreamError,
+                   RerankUnavailable)
 
 
 @dataclass(frozen=True)

@@ -48,11 +48,15 @@ class RerankUpstreamError(LocalRagError):
     code = "rerank_upstream_error"
 
 
+class RerankUnavailable(LocalRagError):
+    code = "rerank_unavailable"
+
+
 RERANK_SERVICE = UpstreamService(
     name="rerank", url_setting="RERANK_BASE_URL", key_setting="RERANK_API_KEY",
     timeout_setting="RERANK_TIMEOUT_SECONDS", timeout=RerankTimeout,
     auth_failed=RerankAuthFailed, rate_limited=RerankRateLimited,
-    upstream_error=RerankUpstreamError)
+    upstream_error=RerankUpstreamError, unavailable=RerankUnavailable)
 
 
 class OpenAICompatibleReranker(OpenAICompatibleHTTP):

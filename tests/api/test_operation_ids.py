@@ -10,6 +10,7 @@ OPERATIONS = [
     ("GET", "/health", "knowledge_api_health"),
     ("GET", "/health/live", "knowledge_api_health_live"),
     ("GET", "/health/ready", "knowledge_api_health_ready"),
+    ("GET", "/providers/health", "ops_api_providers_health"),
     ("GET", "/knowledge-bases", "knowledge_api_knowledge_bases_view"),
     ("POST", "/knowledge-bases", "knowledge_api_knowledge_base_create_view"),
     ("PATCH", "/knowledge-bases/{slug}", "knowledge_api_knowledge_base_change_view"),

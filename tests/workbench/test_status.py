@@ -237,4 +237,61 @@ def test_a_provider_of_this_process_is_local_without_a_probe(reader, db):
     llm = re.search(r"<td>LLM</td>.*?</tr>", html, re.DOTALL).group(0)
     assert '<td class="probe"><span class="status-ok">local</span></td>' in llm
     rerank = re.search(r"<td>rerank</td>.*?</tr>", html, re.DOTALL).group(0)
-    assert '<td class="probe">–</td>' in rerank
+    assert '<td class="probe"><span class="status-ok">local</span></td>' in rerank
+
+
+def test_the_embedding_and_rerank_servers_probes_are_shown(reader, person, db,
+                                                           config_override):
+    from ops.provider_health import providers_health_cache_clear
+    from tests.knowledge.stub_embeddings import StubEmbeddings
+    from tests.retrieval.stub_rerank import StubRerank
+
+    providers_health_cache_clear()
+    with StubEmbeddings() as embed, StubRerank() as rerank:
+        rerank.behaviour = "status:500"
+        config_override(EMBEDDING_PROVIDER="openai-compatible", EMBEDDING_MODEL="stub-embed",
+                        EMBEDDING_BASE_URL=embed.base_url, RAG_RERANK="openai-compatible",
+                        RERANK_BASE_URL=rerank.base_url, RERANK_MODEL="stub-reranker",
+                        RERANK_API_KEY=RERANK_KEY)
+        html = reader.get("/workbench/status/").content.decode()
+        reader.get("/workbench/status/")  # the second page reads the cache
+    providers_health_cache_clear()
+    embedding = re.search(r"<td>embedding</td>.*?</tr>", html, re.DOTALL).group(0)
+    assert re.search(r'<td class="probe"><span class="status-ok">up</span> \d+ ms', embedding)
+    row = re.search(r"<td>rerank</td>.*?</tr>", html, re.DOTALL).group(0)
+    assert '<span class="status-bad">down</span>' in row
+    assert "<code>rerank_upstream_error</code>" in row
+    assert (len(embed.requests), len(rerank.requests)) == (1, 1)
+    assert 'id="breakers"' not in html  # the breakers are for staff
+
+
+def test_staff_see_each_circuit_breakers_state(person, db, config_override):
+    from core.breaker import breaker_for
+    from ops.provider_health import providers_health_cache_clear
+    from tests.retrieval.stub_rerank import StubRerank
+
+    providers_health_cache_clear()
+    config_override(RAG_BREAKER_FAILURES="2")
+    staff = person("ops-breakers", grants={"default": "reader"}, staff=True)
+    html = staff.get("/workbench/status/").content.decode()
+    assert "No model server has been called by this process yet." in html
+    with StubRerank() as rerank:
+        rerank.behaviour = "status:503"
+        config_override(RAG_BREAKER_FAILURES="2", RAG_RERANK="openai-compatible",
+                        RERANK_BASE_URL=rerank.base_url, RERANK_MODEL="stub-reranker",
+                        RERANK_API_KEY=RERANK_KEY)
+        breaker_for(service="LLM", url="http://llm.test/v1/chat/completions", model="m")
+        staff.get("/workbench/status/")
+        providers_health_cache_clear()  # a minute later: the second probe's failure opens it
+        html = staff.get("/workbench/status/").content.decode()
+    providers_health_cache_clear()
+    section = re.search(r'<section class="card" id="breakers">.*?</section>', html,
+                        re.DOTALL).group(0)
+    rows = {re.search(r"<td>(\w+)</td>", row).group(1): row
+            for row in re.findall(r"<tr><td>.*?</tr>", section, re.DOTALL)}
+    assert '<span class="status-ok">closed</span></td><td class="num">0</td><td>–</td>' \
+        in rows["LLM"]
+    assert "/reranks</code>" in rows["rerank"] and RERANK_KEY not in html
+    assert re.search(r'<span class="status-bad">open</span></td><td class="num">2</td>'
+                     r"<td>\d\d:\d\d:\d\d</td>", rows["rerank"])
+    assert len(rerank.requests) == 2  # one per probe: a probe makes no retries

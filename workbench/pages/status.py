@@ -1,6 +1,7 @@
 """The status page's facts: /health's checks and counts for the person's knowledge bases, the
-providers in use (never a key: only whether one is set) with the LLM server's last probe, and
-which vector search path runs.
+providers in use (never a key: only whether one is set) with each model server's last probe
+(ops/provider_health.py), the circuit breakers' states (core/breaker.py), and which vector search
+path runs.
 
 Each provider's readiness comes from its own family's status function (embedder_status,
 llm_config_check, reranker_status), so this page names no provider of its own."""
@@ -16,6 +17,7 @@ from django.utils.translation import gettext
 from access.callers import Caller
 from answering.llm import LLMConfigMissing, llm_config_check
 from answering.llm_health import LLMHealth, llm_health
+from core.breaker import BreakerState, breaker_states
 from core.config import Config, endpoint_origin
 from core.db import db_errors_translated, raw_connection
 from core.errors import LocalRagError
@@ -25,6 +27,7 @@ from index.vector_index import VectorIndex, vector_index_status
 from index.vector_path import VectorPath, vector_path_plan
 from knowledge.selectors import kb_list_visible
 from knowledge.upload_store import upload_store_shown
+from ops.provider_health import ProviderHealth, providers_health
 from ops.readiness import health_report
 from retrieval.rerank.providers import reranker_spec, reranker_status
 from workbench.answer_texts import error_shown
@@ -39,8 +42,8 @@ class Provider:
     status: str  # "ok" or a short reason
     endpoint: str = ""  # scheme://host:port only: paths and queries may carry keys
     key_set: bool | None = None  # None: the provider takes no key
-    # The server's last probe (cached: answering/llm_health.py); None: not probed here.
-    probe: LLMHealth | None = None
+    # The server's last probe (cached: answering/llm_health.py, ops/provider_health.py).
+    probe: LLMHealth | ProviderHealth | None = None
 
 
 @dataclass(frozen=True)
@@ -67,16 +70,20 @@ class SystemStatus:
     replicas: list[dict[str, Any]] = field(default_factory=list)
     # Where uploads are kept (knowledge/upload_store.py), for staff.
     upload_store: dict[str, str] = field(default_factory=dict)
+    # Each model server's circuit breaker this process has used, for staff.
+    breakers: list[BreakerState] = field(default_factory=list)
 
 
 def system_status(*, caller: Caller, config: Config) -> SystemStatus:
     """Everything the status page shows, counted within what the caller may read."""
-    providers = _providers(config)
+    probes = _probes(config)
+    providers = _providers(config, rerank_probe=probes.get("rerank"))
     try:
         report = health_report(config=config, scope=caller.scope())
     except LocalRagError as exc:  # no database, schema or pgvector: the checks say which
         return SystemStatus(status="unavailable", checks=exc.details.get("checks", {}),
-                            error=error_shown(exc), providers=providers)
+                            error=error_shown(exc), providers=providers,
+                            breakers=breaker_states())
     details = report["details"]
     counts = {name: details[name] for name in ("documents", "chunks",
                                                 "embeddings_current_config")}
@@ -85,15 +92,27 @@ def system_status(*, caller: Caller, config: Config) -> SystemStatus:
                          model=config.embedding_model,
                          status=report["checks"]["embedding_config"],
                          endpoint=", ".join(endpoints),
-                         key_set=bool(config.embedding_api_key) if endpoints else None)
+                         key_set=bool(config.embedding_api_key) if endpoints else None,
+                         probe=probes.get("embedding"))
     return SystemStatus(status=report["status"], checks=report["checks"], counts=counts,
                         bases=kb_list_visible(caller=caller), providers=[embedding, *providers],
                         vector=_vector_search(config), details=details,
                         replicas=replica_states(config) if config.database_replica_urls else [],
-                        upload_store=upload_store_shown(config))
+                        upload_store=upload_store_shown(config), breakers=breaker_states())
 
 
-def _providers(config: Config) -> list[Provider]:
+def _probes(config: Config) -> dict[str, ProviderHealth]:
+    """The embedding and rerank probes by kind; of several embedding servers, one that is down
+    if any is (the row names them all)."""
+    probes: dict[str, ProviderHealth] = {}
+    for entry in providers_health(config=config):
+        kept = probes.get(entry.kind)
+        if kept is None or (entry.status == "down" and kept.status != "down"):
+            probes[entry.kind] = entry
+    return probes
+
+
+def _providers(config: Config, *, rerank_probe: ProviderHealth | None) -> list[Provider]:
     try:
         llm_config_check(config=config)
         llm_status = "ok"
@@ -111,7 +130,7 @@ def _providers(config: Config) -> list[Provider]:
                       endpoint=_origin(config.rerank_base_url)
                       if "RERANK_BASE_URL" in spec.settings else "",
                       key_set=bool(config.rerank_api_key)
-                      if "RERANK_API_KEY" in spec.settings else None)
+                      if "RERANK_API_KEY" in spec.settings else None, probe=rerank_probe)
     return [llm, rerank]
 
 
