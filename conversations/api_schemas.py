@@ -68,6 +68,11 @@ class FeedbackOut(Schema):
     created_at: datetime
 
 
+class Cost(Schema):
+    amount: float
+    currency: str
+
+
 class MessageOut(Schema):
     id: int
     role: Literal["user", "assistant"]
@@ -85,6 +90,8 @@ class MessageOut(Schema):
     prompt_tokens: int | None
     completion_tokens: int | None
     token_source: str
+    # The tokens at RAG_MODEL_PRICES when the answer was stored; null: no price, or no model.
+    cost: Cost | None = None
     feedback: FeedbackOut | None
     created_at: datetime
 

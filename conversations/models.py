@@ -69,6 +69,8 @@ class Message(models.Model):
     prompt_tokens = models.IntegerField(null=True, blank=True)
     completion_tokens = models.IntegerField(null=True, blank=True)
     token_source = models.CharField(max_length=16, blank=True, default="")
+    # {amount, currency} of those tokens at RAG_MODEL_PRICES (core/prices.py); null: unknown.
+    cost = models.JSONField(null=True, blank=True)
     rating = models.SmallIntegerField(choices=FEEDBACK_RATINGS, null=True, blank=True)
     error_type = models.CharField(max_length=32, choices=FEEDBACK_ERROR_TYPES, blank=True,
                                   default="")

@@ -37,7 +37,7 @@ def message_dict(message: Message) -> dict[str, Any]:
             "unsupported_citations": message.unsupported_citations, "notice": message.notice,
             "trace_id": message.trace_id, "prompt_tokens": message.prompt_tokens,
             "completion_tokens": message.completion_tokens, "token_source": message.token_source,
-            "feedback": feedback, "created_at": message.created_at}
+            "cost": message.cost, "feedback": feedback, "created_at": message.created_at}
 
 
 def conversation_summary(conversation: Conversation) -> dict[str, Any]:

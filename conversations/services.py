@@ -38,6 +38,7 @@ from conversations.selectors import cited_slugs
 from conversations.turns import ConversationNotes, ConversationTurn, TurnAnswer
 from core.config import Config, get_config
 from core.errors import InvalidRequest, LocalRagError, NotFound
+from core.prices import llm_cost
 from core.text_tokens import tokens_count
 from retrieval.filters import DocumentFilter, filters_parse
 from traces.recording import TraceRef, measured_on_failure
@@ -352,6 +353,11 @@ def _answer_store(turn: ConversationTurn, *, text: str, notice: dict[str, Any] |
     tokens = usage or {}
     if trace is not None and usage is None:
         tokens = plan.tokens()
+    measures = plan.measures
+    model = tokens.get("llm_model") or (measures.llm_model if measures is not None else None)
+    cost = llm_cost(prices=get_config().rag_model_prices, model=model,
+                    prompt_tokens=tokens.get("prompt_tokens"),
+                    completion_tokens=tokens.get("completion_tokens"))
     with transaction.atomic():
         _conversation_lock(turn.conversation.pk)
         answer = Message.objects.create(
@@ -362,7 +368,7 @@ def _answer_store(turn: ConversationTurn, *, text: str, notice: dict[str, Any] |
             trace_id=trace.id if trace is not None else "",
             prompt_tokens=tokens.get("prompt_tokens"),
             completion_tokens=tokens.get("completion_tokens"),
-            token_source=tokens.get("token_source") or "")
+            token_source=tokens.get("token_source") or "", cost=cost)
         Conversation.objects.filter(pk=turn.conversation.pk).update(updated_at=timezone.now())
     return answer
 

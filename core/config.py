@@ -28,6 +28,7 @@ from core.config_parse import (
 )
 from core.embedding_providers import EMBEDDING_PROVIDERS, EmbeddingProviderFacts
 from core.key_refs import key_file_path, key_file_read, key_references_resolve, key_variable_read
+from core.prices import ModelPrice
 from core.settings_table import (
     EMBEDDING_DIM,  # noqa: F401
     MAX_TEXT_CHARS,  # noqa: F401
@@ -151,6 +152,7 @@ class Config:
     rag_mcp_token: str = field(repr=False)
     rag_trace_text: bool
     rag_trace_retention_days: int
+    rag_model_prices: Mapping[str, ModelPrice]  # model name -> price (core/prices.py)
     rag_answer_disclaimer: str
     rag_conversation_retention_days: int
     rag_conversation_history_turns: int  # earlier question-and-answer pairs in the prompt

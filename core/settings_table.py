@@ -35,6 +35,7 @@ from core.config_parse import (
     Text,
     VariableName,
 )
+from core.prices import ModelPrices
 
 EMBEDDING_DIM = 1024  # the schema stores vector(1024)
 EMBEDDING_DEVICES = ("cpu", "cuda", "mps")
@@ -243,6 +244,8 @@ SETTINGS: tuple[Setting, ...] = (
        "The API token `rag mcp` acts as; empty: the local operator.", secret=True),
     _S("RAG_TRACE_TEXT", "false", Flag(), "Keep question and answer text in traces."),
     _S("RAG_TRACE_RETENTION_DAYS", "30", _DAYS, "Traces older than this are deleted."),
+    _S("RAG_MODEL_PRICES", "", ModelPrices(),
+       "JSON: model name -> input_per_1k, output_per_1k, currency; prices traces' tokens."),
     _S("RAG_ANSWER_DISCLAIMER", "", OneLine(500),
        "A line appended to every model-written answer."),
     _S("RAG_CONVERSATION_RETENTION_DAYS", "365", _DAYS,

@@ -32,6 +32,8 @@ class Trace(models.Model):
     citations = models.JSONField(default=list)
     question = models.TextField(null=True)
     answer = models.TextField(null=True)
+    cost_amount = models.FloatField(null=True)  # both NULL: no price, or no tokens
+    cost_currency = models.TextField(null=True)
 
     class Meta:
         managed = False

@@ -31,6 +31,7 @@ from core.config import get_config
 from core.db import db_errors_translated
 from core.errors import LocalRagError
 from core.logs import trace_id_var
+from core.prices import llm_cost
 from traces import sql
 
 logger = logging.getLogger("localrag.traces")
@@ -209,7 +210,11 @@ def trace_finish(trace: Trace, *, error: BaseException | None = None) -> None:
         trace.status = "error"
         trace.error_code = error.code if isinstance(error, LocalRagError) else "internal_error"
     trace.stage("total", (time.perf_counter() - trace.started) * 1000)
-    keep_text = get_config().rag_trace_text
+    config = get_config()
+    keep_text = config.rag_trace_text
+    # Priced as the trace is written: a later change of RAG_MODEL_PRICES leaves it as it was.
+    cost = llm_cost(prices=config.rag_model_prices, model=trace.llm_model,
+                    prompt_tokens=trace.prompt_tokens, completion_tokens=trace.completion_tokens)
     try:
         # In a savepoint: a write that fails leaves a transaction the caller has open usable.
         with transaction.atomic(), connection.cursor() as cursor:
@@ -221,9 +226,10 @@ def trace_finish(trace: Trace, *, error: BaseException | None = None) -> None:
                 trace.completion_tokens, trace.token_source, trace.prompt_version,
                 _json_of(trace.citations),
                 _without_nul(trace.question) if keep_text else None,
-                _without_nul(trace.answer) if keep_text else None])
+                _without_nul(trace.answer) if keep_text else None,
+                cost["amount"] if cost else None, cost["currency"] if cost else None])
             if random.randrange(PRUNE_EVERY) == 0:
-                cursor.execute(sql.TRACES_PRUNE, [get_config().rag_trace_retention_days])
+                cursor.execute(sql.TRACES_PRUNE, [config.rag_trace_retention_days])
     except Exception as exc:  # the database is down, or the table missing: log, go on
         logger.warning("trace %s not recorded: %s: %s", trace.id, type(exc).__name__, exc)
 

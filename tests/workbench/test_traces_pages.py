@@ -191,3 +191,17 @@ def test_a_page_that_is_not_a_page_number_shows_a_page_of_traces(person, bases, 
     trace_id = record(bases=[bases["alpha"]])
     response = root.get("/workbench/traces/", {"page": page})
     assert response.status_code == 200 and listed(response) == [trace_id]
+
+
+def test_the_detail_shows_the_cost_of_a_priced_model_and_a_dash_without_a_price(
+        person, bases, config_override):
+    config_override(RAG_MODEL_PRICES='{"gpt-x": {"input_per_1k": 0.01, "output_per_1k": 0.03}}')
+    root = person("root", superuser=True)
+    priced = record(bases=[bases["alpha"]], llm_model="openai-compatible/gpt-x",
+                    prompt_tokens=2000, completion_tokens=1000, token_source="provider")
+    unpriced = record(bases=[bases["alpha"]], llm_model="openai-compatible/other",
+                      prompt_tokens=2000, completion_tokens=1000, token_source="provider")
+    html = root.get(f"/workbench/traces/{priced}/").content.decode()
+    assert '<td class="num" data-cost>0.0500 USD</td>' in html  # 0.02 + 0.03
+    html = root.get(f"/workbench/traces/{unpriced}/").content.decode()
+    assert '<td class="num" data-cost>–</td>' in html

@@ -17,6 +17,7 @@ from django.utils.translation import gettext
 from access.callers import Caller
 from answering.llm import LLMConfigMissing, llm_config_check
 from answering.llm_health import LLMHealth, llm_health
+from answering.usage import costs_shown, usage_report, usage_since
 from core.breaker import BreakerState, breaker_states
 from core.config import Config, endpoint_origin
 from core.db import db_errors_translated, raw_connection
@@ -72,10 +73,17 @@ class SystemStatus:
     upload_store: dict[str, str] = field(default_factory=dict)
     # Each model server's circuit breaker this process has used, for staff.
     breakers: list[BreakerState] = field(default_factory=list)
+    # Calls, tokens and cost of the last USAGE_DAYS per day, base and model (answering/usage.py),
+    # over every caller's traces: for staff only; None for others.
+    usage: dict[str, Any] | None = None
 
 
-def system_status(*, caller: Caller, config: Config) -> SystemStatus:
-    """Everything the status page shows, counted within what the caller may read."""
+USAGE_DAYS = 7
+
+
+def system_status(*, caller: Caller, config: Config, usage: bool = False) -> SystemStatus:
+    """Everything the status page shows, counted within what the caller may read; with `usage`
+    (a staff member's page) the token and cost totals of every traced call too."""
     probes = _probes(config)
     providers = _providers(config, rerank_probe=probes.get("rerank"))
     try:
@@ -98,7 +106,23 @@ def system_status(*, caller: Caller, config: Config) -> SystemStatus:
                         bases=kb_list_visible(caller=caller), providers=[embedding, *providers],
                         vector=_vector_search(config), details=details,
                         replicas=replica_states(config) if config.database_replica_urls else [],
-                        upload_store=upload_store_shown(config), breakers=breaker_states())
+                        upload_store=upload_store_shown(config), breakers=breaker_states(),
+                        usage=_usage() if usage else None)
+
+
+def _usage() -> dict[str, Any]:
+    """The totals as three tables (per day, knowledge base, model), each row named and its
+    costs said in one line."""
+    report = usage_report(since=usage_since(days=USAGE_DAYS))
+    tables = []
+    for title, key, rows in ((gettext("Day"), "day", report["tokens_per_day"]),
+                             (gettext("Knowledge base"), "knowledge_base",
+                              report["tokens_per_knowledge_base"]),
+                             (gettext("Model"), "model", report["tokens_per_model"])):
+        tables.append({"title": title, "id": key,
+                       "rows": [{**row, "name": row[key], "cost": costs_shown(row["costs"])}
+                                for row in rows]})
+    return {"days": USAGE_DAYS, "tables": tables}
 
 
 def _probes(config: Config) -> dict[str, ProviderHealth]:

@@ -16,7 +16,8 @@ from workbench.pages.status import system_status
 @require_GET
 @person_view
 def status(request: PersonRequest) -> HttpResponse:
-    report = system_status(caller=request.caller, config=get_config())
+    staff = request.user.is_staff or request.user.is_superuser
+    report = system_status(caller=request.caller, config=get_config(), usage=staff)
     return render(request, "workbench/status.html", {"report": report},
                   status=503 if report.status == "unavailable" else 200)
 

@@ -1,4 +1,4 @@
-"""`rag traces stats [--days N] [--json]`, `rag traces prune [--days N]` and
+"""`rag traces stats [--days N | --since DATE] [--json]`, `rag traces prune [--days N]` and
 `rag traces show ID [--replay] [--json]` — what the traces of searches and answers say, dropping
 the old ones, and one trace with its answer's context rebuilt.
 
@@ -8,18 +8,20 @@ answering knows how to do, and traces may not import it (tests/test_architecture
 
 from __future__ import annotations
 
+import argparse
 import json
+from datetime import date
 from typing import Any
 
 from django.core.management.base import CommandParser
 
 from answering.replay import trace_report
+from answering.usage import costs_shown, usage_report, usage_since
 from core.commands import RagCommand
 from core.config import get_config
 from core.errors import EXIT_FAILURE
 from core.output import page_span_label
 from traces.recording import traces_prune
-from traces.selectors import traces_stats
 
 
 class Command(RagCommand):
@@ -28,9 +30,12 @@ class Command(RagCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
-        stats = actions.add_parser("stats", help="p50/p95 milliseconds per stage and operation, "
-                                                 "calls and tokens per day")
+        stats = actions.add_parser("stats", help="p50/p95 milliseconds per stage and operation; "
+                                                 "calls, tokens and cost per day, knowledge "
+                                                 "base and model")
         stats.add_argument("--days", type=int, default=7, help="the last N days (default 7)")
+        stats.add_argument("--since", type=_date, default=None, metavar="DATE",
+                           help="instead of --days: from this day on (YYYY-MM-DD, UTC)")
         stats.add_argument("--json", action="store_true")
         prune = actions.add_parser("prune", help="delete traces older than the retention")
         prune.add_argument("--days", type=int, default=None,
@@ -51,20 +56,31 @@ class Command(RagCommand):
         if action == "show":
             self._show(options["trace_id"], replay=options["replay"], as_json=options["json"])
             return
-        report = traces_stats(days=options["days"])
+        report = usage_report(since=usage_since(days=options["days"], since=options["since"]))
         if options["json"]:
-            self.write_json(report)
+            self.write_json({"days": None if options["since"] else options["days"], **report})
             return
-        self.stdout.write(f"last {report['days']} days")
+        self.stdout.write(f"since {report['since']}" if options["since"]
+                          else f"last {options['days']} days")
         self.stdout.write(f"{'operation':<12} {'stage':<16} {'calls':>7} {'p50 ms':>9} "
                           f"{'p95 ms':>9}")
         for row in report["stages"]:
             self.stdout.write(f"{row['operation']:<12} {row['stage']:<16} {row['calls']:>7} "
                               f"{row['p50_ms']:>9.1f} {row['p95_ms']:>9.1f}")
-        self.stdout.write(f"\n{'day':<12} {'calls':>7} {'prompt tok':>11} {'completion tok':>15}")
-        for row in report["tokens_per_day"]:
-            self.stdout.write(f"{row['day']:<12} {row['calls']:>7} {row['prompt_tokens']:>11} "
-                              f"{row['completion_tokens']:>15}")
+        for title, key, rows in (("day", "day", report["tokens_per_day"]),
+                                 ("knowledge base", "knowledge_base",
+                                  report["tokens_per_knowledge_base"]),
+                                 ("model", "model", report["tokens_per_model"])):
+            self._totals_write(title, key, rows)
+
+    def _totals_write(self, title: str, key: str, rows: list[dict[str, Any]]) -> None:
+        self.stdout.write(f"\n{title:<32} {'calls':>7} {'prompt tok':>11} "
+                          f"{'completion tok':>15}  cost")
+        for row in rows:
+            unpriced = f" ({row['unpriced_calls']} calls unpriced)" if row["unpriced_calls"] else ""
+            self.stdout.write(f"{row[key]:<32} {row['calls']:>7} {row['prompt_tokens']:>11} "
+                              f"{row['completion_tokens']:>15}  {costs_shown(row['costs'])}"
+                              f"{unpriced}")
 
     def _show(self, trace_id: str, *, replay: bool, as_json: bool) -> None:
         report = trace_report(trace_id=trace_id, replay=replay)
@@ -93,6 +109,8 @@ class Command(RagCommand):
               f"llm {trace['llm_model'] or '-'}")
         write(f"tokens: prompt {_or_dash(trace['prompt_tokens'])}, completion "
               f"{_or_dash(trace['completion_tokens'])} ({trace['token_source'] or '-'})")
+        cost = trace["cost"]
+        write(f"cost: {'-' if cost is None else costs_shown([cost])}")
         write(f"prompt version: {trace['prompt_version'] or '-'}")
         write(f"citations: {len(trace['citations']) or '-'}")
         for number, entry in enumerate(trace["citations"], start=1):
@@ -144,3 +162,10 @@ def _pairs(values: dict[str, Any]) -> str:
 
 def _or_dash(value: Any) -> str:
     return "-" if value is None else str(value)
+
+
+def _date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
