@@ -32,6 +32,7 @@ from answering.llm import (
     Messages,
     OpenAICompatibleClient,
 )
+from core.config_parse import endpoint_shown
 from core.errors import LocalRagError
 from core.http_client import OpenAICompatibleHTTP
 from core.http_deadlines import Deadline
@@ -103,17 +104,9 @@ class StreamTried:
 
 
 def url_shown(url: str) -> str:
-    """An endpoint as messages may show it: scheme, host, port and path, never a user, a
-    password or a query string (any may carry a key)."""
-    try:
-        parts = urlsplit(url)
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return "(an unreadable URL)"
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    return f"{parts.scheme}://{host}{port}{parts.path}".rstrip("/")
+    """An endpoint as messages may show it (core/config_parse.py `endpoint_shown`), without a
+    trailing slash."""
+    return endpoint_shown(url).rstrip("/")
 
 
 class _ModelsClient(OpenAICompatibleHTTP):

@@ -18,9 +18,9 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from urllib.parse import urlsplit
 
 from core.config import get_config
+from core.config_parse import endpoint_shown
 
 CLOSED, OPEN, HALF_OPEN = "closed", "open", "half-open"
 _BREAKERS_KEPT = 64  # endpoints remembered (a process has a few; tests have many)
@@ -88,21 +88,9 @@ class CircuitBreaker:
                 state = OPEN if left > 0 else HALF_OPEN
                 if left > 0:
                     reopens_at = datetime.now(UTC) + timedelta(seconds=left)
-            return BreakerState(service=self.service, url=url_shown(self.url), model=self.model,
-                                state=state, failures=self._failures, reopens_at=reopens_at)
-
-
-def url_shown(url: str) -> str:
-    """An endpoint as the status page may show it (see BreakerState.url)."""
-    try:
-        parts = urlsplit(url)
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return "(an unreadable URL)"
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    return f"{parts.scheme}://{host}{port}{parts.path}"
+            return BreakerState(service=self.service, url=endpoint_shown(self.url),
+                                model=self.model, state=state, failures=self._failures,
+                                reopens_at=reopens_at)
 
 
 _breakers: dict[tuple[str, str, str], CircuitBreaker] = {}

@@ -286,6 +286,20 @@ def http_url(url: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
+def endpoint_shown(url: str) -> str:
+    """scheme://host[:port]/path of an endpoint, for messages and pages: never a user, a
+    password or a query string (any may carry a key); an IPv6 host in brackets."""
+    try:
+        parts = urlsplit(url)
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(an unreadable URL)"
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
 def endpoint_origin(url: str) -> str | None:
     """scheme://host[:port] of an endpoint, for messages and pages: never a user, password,
     path or query string (any may carry a key). "" without a scheme or host; None when it
