@@ -321,3 +321,18 @@ SELECT id AS document_id,
        to_char(to_timestamp(mtime_ns / 1e9) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS changed
 FROM documents WHERE id = ANY(%s)
 """
+
+
+# Wikilinks (knowledge/wikilinks.py), per document: the first chunk whose heading path holds one
+# of the headings asked for, and its first chunk. Only those rows are read, not every chunk of a
+# long linked document.
+WIKILINK_HEADED_SQL = """
+SELECT DISTINCT ON (c.document_id, lower(h.heading)) c.document_id, lower(h.heading), c.id
+FROM chunks c CROSS JOIN LATERAL unnest(c.heading_path) AS h(heading)
+WHERE c.document_id = ANY(%s) AND lower(h.heading) = ANY(%s)
+ORDER BY c.document_id, lower(h.heading), c.chunk_index
+"""
+WIKILINK_FIRST_SQL = """
+SELECT DISTINCT ON (document_id) document_id, id FROM chunks
+WHERE document_id = ANY(%s) ORDER BY document_id, chunk_index
+"""

@@ -8,7 +8,7 @@ documents:
    Obsidian prefers the nearest;
 2. else a title: the documents whose frontmatter `title`, or whose own title, is the note.
 A note nothing answers to is not resolved. A link opens at the note's first chunk whose heading
-path holds its heading (`[[Note#Heading]]`, case-insensitively), else at the note's first chunk.
+path holds its heading (`[[Note#Heading]]`, compared lower-cased), else at the note's first chunk.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from django.db import connection
 from django.db.models import Q
 
-from knowledge.models import Chunk, Document
+from knowledge.models import Document
+from knowledge.sql import WIKILINK_FIRST_SQL, WIKILINK_HEADED_SQL
 
 # A page holds a few links; more are left unresolved rather than searched in one huge query.
 LINKS_MAX = 50
@@ -44,17 +46,29 @@ def wikilink_chunks(*, knowledge_base_id: int,
                  if (document := _resolved(_note(link[0]), candidates)) is not None}
     if not documents:
         return {}
-    chunks: dict[int, list[tuple[int, list[str]]]] = {}
-    for row in (Chunk.objects.filter(document_id__in=set(documents.values()))
-                .order_by("document_id", "chunk_index").values("id", "document_id",
-                                                               "heading_path")):
-        chunks.setdefault(row["document_id"], []).append((row["id"], row["heading_path"]))
+    headed, first = _chunks_opened(set(documents.values()),
+                                   {heading.strip().lower() for _, heading in documents
+                                    if heading.strip()})
     opened = {}
     for (note, heading), document in documents.items():
-        rows = chunks.get(document)
-        if rows:
-            opened[(note, heading)] = _chunk_at(rows, heading)
+        chunk = headed.get((document, heading.strip().lower())) or first.get(document)
+        if chunk is not None:
+            opened[(note, heading)] = chunk
     return opened
+
+
+def _chunks_opened(documents: set[int], headings: set[str]
+                   ) -> tuple[dict[tuple[int, str], int], dict[int, int]]:
+    """((document, lower-cased heading) → the first chunk under it, document → first chunk)."""
+    ids = sorted(documents)
+    with connection.cursor() as cursor:
+        headed: dict[tuple[int, str], int] = {}
+        if headings:
+            cursor.execute(WIKILINK_HEADED_SQL, [ids, sorted(headings)])
+            headed = {(document, heading): chunk for document, heading, chunk in cursor.fetchall()}
+        cursor.execute(WIKILINK_FIRST_SQL, [ids])
+        first = {document: chunk for document, chunk in cursor.fetchall()}
+    return headed, first
 
 
 def _note(note: str) -> str:
@@ -93,13 +107,3 @@ def _resolved(note: str, candidates: Sequence[_Candidate]) -> int | None:
             return min(found, key=lambda candidate: (len(candidate.relative_path),
                                                      candidate.relative_path)).id
     return None
-
-
-def _chunk_at(rows: Sequence[tuple[int, list[str]]], heading: str) -> int:
-    """The first chunk whose heading path holds `heading`, else the first chunk."""
-    wanted = heading.strip().casefold()
-    if wanted:
-        for chunk_id, path in rows:
-            if any(part.casefold() == wanted for part in path or []):
-                return chunk_id
-    return rows[0][0]
