@@ -54,8 +54,6 @@ from typing import Any
 from _setup import ROOT, django_setup
 
 PROVIDERS = ("fake", "extractive")
-# --max-tokens: the most tokens a model server may write per answer (0: its own limit).
-MAX_TOKENS = 0
 _LEAD = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 _SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s|$)")
 _MARKUP = re.compile(r"[*`]")
@@ -143,19 +141,21 @@ class Tally:
         }
 
 
-def ask_with(*, question: str, provider: str, base_ids: Sequence[int]) -> tuple[str, str, list[str],
-                                                                                 float]:
-    """(answer, mode, the blocks' texts, seconds) of the whole ask path with `provider`."""
+def ask_with(*, question: str, provider: str, base_ids: Sequence[int], max_tokens: int = 0
+             ) -> tuple[str, str, list[str], float]:
+    """(answer, mode, the blocks' texts, seconds) of the whole ask path with `provider`; a
+    model server writes at most `max_tokens` tokens (0: its own limit)."""
     from access.callers import Scope
+    from answering.llm import OpenAICompatibleClient
     from answering.services import AnswerRequest, ask_answer, ask_prepare
     from core.config import config_with, get_config
 
     config = config_with(get_config(), LLM_PROVIDER=provider)
     started = time.perf_counter()
     plan = ask_prepare(AnswerRequest(question=question, scope=Scope.of(base_ids)), config=config)
-    if MAX_TOKENS and hasattr(plan.client, "max_tokens"):
+    if max_tokens and isinstance(plan.client, OpenAICompatibleClient):
         # A small model may repeat itself until its context is full: bound what it writes.
-        plan.client.max_tokens = MAX_TOKENS
+        plan.client.max_tokens = max_tokens
     answer = ask_answer(plan, config=config)
     return answer.answer, answer.mode, plan.block_contents, time.perf_counter() - started
 
@@ -191,7 +191,8 @@ def vault_run(args: argparse.Namespace) -> dict[str, Any]:
         row: dict[str, Any] = {"id": question.id, "question": question.question}
         for provider in args.providers:
             answer, mode, blocks, seconds = ask_with(question=question.question,
-                                                     provider=provider, base_ids=base_ids)
+                                                     provider=provider, base_ids=base_ids,
+                                                     max_tokens=args.max_tokens)
             row[provider] = tallies[provider].add(answer=answer, spans=question.answer_contains,
                                                   any_span=False, block_texts=blocks, mode=mode,
                                                   seconds=seconds)
@@ -259,7 +260,8 @@ def squad_run(args: argparse.Namespace) -> dict[str, Any]:
                                "answers": entry["answers"]}
         for provider in args.providers:
             answer, mode, blocks, seconds = ask_with(question=entry["question"],
-                                                     provider=provider, base_ids=[base])
+                                                     provider=provider, base_ids=[base],
+                                                     max_tokens=args.max_tokens)
             row[f"pipeline_{provider}"] = settings["pipeline"][provider].add(
                 answer=answer, spans=entry["answers"], any_span=True, block_texts=blocks,
                 mode=mode, seconds=seconds)
@@ -301,8 +303,6 @@ def main() -> None:
                              help="openai-compatible: the most tokens of one answer (0: the "
                                   "server's own limit)")
     args = parser.parse_args()
-    global MAX_TOKENS
-    MAX_TOKENS = args.max_tokens
     django_setup()
     report = vault_run(args) if args.command == "vault" else squad_run(args)
     print(json.dumps(report, ensure_ascii=False, indent=2))
