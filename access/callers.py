@@ -67,6 +67,9 @@ class Caller:
     # and a superuser's token that is neither narrowed nor read-only.
     admin: bool = False
     read_only: bool = False  # a read-only token
+    # Bases where the caller sees scores, explanations, the lab, evaluation and traces: its
+    # researcher and maintainer grants (a read-only token keeps them: they only read).
+    researchable: frozenset[int] = frozenset()
 
     def scope(self, *, slugs: list[str] | None = None) -> Scope:
         """The caller's knowledge bases, narrowed to `slugs` when given. A slug that does not
@@ -100,6 +103,18 @@ class Caller:
 
     def may_maintain(self, knowledge_base_id: int) -> bool:
         return self.everything or self.admin or knowledge_base_id in self.writable
+
+    def may_research(self, knowledge_base_id: int) -> bool:
+        return (self.everything or self.admin or knowledge_base_id in self.researchable
+                or knowledge_base_id in self.writable)
+
+    def research_check(self, knowledge_base_id: int, *, what: str) -> None:
+        """Raise NotFound for a base the caller cannot see, Forbidden for one it only reads."""
+        if not self.may_read(knowledge_base_id):
+            raise NotFound(f"{what} not found")
+        if not self.may_research(knowledge_base_id):
+            raise Forbidden(f"this caller may read but not study {what}: it needs the "
+                            "researcher or maintainer role on its knowledge base")
 
     def admin_check(self, *, what: str) -> None:
         """Raise Forbidden unless the caller may create, change and delete knowledge bases."""
@@ -139,19 +154,22 @@ def caller_for_secret(secret: str, *, config: Config) -> Caller | None:
             return None
         token_id, _, user_id, username, superuser, read_only, narrowed, bases = row
         cursor.execute(sql.TOKEN_TOUCH, [token_id, LAST_USED_RESOLUTION_SECONDS])
-        readable, writable = _grants(cursor, user_id)
+        readable, researchable, writable = _grants(cursor, user_id)
     if superuser:
         readable = set(kb_ids_all())
-        writable = set(readable)
+        researchable = writable = set(readable)
     if narrowed:
         readable &= set(bases)
+        researchable &= set(bases)
         writable &= set(bases)
     if read_only:
+        researchable = researchable | writable
         writable = set()
     return Caller(label=f"token {token_id} of {username}", readable=frozenset(readable),
                   writable=frozenset(writable), user_id=user_id, token_id=token_id,
                   kind="token", username=username,
-                  admin=superuser and not narrowed and not read_only, read_only=read_only)
+                  admin=superuser and not narrowed and not read_only, read_only=read_only,
+                  researchable=frozenset(researchable))
 
 
 def caller_for_user(user: AbstractUser) -> Caller:
@@ -166,16 +184,19 @@ def caller_for_user(user: AbstractUser) -> Caller:
         return Caller(label=label, readable=frozenset(), writable=frozenset(), everything=True,
                       user_id=user.pk, kind="user", username=username, admin=True)
     with db_errors_translated(), connection.cursor() as cursor:
-        readable, writable = _grants(cursor, user.pk)
+        readable, researchable, writable = _grants(cursor, user.pk)
     return Caller(label=label, readable=frozenset(readable), writable=frozenset(writable),
-                  user_id=user.pk, kind="user", username=username)
+                  user_id=user.pk, kind="user", username=username,
+                  researchable=frozenset(researchable))
 
 
-def _grants(cursor: CursorWrapper, user_id: int) -> tuple[set[int], set[int]]:
-    """(readable, writable) knowledge base ids of a user's grants: a maintainer also writes."""
+def _grants(cursor: CursorWrapper, user_id: int) -> tuple[set[int], set[int], set[int]]:
+    """(readable, researchable, writable) knowledge base ids of a user's grants: a researcher
+    also studies, a maintainer also studies and writes."""
     cursor.execute(sql.USER_GRANTS, [user_id])
     grants = cursor.fetchall()
     return ({base for base, _ in grants},
+            {base for base, role in grants if role in (Grant.RESEARCHER, Grant.MAINTAINER)},
             {base for base, role in grants if role == Grant.MAINTAINER})
 
 

@@ -10,12 +10,15 @@ from django.db import models
 
 
 class Grant(models.Model):
-    """A user's role on a knowledge base: readers search and ask; maintainers also upload,
-    delete and reindex. Superusers need no grant."""
+    """A user's role on a knowledge base, each holding the rights of the one before:
+    readers search and ask; researchers also see scores, explanations, the lab, evaluation and
+    the base's traces; maintainers also upload, delete and reindex. Admins (superusers) need no
+    grant."""
 
     READER = "reader"
+    RESEARCHER = "researcher"
     MAINTAINER = "maintainer"
-    ROLES = [(READER, "reader"), (MAINTAINER, "maintainer")]
+    ROLES = [(READER, "reader"), (RESEARCHER, "researcher"), (MAINTAINER, "maintainer")]
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
                              related_name="knowledge_grants")
