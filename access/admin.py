@@ -5,11 +5,14 @@ must be shown exactly once, and the admin never renders the stored hash."""
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from access.api_tokens import tokens_revoke
 from access.models import ApiToken, Grant
+from audit.admin_logging import AuditedAdminMixin
 from core.admin import ReadOnlyAdminMixin
 
 NO_HASH_FIELDS = ("prefix", "name", "user", "read_only", "knowledge_bases", "created_at",
@@ -17,7 +20,9 @@ NO_HASH_FIELDS = ("prefix", "name", "user", "read_only", "knowledge_bases", "cre
 
 
 @admin.register(Grant)
-class GrantAdmin(admin.ModelAdmin[Grant]):
+class GrantAdmin(AuditedAdminMixin[Grant], admin.ModelAdmin[Grant]):
+    audit_object_type = "grant"
+    audit_fields = ("user_id", "knowledge_base_id", "role")
     list_display = ("user", "knowledge_base", "role", "created_at")
     list_filter = ("role", "knowledge_base")
     list_select_related = ("user", "knowledge_base")
@@ -53,3 +58,13 @@ class ApiTokenAdmin(ReadOnlyAdminMixin[ApiToken], admin.ModelAdmin[ApiToken]):
 
     def has_revoke_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("access.change_apitoken")
+
+
+# Django's own user admin, with its changes in the audit log as well as in its LogEntry.
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class AuditedUserAdmin(AuditedAdminMixin[User], UserAdmin):
+    audit_object_type = "user"
+    audit_fields = ("username", "email", "is_active", "is_staff", "is_superuser")

@@ -11,6 +11,7 @@ from django.db import connection, transaction
 
 from access import sql
 from access.callers import TOKEN_PREFIX, kb_ids_by_slug, token_digest
+from audit.records import AuditEvent, audit_record
 from core.db import db_errors_translated
 from core.errors import NotFound
 
@@ -45,6 +46,11 @@ def token_create(*, username: str, slugs: list[str] | None = None, read_only: bo
         token_id = cursor.fetchone()[0]
         for base_id in sorted(set(ids.values())):
             cursor.execute(sql.TOKEN_BASE_INSERT, [token_id, base_id])
+        audit_record(AuditEvent(action="token.create", object_type="token", object_id=token_id,
+                                object_name=name or f"{prefix}…",
+                                changes={"user": username, "prefix": prefix,
+                                         "read_only": read_only,
+                                         "knowledge_bases": sorted(ids)}))
     return IssuedToken(id=token_id, secret=secret, prefix=prefix)
 
 
@@ -56,15 +62,34 @@ def tokens_list() -> list[dict]:
 
 
 def token_revoke(*, token_id: int) -> None:
-    with db_errors_translated(), connection.cursor() as cursor:
+    with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(sql.TOKEN_REVOKE, [token_id])
-        if cursor.fetchone() is None:
+        row = cursor.fetchone()
+        if row is None:
             raise NotFound(f"no active token with id {token_id}", details={"id": token_id})
+        audit_record(AuditEvent(action="token.revoke", object_type="token", object_id=token_id,
+                                object_name=_token_name(row), changes={"user": row[2]}))
 
 
 def tokens_revoke(*, token_ids: Iterable[int]) -> int:
-    """Revoke many tokens in one statement; returns how many were active until now."""
-    with db_errors_translated(), connection.cursor() as cursor:
+    """Revoke many tokens in one statement (one action: one audit entry); returns how many
+    were active until now."""
+    with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(sql.TOKENS_REVOKE, [list(token_ids)])
-        return len(cursor.fetchall())
+        rows = cursor.fetchall()
+        if len(rows) == 1:
+            audit_record(AuditEvent(action="token.revoke", object_type="token",
+                                    object_id=rows[0][0], object_name=_token_name(rows[0]),
+                                    changes={"user": rows[0][2]}))
+        elif rows:
+            audit_record(AuditEvent(action="token.revoke", object_type="token",
+                                    object_name=f"{len(rows)} tokens",
+                                    changes={"ids": sorted(row[0] for row in rows),
+                                             "users": sorted({row[2] for row in rows})}))
+        return len(rows)
+
+
+def _token_name(row: tuple[int, str, str, str]) -> str:
+    token_id, prefix, _, name = row
+    return name or f"{prefix}…"
 

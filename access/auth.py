@@ -18,6 +18,7 @@ from ninja.security import HttpBearer
 
 from access.callers import Caller, access_control_on, caller_for_secret
 from access.throttling import client_address, token_failure_record, token_guessing_check
+from audit.context import audit_actor_set
 from core.config import Config, get_config
 
 OPEN_CALLER = Caller(label="open access (no token issued)", readable=frozenset(),
@@ -28,8 +29,13 @@ class CallerAuth(HttpBearer):
     def __call__(self, request: HttpRequest) -> Any:
         config = get_config()
         if not access_control_on(config=config) and _open_to(request, config=config):
-            return OPEN_CALLER
-        return super().__call__(request)
+            caller: Caller | None = OPEN_CALLER
+        else:
+            caller = super().__call__(request)
+        if caller is not None:
+            # What the request changes is audited as this caller's (audit/context.py).
+            audit_actor_set(caller.actor())
+        return caller
 
     def authenticate(self, request: HttpRequest, token: str) -> Caller | None:
         return _caller_checked(request, token, config=get_config())

@@ -26,6 +26,7 @@ from django.db.backends.utils import CursorWrapper
 
 from access import sql
 from access.models import Grant
+from audit.context import Actor
 from core.config import Config
 from core.db import db_errors_translated
 from core.errors import Forbidden, NotFound
@@ -115,6 +116,19 @@ class Caller:
         if not self.may_research(knowledge_base_id):
             raise Forbidden(f"this caller may read but not study {what}: it needs the "
                             "researcher or maintainer role on its knowledge base")
+
+    def actor(self) -> Actor:
+        """Who the audit log says acted: the token (with its user), the signed-in user, or
+        the operator (the CLI, open access, RAG_API_TOKEN)."""
+        if self.token_id is not None:
+            return Actor(kind="token", label=f"token:{self.token_id} ({self.username})",
+                         user_id=self.user_id, username=self.username, token_id=self.token_id)
+        if self.kind == "user":
+            return Actor(kind="user", label=f"user:{self.username}", user_id=self.user_id,
+                         username=self.username)
+        if self.kind == "token":
+            return Actor(kind="token", label=self.label)  # RAG_API_TOKEN
+        return Actor(kind="operator", label="operator")
 
     def admin_check(self, *, what: str) -> None:
         """Raise Forbidden unless the caller may create, change and delete knowledge bases."""

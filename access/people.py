@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
@@ -15,6 +16,8 @@ from django.db import IntegrityError, connection, models, transaction
 from access import sql
 from access.callers import kb_ids_by_slug
 from access.models import Grant
+from audit.records import AuditEvent, audit_record
+from core.db import db_errors_translated
 from core.errors import Conflict, InvalidRequest, NotFound
 
 ROLES = (Grant.READER, Grant.MAINTAINER)
@@ -62,12 +65,31 @@ def user_create(*, username: str, email: str = "", staff: bool = False,
                              details={"field": "password"}) from None
     try:
         with transaction.atomic():
-            users.objects.create_user(username=username, email=email, password=password,
-                                      is_staff=staff)
+            created = users.objects.create_user(username=username, email=email,
+                                                password=password, is_staff=staff)
+            audit_record(AuditEvent(action="user.create", object_type="user",
+                                    object_id=created.pk, object_name=username,
+                                    changes={"email": email, "staff": staff,
+                                             "password": "generated" if generated else "set"}))
     except IntegrityError:
         raise Conflict(f"a user named {username!r} exists already",
                        details={"user": username}) from None
     return CreatedUser(username=username, generated_password=generated)
+
+
+def admin_ensure(*, username: str) -> str | None:
+    """Create superuser `username` with a random password unless any superuser exists; returns
+    the password (to print once) or None."""
+    users = get_user_model()
+    with db_errors_translated(), transaction.atomic():
+        if users.objects.filter(is_superuser=True).exists():
+            return None
+        password = secrets.token_urlsafe(12)
+        created = users.objects.create_superuser(username=username, email="", password=password)
+        audit_record(AuditEvent(action="user.create", object_type="user", object_id=created.pk,
+                                object_name=username,
+                                changes={"superuser": True, "password": "generated"}))
+    return password
 
 
 def people_list() -> list[Person]:
@@ -96,11 +118,15 @@ def grant_set(*, username: str, slug: str, role: str) -> tuple[str, bool]:
                                                          knowledge_base_id=base).first()
         if grant is None:
             Grant.objects.create(user=user, knowledge_base_id=base, role=role)
+            _grant_audit("grant.create", username, slug, {"role": {"before": None,
+                                                                    "after": role}})
             return "", True
         if grant.role == role:
             return role, False
         previous, grant.role = grant.role, role
         grant.save(update_fields=["role"])
+        _grant_audit("grant.update", username, slug, {"role": {"before": previous,
+                                                                "after": role}})
         return previous, True
 
 
@@ -111,8 +137,17 @@ def grant_remove(*, username: str, slug: str) -> str:
     if grant is None:
         raise NotFound(f"{username} has no grant on {slug}",
                        details={"user": username, "knowledge_base": slug})
-    grant.delete()
+    with transaction.atomic():
+        grant.delete()
+        _grant_audit("grant.delete", username, slug, {"role": {"before": grant.role,
+                                                                "after": None}})
     return grant.role
+
+
+def _grant_audit(action: str, username: str, slug: str, changes: dict[str, Any]) -> None:
+    audit_record(AuditEvent(action=action, object_type="grant", object_id=f"{username}@{slug}",
+                            object_name=f"{username} on {slug}",
+                            changes={"user": username, "knowledge_base": slug, **changes}))
 
 
 def _user(username: str) -> User:

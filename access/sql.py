@@ -48,15 +48,18 @@ FROM knowledge_apitoken t JOIN auth_user u ON u.id = t.user_id
 ORDER BY t.id
 """
 
+# (id, prefix, user name, name) of the token revoked now, for its audit entry.
 TOKEN_REVOKE = """
-UPDATE knowledge_apitoken SET revoked_at = now() WHERE id = %s AND revoked_at IS NULL
-RETURNING id
+UPDATE knowledge_apitoken t SET revoked_at = now() FROM auth_user u
+WHERE t.id = %s AND t.revoked_at IS NULL AND u.id = t.user_id
+RETURNING t.id, t.prefix, u.username, t.name
 """
 
-# Many tokens at once (the admin's action); the ids of those revoked now, not before.
+# Many tokens at once (the admin's action); those revoked now, not before.
 TOKENS_REVOKE = """
-UPDATE knowledge_apitoken SET revoked_at = now() WHERE id = ANY(%s) AND revoked_at IS NULL
-RETURNING id
+UPDATE knowledge_apitoken t SET revoked_at = now() FROM auth_user u
+WHERE t.id = ANY(%s) AND t.revoked_at IS NULL AND u.id = t.user_id
+RETURNING t.id, t.prefix, u.username, t.name
 """
 
 # Bad bearer tokens per address and minute (access/throttling.py).

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ipaddress
 import random
 from datetime import UTC, datetime
+from typing import Any
 
 from django.db import connection
 from django.http import HttpRequest
@@ -18,6 +19,7 @@ from core.errors import LocalRagError
 
 # One recorded failure in this many also drops the rows of past minutes: no scheduler needed.
 PRUNE_EVERY = 100
+USERNAME_MAX = 150  # Django's user names
 
 
 class TooManyRequests(LocalRagError):
@@ -42,6 +44,13 @@ def axes_client_address(request: HttpRequest) -> str | None:
         return str(ipaddress.ip_address(address))
     except ValueError:
         return None
+
+
+def axes_username(request: HttpRequest, credentials: dict[str, Any]) -> str:
+    """The user name django-axes counts failures by (its AXES_USERNAME_CALLABLE), cut to the
+    longest a user name can be: axes stores it in a 255-character column, and a longer one
+    typed into a sign-in form would otherwise fail the request."""
+    return str((credentials or {}).get("username") or "")[:USERNAME_MAX]
 
 
 def token_guessing_check(*, address: str, config: Config) -> None:

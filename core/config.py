@@ -152,6 +152,7 @@ class Config:
     rag_mcp_token: str = field(repr=False)
     rag_trace_text: bool
     rag_trace_retention_days: int
+    rag_audit_retention_days: int  # audit/records.py
     rag_model_prices: Mapping[str, ModelPrice]  # model name -> price (core/prices.py)
     rag_answer_disclaimer: str
     rag_conversation_retention_days: int

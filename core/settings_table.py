@@ -248,6 +248,8 @@ SETTINGS: tuple[Setting, ...] = (
        "JSON: model name -> input_per_1k, output_per_1k, currency; prices traces' tokens."),
     _S("RAG_ANSWER_DISCLAIMER", "", OneLine(500),
        "A line appended to every model-written answer."),
+    _S("RAG_AUDIT_RETENTION_DAYS", "365", _DAYS,
+       "Audit entries older than this are removed (only by audit_logs_prune())."),
     _S("RAG_CONVERSATION_RETENTION_DAYS", "365", _DAYS,
        "Conversations idle this long are deleted."),
     _S("RAG_CONVERSATION_HISTORY_TURNS", "3", Integer(0, 50),

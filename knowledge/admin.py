@@ -23,6 +23,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from access.models import Grant
+from audit.admin_logging import AuditedAdminMixin
 from core.admin import ReadOnlyAdminMixin
 from core.errors import LocalRagError
 from knowledge.bases import DEFAULT_SLUG, kb_source_documents_move, slug_check
@@ -246,7 +247,9 @@ class GrantInline(admin.TabularInline):
 
 
 @admin.register(KnowledgeBase)
-class KnowledgeBaseAdmin(admin.ModelAdmin[KnowledgeBase]):
+class KnowledgeBaseAdmin(AuditedAdminMixin[KnowledgeBase], admin.ModelAdmin[KnowledgeBase]):
+    audit_object_type = "knowledge_base"
+    audit_fields = ("slug", "name", "description", "outbound")
     form = KnowledgeBaseForm
     list_display = ("slug", "name", "outbound", "documents", "chunks", "sources_count",
                     "updated_at")
@@ -307,7 +310,10 @@ class KnowledgeBaseAdmin(admin.ModelAdmin[KnowledgeBase]):
 
 
 @admin.register(KnowledgeBaseSource)
-class KnowledgeBaseSourceAdmin(admin.ModelAdmin[KnowledgeBaseSource]):
+class KnowledgeBaseSourceAdmin(AuditedAdminMixin[KnowledgeBaseSource],
+                               admin.ModelAdmin[KnowledgeBaseSource]):
+    audit_object_type = "knowledge_base_source"
+    audit_fields = ("knowledge_base_id", "kind", "path")
     form = SourceForm
     list_display = ("path", "kind", "knowledge_base", "documents", "created_at")
     list_filter = ("kind", "knowledge_base")

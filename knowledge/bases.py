@@ -17,6 +17,7 @@ from django.db.backends.utils import CursorWrapper
 
 from access.callers import Caller
 from access.models import ApiToken, Grant
+from audit.records import AuditEvent, audit_record, changed
 from core.config import Config
 from core.db import db_errors_translated, rows_as
 from core.errors import Conflict, InvalidRequest, NotFound
@@ -85,6 +86,10 @@ def kb_create(*, slug: str, name: str | None = None, description: str = "",
             raise Conflict(f"knowledge base {slug!r} exists already", details={"slug": slug})
         for path in paths:
             _source_insert(cursor, knowledge_base_id=row[0], kind="vault", path=path)
+        audit_record(AuditEvent(action="knowledge_base.create", object_type="knowledge_base",
+                                object_id=slug, object_name=name or slug,
+                                changes={"description": description, "outbound": outbound,
+                                         "sources": paths}))
     return kb_get(slug)
 
 
@@ -92,7 +97,14 @@ def kb_source_add(*, slug: str, path: str | Path, kind: str = "vault") -> str:
     """Register a folder as a source of the base; returns its canonical path. A folder that
     is already a source of this base is fine; of another base, a conflict."""
     canonical = str(vault_resolve(path)) if kind == "vault" else str(path)
-    _source_add(knowledge_base_id=kb_get(slug).id, kind=kind, path=canonical)
+    base = kb_get(slug)
+    with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
+        added = _source_insert(cursor, knowledge_base_id=base.id, kind=kind, path=canonical)
+        if added and kind == "vault":  # a base's upload area comes with it, by no action
+            audit_record(AuditEvent(action="knowledge_base.source_add",
+                                    object_type="knowledge_base", object_id=slug,
+                                    object_name=base.name,
+                                    changes={"source": {"kind": kind, "path": canonical}}))
     return canonical
 
 
@@ -101,7 +113,9 @@ def _source_add(*, knowledge_base_id: int, kind: str, path: str) -> None:
         _source_insert(cursor, knowledge_base_id=knowledge_base_id, kind=kind, path=path)
 
 
-def _source_insert(cursor: CursorWrapper, *, knowledge_base_id: int, kind: str, path: str) -> None:
+def _source_insert(cursor: CursorWrapper, *, knowledge_base_id: int, kind: str,
+                   path: str) -> bool:
+    """Make `path` a source of the base; True when it was not one of its sources before."""
     # A folder inside or around another source would put the same files in two bases.
     vault_overlap_check(vault_path=path)
     cursor.execute(sql.KB_SOURCE_INSERT, [knowledge_base_id, kind, path])
@@ -114,12 +128,13 @@ def _source_insert(cursor: CursorWrapper, *, knowledge_base_id: int, kind: str, 
     if claimed:
         # Documents of that folder indexed earlier (under `default`) follow it into its base.
         kb_source_documents_move(knowledge_base_id=knowledge_base_id, path=path)
-        return
+        return True
     cursor.execute(sql.KB_SOURCE_OWNER, [path])
     owner, owner_slug = cursor.fetchone()
     if owner != knowledge_base_id:
         raise Conflict(f"{path} is a source of the knowledge base {owner_slug!r} already",
                        details={"path": path, "knowledge_base": owner_slug})
+    return False
 
 
 def kb_source_documents_move(*, knowledge_base_id: int, path: str) -> None:
@@ -141,6 +156,10 @@ def kb_delete(*, slug: str) -> None:
         if cursor.fetchone() is None:
             raise Conflict(f"knowledge base {slug!r} cannot be removed: it is `default` or still "
                            "holds documents", details={"knowledge_base": slug})
+        audit_record(AuditEvent(action="knowledge_base.delete", object_type="knowledge_base",
+                                object_id=slug, object_name=base.name,
+                                changes={"outbound": base.outbound,
+                                         "sources": [source.path for source in base.sources]}))
 
 
 def kb_update(*, slug: str, name: str | None = None, description: str | None = None,
@@ -149,11 +168,21 @@ def kb_update(*, slug: str, name: str | None = None, description: str | None = N
     its slug stays."""
     if outbound is not None:
         outbound_policy_check(outbound)
-    with db_errors_translated(), connection.cursor() as cursor:
+    with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
+        before = kb_get(slug)
         cursor.execute(sql.KB_UPDATE, [name, description, outbound, slug])
         if cursor.fetchone() is None:
             raise NotFound(f"knowledge base not found: {slug}", details={"knowledge_base": slug})
-    return kb_get(slug)
+        after = kb_get(slug)
+        changes = changed({"name": before.name, "description": before.description,
+                           "outbound": before.outbound},
+                          {"name": after.name, "description": after.description,
+                           "outbound": after.outbound})
+        if changes:  # nothing changed, nothing to audit
+            audit_record(AuditEvent(action="knowledge_base.update",
+                                    object_type="knowledge_base", object_id=slug,
+                                    object_name=after.name, changes=changes))
+    return after
 
 
 # The same services for a caller of the API: only an admin creates, changes or deletes a base,

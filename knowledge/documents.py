@@ -26,6 +26,7 @@ from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
 
 from access.callers import Caller
+from audit.records import AuditEvent, audit_record
 from core.config import Config, get_config
 from core.db import db_errors_translated, row_as
 from core.errors import Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType
@@ -117,6 +118,7 @@ def document_upload(*, caller: Caller, slug: str, filename: str | None,
                         cursor.execute(sql.DOCUMENT_STATUS_SET, ["queued", document_id])
                         job_id = _enqueue(JOB_INGEST, document_id, base.id)
                     duplicate = Upload(document_id=document_id, job_id=job_id, created=False)
+                    _upload_audit(cursor, document_id, name, size=size, created=False)
                 else:
                     duplicate = None
                     cursor.execute(sql.UPLOAD_NAMES_LOCK, [str(base.id)])
@@ -127,6 +129,7 @@ def document_upload(*, caller: Caller, slug: str, filename: str | None,
                         format_name(name), Path(filename or "").name, source_name])
                     document_id = cursor.fetchone()[0]
                     job_id = _enqueue(JOB_INGEST, document_id, base.id)
+                    _upload_audit(cursor, document_id, name, size=size, created=True)
                     # Last: until the row and its job are in, the file is not in the upload
                     # area (where an ingest would index it as a document of its own).
                     os.replace(partial, final)
@@ -140,6 +143,17 @@ def document_upload(*, caller: Caller, slug: str, filename: str | None,
         return Upload(document_id=document_id, job_id=job_id, created=True)
     finally:
         partial.unlink(missing_ok=True)
+
+
+def _upload_audit(cursor: CursorWrapper, document_id: int, name: str, *, size: int,
+                  created: bool) -> None:
+    # created False: the same content was there already, and that document is the one kept.
+    cursor.execute(sql.DOCUMENT_AUDIT_NAME, [document_id])
+    source_name, slug = cursor.fetchone()
+    audit_record(AuditEvent(action="document.upload", object_type="document",
+                            object_id=document_id, object_name=source_name,
+                            changes={"knowledge_base": slug, "uploaded_as": name,
+                                     "size_bytes": size, "created": created}))
 
 
 def _enqueue(job_type: str, document_id: int, knowledge_base_id: int) -> int:
@@ -218,7 +232,9 @@ def document_delete(*, caller: Caller, document_id: int) -> int:
             return _enqueue(JOB_DELETE, document_id, base_id)  # an earlier one gave up
         cursor.execute(sql.DOCUMENT_CHUNKS_DELETE, [document_id])
         cursor.execute(sql.DOCUMENT_STATUS_SET, ["deleting", document_id])
-        return _enqueue(JOB_DELETE, document_id, base_id)
+        job_id = _enqueue(JOB_DELETE, document_id, base_id)
+        _document_audit(cursor, "document.delete", document_id, job_id)
+        return job_id
 
 
 def document_reindex(*, caller: Caller, document_id: int) -> int:
@@ -229,7 +245,18 @@ def document_reindex(*, caller: Caller, document_id: int) -> int:
         if status == "deleting":
             raise Conflict(f"document {document_id} is being deleted",
                            details={"id": document_id})
-        return _enqueue(JOB_REINDEX, document_id, base_id)
+        job_id = _enqueue(JOB_REINDEX, document_id, base_id)
+        _document_audit(cursor, "document.reindex", document_id, job_id)
+        return job_id
+
+
+def _document_audit(cursor: CursorWrapper, action: str, document_id: int, job_id: int) -> None:
+    cursor.execute(sql.DOCUMENT_AUDIT_NAME, [document_id])
+    row = cursor.fetchone()
+    source_name, slug = row if row is not None else ("", "")
+    audit_record(AuditEvent(action=action, object_type="document", object_id=document_id,
+                            object_name=source_name or "",
+                            changes={"knowledge_base": slug, "job_id": job_id}))
 
 
 def _document_for_change(cursor: CursorWrapper, caller: Caller,

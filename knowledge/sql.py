@@ -261,6 +261,13 @@ FOR UPDATE OF d
 
 DOCUMENT_BASE = "SELECT knowledge_base_id FROM documents WHERE id = %s"
 
+# A document's readable name and its base's slug, for its audit entry.
+DOCUMENT_AUDIT_NAME = """
+SELECT coalesce(nullif(d.source_name, ''), d.relative_path), k.slug
+FROM documents d JOIN knowledge_bases k ON k.id = d.knowledge_base_id
+WHERE d.id = %s
+"""
+
 DOCUMENT_CHUNKS_DELETE = "DELETE FROM chunks WHERE document_id = %s"
 
 DOCUMENT_STATUS_SET = "UPDATE documents SET status = %s, updated_at = now() WHERE id = %s"

@@ -41,6 +41,7 @@ commands:
   revoke NAME KB           take a person's role on a knowledge base away
   token create|list|revoke API tokens (the secret is printed once)
   changepassword NAME      set a person's password (e.g. admin's)
+  createsuperuser          add an administrator, asking for a name and a password
   ensure_admin             create the admin superuser once, printing its password once
   search "..." [--top-k N] [--kb SLUG] [--json]
   ask "..." [--top-k N] [--kb SLUG] [--fallback] [--json]
@@ -49,6 +50,8 @@ commands:
                            score follow-up questions; delete old conversations
   traces stats|prune|show ID
                            times and tokens per stage, old traces deleted, one trace in full
+  audit [--since WHEN] [--actor WHO] [--action A] [--json] | --prune
+                           who changed what, from where, when (the append-only audit log)
   serve [--host H] [--port P] [--no-worker]
   worker [--concurrency N] run background jobs (uploads, deletes, reindexing)
   jobs list|retry|cancel   the background jobs

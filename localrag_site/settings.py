@@ -31,6 +31,9 @@ DEBUG = False
 ALLOWED_HOSTS = list(CONFIG.rag_allowed_hosts)
 
 INSTALLED_APPS = [
+    # The append-only audit log (audit/): every change, failed sign-in and lock-out. First, so
+    # that its `changepassword` and `createsuperuser` (Django's, audited) are the ones run.
+    "audit",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -73,6 +76,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Who acts, from where, in which request: what audit entries carry (audit/context.py).
+    "audit.middleware.AuditContextMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -91,6 +96,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=CONFIG.rag_login_lockout_minutes)
 AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "access.throttling.axes_client_address"
+AXES_USERNAME_CALLABLE = "access.throttling.axes_username"
 AXES_COOLOFF_MESSAGE = ("Too many failed sign-ins for this account or from this address: try "
                         "again later, or ask an administrator to clear the lock.")
 

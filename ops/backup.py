@@ -33,6 +33,7 @@ import psycopg
 from django.db import connection
 from psycopg import sql as psql
 
+from audit.records import AuditEvent, audit_record
 from core.config import Config
 from core.db import snapshot_connection
 from core.errors import InvalidRequest
@@ -94,7 +95,14 @@ def backup_write(*, path: Path, config: Config, progress: Progress | None = None
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
-    return BackupResult(path=target, size_bytes=target.stat().st_size, manifest=manifest)
+    result = BackupResult(path=target, size_bytes=target.stat().st_size, manifest=manifest)
+    counts = manifest.get("counts", {})
+    # After the snapshot: the archive does not hold its own entry.
+    audit_record(AuditEvent(action="backup.run", object_type="backup", object_name=target.name,
+                            changes={"path": str(target), "bytes": result.size_bytes,
+                                     "documents": counts.get("documents", 0),
+                                     "audit_entries": counts.get("audit_logs", 0)}))
+    return result
 
 
 def _target_path(path: Path) -> Path:

@@ -35,6 +35,7 @@ from embeddings.outbound import endpoint_host, endpoint_is_local
 from ops.env_file import env_file_update
 from ops.llm_keys import KEY_SETTINGS, KeyPlan, KeyRequest, key_plan
 from ops.llm_presets import LLMTarget, llm_target_resolve
+from ops.settings_audit import NOT_RECORDED, settings_change_audit
 
 # What local-rag's own OpenAI-compatible endpoint (`rag serve`, conversations/openai_models.py)
 # names as every model's owner: a server that answers with it is this software, not a model.
@@ -168,6 +169,9 @@ def _write(report: LLMUseReport, *, config: Config, target: LLMTarget) -> None:
     report.env_file = written[0] if written else config.env_file
     report.created = bool(written and written[1])
     report.written = list(values)
+    if written and not settings_change_audit(env_file=written[0],
+                                             values={name: desired[name] for name in values}):
+        report.warnings.append(NOT_RECORDED)
     for name in desired:
         # The environment outranks .env (core/config.py): a value there keeps winning. (The
         # key settings' own conflicts were refused by the key plan.)

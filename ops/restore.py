@@ -38,6 +38,7 @@ import psycopg
 from django.db import DatabaseError, connection, transaction
 from django.db.migrations.loader import MigrationLoader
 
+from audit.records import AuditEvent, audit_record
 from core.config import Config
 from core.db import DatabaseRefused, PgvectorUnavailable, db_errors_translated
 from core.errors import InvalidRequest, first_line
@@ -100,6 +101,7 @@ def restore_read(*, path: Path, config: Config, embedder_change: bool = False,
     uploads_root = config.upload_dir.resolve()
     resumed = _interrupted_finish(uploads_root=uploads_root, say=say)
     if resumed is not None:
+        _restore_audit(resumed)
         return resumed
     try:
         tar = tarfile.open(path, mode="r:")
@@ -143,8 +145,23 @@ def restore_read(*, path: Path, config: Config, embedder_change: bool = False,
             _uploads_into_place(staging, uploads_root=uploads_root)
             stage.keep = False
     _finish(restore_id=restore_id, say=say)
-    return RestoreResult(manifest=manifest, uploads_root=uploads_root, files=files,
-                         archive=str(path), warnings=_warnings(manifest))
+    result = RestoreResult(manifest=manifest, uploads_root=uploads_root, files=files,
+                           archive=str(path), warnings=_warnings(manifest))
+    _restore_audit(result)
+    return result
+
+
+def _restore_audit(result: RestoreResult) -> None:
+    # Written into the restored database, after the archive's own entries: the log then says
+    # when and from what this database was restored.
+    counts = result.manifest.get("counts", {})
+    audit_record(AuditEvent(
+        action="restore.run", object_type="backup", object_name=Path(result.archive).name,
+        changes={"archive": result.archive, "resumed": result.resumed,
+                 "written_at": result.manifest.get("created_at"),
+                 "local_rag_version": result.manifest.get("local_rag_version"),
+                 "documents": counts.get("documents", 0), "chunks": counts.get("chunks", 0),
+                 "uploaded_files": result.files}))
 
 
 def _finish(*, restore_id: str, say: Progress) -> None:

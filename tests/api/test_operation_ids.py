@@ -36,6 +36,7 @@ OPERATIONS = [
      "conversations_api_conversation_ask_stream_view"),
     ("POST", "/messages/{message_id}/feedback", "conversations_api_message_feedback_view"),
     ("GET", "/me", "access_api_me_view"),
+    ("GET", "/audit", "access_api_audit_view"),
 ]
 
 

@@ -24,6 +24,9 @@ from tests.commands.llm_support import (
 )
 from tests.commands.support import rag
 
+# `rag llm use` records what it wrote in the audit log.
+pytestmark = pytest.mark.django_db
+
 
 @pytest.fixture
 def stub() -> Iterator[StubOpenAI]:
@@ -358,3 +361,23 @@ def test_the_sample_file_is_never_written(llm_env_file: EnvLoader, stub: StubOpe
     config_use(config_read(sample))
     code, _, err = rag("llm", "use", stub.base_url)
     assert code == 2 and "a template" in err and sample.read_text() == ENV_TEXT
+
+
+def test_what_it_writes_is_one_audit_entry_without_any_key(llm_env_file: EnvLoader,
+                                                           stub: StubOpenAI, tmp_path: Path):
+    from tests.audit.conftest import entries
+
+    path = llm_env_file()
+    earlier = entries()
+    code, _, err = rag("llm", "use", stub.base_url, "--key-file",
+                       str(key_file(tmp_path)))
+    assert code == 0, err
+    (entry,) = [entry for entry in entries() if entry not in earlier]
+    assert entry["action"] == "settings.update"
+    assert (entry["source"], entry["object_type"], entry["object_name"]) == (
+        "cli", "env_file", str(path.resolve()))
+    assert entry["actor"].startswith("cli:")
+    written = entry["changes"]["settings"]
+    assert written["LLM_MODEL"] == "qwen2.5:0.5b" and written["LLM_BASE_URL"] == stub.base_url
+    assert written["LLM_API_KEY_FILE"] == str(tmp_path / "llm.key")
+    assert_no_key(json.dumps(entries(), default=str))

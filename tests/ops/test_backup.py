@@ -75,6 +75,8 @@ def test_backup_destroy_restore_round_trip(scratch_project: Path, run_cli, pg_en
     assert manifest["counts"]["documents"] == 10  # nine notes and the upload
     assert manifest["counts"]["auth_user"] == 1 and manifest["counts"]["knowledge_apitoken"] == 1
     assert manifest["counts"]["traces"] >= 2
+    # The audit log travels too: the base and the token made by the CLI, the upload by the API.
+    assert manifest["counts"]["audit_logs"] >= 3
     with tarfile.open(archive) as tar:
         names = tar.getnames()
     assert names[0] == "database.pgdump" and names[-1] == "manifest.json"
@@ -108,6 +110,14 @@ def test_backup_destroy_restore_round_trip(scratch_project: Path, run_cli, pg_en
                 upload["document_id"])
         finally:
             server.stop()
+
+        log = json.loads(cli("audit", "--json", cwd=second).stdout)
+        actions = [entry["action"] for entry in log]
+        # Newest first: the reindex above, the restore, then the archive's own entries.
+        assert actions[:2] == ["document.reindex", "restore.run"]
+        assert {"knowledge_base.create", "token.create", "document.upload"} <= set(actions[2:])
+        assert log[1]["source"] == "cli" and log[1]["actor"].startswith("cli:")
+        assert log[0]["source"] == "api" and log[0]["actor"].endswith(" (maint)")
 
         again = run_cli("restore", str(archive), env=pg_env, cwd=second)
         assert again.returncode == 2

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
+from audit.records import AuditEvent, audit_record
 from core.commands import RagCommand
 from core.config import get_config
 from core.errors import InvalidRequest
@@ -44,17 +45,28 @@ class Command(RagCommand):
             for base in bases:
                 self.stdout.write(status_line(base))
             return
-        for base in bases:
-            bar = ProgressBar(label=f"{base.slug}", stream=sys.stderr, unit="chunks")
-            started = time.perf_counter()
-            try:
-                outcome = base_catch_up(knowledge_base_id=base.knowledge_base_id,
-                                        config=config, rebuild=True,
-                                        progress=_drawing(bar))
-            finally:
-                bar.close()
-            self.stdout.write(f"{base.slug}: rebuilt at generation {outcome.generation} "
-                              f"({base.chunks} chunks, {time.perf_counter() - started:.1f} s)")
+        rebuilt: dict[str, int] = {}
+        try:
+            for base in bases:
+                bar = ProgressBar(label=f"{base.slug}", stream=sys.stderr, unit="chunks")
+                started = time.perf_counter()
+                try:
+                    outcome = base_catch_up(knowledge_base_id=base.knowledge_base_id,
+                                            config=config, rebuild=True,
+                                            progress=_drawing(bar))
+                finally:
+                    bar.close()
+                rebuilt[base.slug] = outcome.generation
+                self.stdout.write(f"{base.slug}: rebuilt at generation {outcome.generation} "
+                                  f"({base.chunks} chunks, "
+                                  f"{time.perf_counter() - started:.1f} s)")
+        finally:
+            # One action, one entry: the bases rebuilt, also when a later one failed.
+            audit_record(AuditEvent(
+                action="index.rebuild", object_type="search_index",
+                object_name=options["kb"] or "all knowledge bases",
+                changes={"generations": rebuilt,
+                         "failed": len(rebuilt) < len(bases)}))
 
 
 def _drawing(bar: ProgressBar) -> Callable[[str, int, int], None]:

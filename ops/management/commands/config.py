@@ -13,6 +13,7 @@ from core.config import Config, get_config
 from core.errors import InvalidRequest
 from embeddings.providers import embedding_native_dim
 from ops.env_file import env_file_create
+from ops.settings_audit import NOT_RECORDED, settings_change_audit
 
 
 class Command(RagCommand):
@@ -59,6 +60,8 @@ class Command(RagCommand):
         settings = ", ".join(f"{name}={value}" for name, value in values.items())
         if created is not None:
             self.stdout.write(f"created {created} from .env.sample with {settings} (mode 600)")
+            if not settings_change_audit(env_file=created, values=values):
+                self.stderr.write(f"note: {NOT_RECORDED}")
         elif config.env_file is not None:
             self.stdout.write(f"{config.env_file} exists; left as it is")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.accounts import admin_ensure
+from access.people import admin_ensure
 from core.commands import RagCommand
 
 
