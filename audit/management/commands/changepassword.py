@@ -12,7 +12,7 @@ from audit.records import AuditEvent, audit_record
 
 
 class Command(changepassword.Command):
-    def handle(self, *args: Any, **options: Any) -> str:
+    def handle(self, *args: Any, **options: Any) -> str | None:
         done = super().handle(*args, **options)
         username = options.get("username") or getpass.getuser()
         audit_record(AuditEvent(action="user.update", object_type="user", object_name=username,
