@@ -17,7 +17,8 @@ from access.callers import kb_ids_by_slug
 from access.models import Grant
 from core.errors import Conflict, InvalidRequest, NotFound
 
-ROLES = (Grant.READER, Grant.MAINTAINER)
+# A ladder: each role holds the rights of the one before.
+ROLES = (Grant.READER, Grant.RESEARCHER, Grant.MAINTAINER)
 # A generated password: 20 URL-safe characters (~120 bits), shown once.
 GENERATED_PASSWORD_BYTES = 15
 
