@@ -108,11 +108,6 @@ class Caller:
         return (self.everything or self.admin or knowledge_base_id in self.researchable
                 or knowledge_base_id in self.writable)
 
-    def may_research_all(self, knowledge_base_ids: Iterable[int]) -> bool:
-        """Whether the caller may research every one of these bases (a search over several
-        shows its scores and explanation only to a caller who studies all it searched)."""
-        return all(self.may_research(base) for base in knowledge_base_ids)
-
     @property
     def researches_anything(self) -> bool:
         """Whether the lab, evaluation and traces have anything for this caller."""
@@ -125,7 +120,7 @@ class Caller:
             return self
         studied = frozenset(base for base in self.readable if self.may_research(base))
         return replace(self, readable=studied, writable=self.writable & studied,
-                                   researchable=studied)
+                       researchable=studied)
 
     def role(self, knowledge_base_id: int) -> str:
         """The caller's role on a base it reads, as GET /me and /knowledge-bases name it:
