@@ -10,7 +10,7 @@ from ninja import Schema
 class MyKnowledgeBase(Schema):
     slug: str
     name: str
-    role: Literal["reader", "maintainer"]
+    role: Literal["reader", "researcher", "maintainer"]
 
 
 class MeOut(Schema):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from django.db import connection
@@ -108,6 +108,27 @@ class Caller:
     def may_research(self, knowledge_base_id: int) -> bool:
         return (self.everything or self.admin or knowledge_base_id in self.researchable
                 or knowledge_base_id in self.writable)
+
+    @property
+    def researches_anything(self) -> bool:
+        """Whether the lab, evaluation and traces have anything for this caller."""
+        return bool(self.everything or self.admin or self.researchable or self.writable)
+
+    def researching(self) -> Caller:
+        """This caller as it is where it may research: its reads narrowed to the bases it
+        studies, so that whatever lists by `scope()` lists only those (filtered in SQL)."""
+        if self.everything or self.admin:
+            return self
+        studied = frozenset(base for base in self.readable if self.may_research(base))
+        return replace(self, readable=studied, writable=self.writable & studied,
+                       researchable=studied)
+
+    def role(self, knowledge_base_id: int) -> str:
+        """The caller's role on a base it reads, as GET /me and /knowledge-bases name it:
+        maintainer, researcher or reader (an admin maintains every base)."""
+        if self.may_maintain(knowledge_base_id):
+            return "maintainer"
+        return "researcher" if self.may_research(knowledge_base_id) else "reader"
 
     def research_check(self, knowledge_base_id: int, *, what: str) -> None:
         """Raise NotFound for a base the caller cannot see, Forbidden for one it only reads."""

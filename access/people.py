@@ -20,7 +20,8 @@ from audit.records import AuditEvent, audit_record
 from core.db import db_errors_translated
 from core.errors import Conflict, InvalidRequest, NotFound
 
-ROLES = (Grant.READER, Grant.MAINTAINER)
+# A ladder: each role holds the rights of the one before.
+ROLES = (Grant.READER, Grant.RESEARCHER, Grant.MAINTAINER)
 # A generated password: 20 URL-safe characters (~120 bits), shown once.
 GENERATED_PASSWORD_BYTES = 15
 

@@ -28,6 +28,6 @@ def caller_profile(*, caller: Caller) -> dict[str, Any]:
         # True: it reads every base, also those created later (its list is only today's).
         "every_knowledge_base": caller.everything or caller.admin,
         "knowledge_bases": [{"slug": slug, "name": name,
-                             "role": "maintainer" if caller.may_maintain(base_id) else "reader"}
+                             "role": caller.role(base_id)}
                             for base_id, slug, name in rows],
     }

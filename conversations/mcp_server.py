@@ -58,7 +58,7 @@ from retrieval.api_schemas import (
     filters_plain,
     search_body,
 )
-from retrieval.services import search
+from retrieval.services import explain_check, search
 from retrieval.types import RetrievalRequest
 from traces.recording import Trace, trace_record, traced
 
@@ -80,7 +80,8 @@ TopK = Annotated[int | None, Field(description="how many chunks, 1..20 (default 
 KnowledgeBaseSlugs = Annotated[list[str] | None, Field(
     description="only these knowledge bases (slugs from list_knowledge_bases; default: all "
                 "this server may read)")]
-Explain = Annotated[bool, Field(description="add each stage's ranks, scores and time")]
+Explain = Annotated[bool, Field(description="add each stage's ranks, scores and time (needs "
+                                            "the researcher role on every base searched)")]
 DocumentId = Annotated[int, Field(description="the document_id of a search result or citation")]
 ChunkId = Annotated[int, Field(description="the chunk_id of a search result")]
 ConversationId = Annotated[int | None, Field(
@@ -146,8 +147,11 @@ def mcp_server_build(*, secret: str | None) -> MCPServer:
             current = caller()
             # Under a trace of channel `mcp`: its id is in the body.
             with traced(operation="search", channel="mcp", caller=current) as trace:
+                scope = current.scope(slugs=request.knowledge_bases)
+                if request.explain:
+                    explain_check(caller=current, scope=scope)
                 outcome = search(RetrievalRequest(
-                    query=request.query, scope=current.scope(slugs=request.knowledge_bases),
+                    query=request.query, scope=scope,
                     top_k=request.top_k, explain=request.explain,
                     filters=filters_checked(request.filters)), config=get_config())
                 trace_record(trace, outcome.measures)

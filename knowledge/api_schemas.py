@@ -24,8 +24,9 @@ class KnowledgeBaseOut(Schema):
     outbound: Outbound
     documents: int
     chunks: int
-    # What this caller may do there: "maintainer" (upload, delete, reindex) or "reader".
-    role: str
+    # What this caller may do there: "maintainer" (upload, delete, reindex), "researcher"
+    # (scores, explain, the lab, evaluation, traces) or "reader" (search and ask).
+    role: Literal["reader", "researcher", "maintainer"]
 
 
 class UploadOut(Schema):

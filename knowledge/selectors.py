@@ -91,7 +91,7 @@ def kb_entry(base: KnowledgeBaseInfo, *, caller: Caller) -> dict[str, Any]:
     """One base as the caller sees it: its counts and the caller's role."""
     # Without `sources`: those are folders on the server, not the caller's business.
     return {**{key: value for key, value in base.as_dict().items() if key != "sources"},
-            "role": "maintainer" if caller.may_maintain(base.id) else "reader"}
+            "role": caller.role(base.id)}
 
 
 # The values of documents.status (knowledge's migration 0010) and documents.format.

@@ -36,7 +36,7 @@ commands:
   kb create|update|add-source|list
                            knowledge bases and their folders
   user create|list         the people who sign in and own tokens
-  grant NAME KB reader|maintainer
+  grant NAME KB reader|researcher|maintainer
                            give a person a role on a knowledge base
   revoke NAME KB           take a person's role on a knowledge base away
   token create|list|revoke API tokens (the secret is printed once)

@@ -82,7 +82,8 @@ class SearchRequest(StrictRequest):
     # Narrows the search to these knowledge bases (slugs); one the caller cannot read is
     # answered 404 like one that does not exist.
     knowledge_bases: KnowledgeBases = None
-    # Adds `explain` to the response: each stage's ranks, scores and time.
+    # Adds `explain` to the response: each stage's ranks, scores and time. Only for a caller
+    # that may research every base searched (researcher, maintainer, admin): 403 otherwise.
     explain: bool = False
     # Only documents matching these (frontmatter fields, tags, format, folder, title, dates),
     # applied before ranking: `top_k` results still come back when that many chunks match.

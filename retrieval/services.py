@@ -13,12 +13,14 @@ from dataclasses import dataclass
 import psycopg
 from psycopg.rows import class_row
 
+from access.callers import Caller, Scope
 from core.config import EMBEDDING_DIM, MAX_TEXT_CHARS, TOP_K_RANGE, Config
 from core.db import DatabaseUnavailable, db_errors_translated
-from core.errors import InvalidRequest
+from core.errors import Forbidden, InvalidRequest
 from core.replicas import replica_failed, replica_reads
 from embeddings import EmbeddingDimMismatch, EmbeddingProvider, get_embedder
 from knowledge.db_schema import index_connection
+from knowledge.models import KnowledgeBase
 from retrieval import sql
 from retrieval.filters import filtered_scope
 from retrieval.pipeline import PipelineClock, pipeline_clock, pipeline_run
@@ -35,6 +37,20 @@ def top_k_validate(top_k: int | None, *, config: Config) -> int:
         raise InvalidRequest(f"top_k must be between {low} and {high}, got {value}",
                              details={"field": "top_k"})
     return value
+
+
+def explain_check(*, caller: Caller, scope: Scope) -> None:
+    """Forbidden unless the caller may research every base the search reads: explain shows
+    each stage's ranks and scores, which readers do not see (a search over several bases ranks
+    them together, so one read-only base among them is enough to refuse)."""
+    refused = [base for base in scope.knowledge_base_ids if not caller.may_research(base)]
+    if refused:
+        # Bases the caller reads: naming them tells it nothing new, and which to leave out.
+        slugs = sorted(KnowledgeBase.objects.filter(id__in=refused)
+                       .values_list("slug", flat=True))
+        raise Forbidden("explain needs the researcher or maintainer role on every knowledge "
+                        f"base searched; this caller only reads {', '.join(slugs)}",
+                        details={"field": "explain", "knowledge_bases": slugs})
 
 
 def search(request: RetrievalRequest, *, config: Config,

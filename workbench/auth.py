@@ -68,15 +68,17 @@ def person_view(view: Callable[Concatenate[PersonRequest, P], HttpResponseBase]
     return wrapped
 
 
-def admin_view(view: Callable[Concatenate[PersonRequest, P], HttpResponseBase]
-               ) -> Callable[Concatenate[HttpRequest, P], HttpResponseBase]:
-    """Like `person_view`, for staff and superusers only (403 for anyone else)."""
+def research_view(view: Callable[Concatenate[PersonRequest, P], HttpResponseBase]
+                  ) -> Callable[Concatenate[HttpRequest, P], HttpResponseBase]:
+    """Like `person_view`, for people who may research at least one knowledge base (the lab,
+    evaluation, traces): 403 for one who only reads. Each page still checks the bases it
+    shows (`Caller.research_check`, or lists narrowed by `Caller.researching`)."""
 
     @person_view
     @wraps(view)
     def wrapped(request: PersonRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
-        if not (request.user.is_staff or request.user.is_superuser):
-            raise PermissionDenied("only administrators may see this page")
+        if not request.caller.researches_anything:
+            raise PermissionDenied("only researchers and maintainers may see this page")
         return view(request, *args, **kwargs)
 
     return wrapped

@@ -9,6 +9,7 @@ from django.utils.translation import pgettext_lazy
 LABELS = {
     # Roles of a grant (access/models.py).
     "reader": _("reader"),
+    "researcher": _("researcher"),
     "maintainer": _("maintainer"),
     # Documents, jobs and evaluation runs.
     "active": pgettext_lazy("status", "active"),

@@ -28,3 +28,19 @@ def test_each_moved_model_has_its_admin_page(admin_client, db, page):
     response = admin_client.get(page)
     assert response.status_code == 200
     assert 'id="changelist"' in response.content.decode()
+
+
+def test_the_admins_grant_form_offers_the_three_roles_and_stores_a_researcher(admin_client, db):
+    from django.contrib.auth import get_user_model
+
+    from access.models import Grant
+    from knowledge.bases import kb_get
+
+    form = admin_client.get("/admin/access/grant/add/").content.decode()
+    for role in ("reader", "researcher", "maintainer"):
+        assert f'<option value="{role}"' in form
+    user = get_user_model().objects.create_user(username="rae", password="pw")
+    response = admin_client.post("/admin/access/grant/add/", {
+        "user": user.pk, "knowledge_base": kb_get("default").id, "role": "researcher"})
+    assert response.status_code == 302
+    assert Grant.objects.get(user=user).role == Grant.RESEARCHER

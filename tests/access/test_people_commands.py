@@ -65,6 +65,36 @@ def test_grants_give_replace_and_take_away_roles_and_tokens_follow(bases):
     assert caller is not None and list(caller.scope().knowledge_base_ids) == [bases["eng"]]
 
 
+def test_rag_grant_researcher_gives_research_rights_but_no_writing(bases):
+    rag_ok("user", "create", "rae")
+    assert rag_ok("grant", "rae", "hr", "researcher")[0].strip() == "rae is now researcher on hr"
+    rag_ok("grant", "rae", "eng", "reader")
+    assert "(was reader)" in rag_ok("grant", "rae", "eng", "researcher")[0]
+    assert "(was researcher)" in rag_ok("grant", "rae", "eng", "reader")[0]
+    secret = rag_ok("token", "create", "--user", "rae")[0].strip()
+    caller = caller_for_secret(secret, config=get_config())
+    assert caller is not None
+    assert (caller.may_research(bases["hr"]), caller.may_maintain(bases["hr"])) == (True, False)
+    assert (caller.role(bases["hr"]), caller.role(bases["eng"])) == ("researcher", "reader")
+    assert not caller.may_research(bases["eng"])
+    assert caller.researching().scope().knowledge_base_ids == (bases["hr"],)
+    listing = json.loads(rag_ok("user", "list", "--json")[0])
+    assert [p["grants"] for p in listing if p["username"] == "rae"] == [
+        {"eng": "reader", "hr": "researcher"}]
+
+
+def test_an_unknown_role_is_refused_naming_the_three(bases):
+    from access.management.commands.grant import Command
+    from access.people import grant_set
+    from core.errors import InvalidRequest
+
+    rag_ok("user", "create", "rae")
+    with pytest.raises(InvalidRequest, match="reader, researcher, maintainer"):
+        grant_set(username="rae", slug="hr", role="admin")
+    assert not Grant.objects.exists()
+    assert all(role in Command.help for role in ("reader", "researcher", "maintainer"))
+
+
 def test_refusals_name_what_is_missing(bases):
     rag_ok("user", "create", "alice")
     code, _, err = rag("grant", "nobody", "hr", "reader")

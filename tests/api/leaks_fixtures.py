@@ -80,8 +80,9 @@ class World:
         return f"Bearer {self.tokens[token]}"
 
 
-# Who each token may read. `cy` holds reader grants on both bases; `cy_alpha` is cy's token
-# narrowed to alpha; `bo_alpha` is bo's token narrowed to a base bo has no grant on.
+# Who each token may read. ana, bo and cy research what they read (their searches explain
+# themselves); `cy_alpha` is cy's token narrowed to alpha; `bo_alpha` is bo's token narrowed to
+# a base bo has no grant on.
 READS = {
     "ana": {"alpha"},
     "ana_read_only": {"alpha"},
@@ -95,6 +96,10 @@ READS = {
 }
 ONE_BASE = sorted(name for name, bases in READS.items() if len(bases) == 1)
 BOTH_BASES = sorted(name for name, bases in READS.items() if len(bases) == 2)
+# The researcher role's people, apart from READS (whose searches all ask for explain): rita
+# only reads alpha; rae researches alpha and only reads beta.
+ROLE_READS = {"rita": {"alpha"}, "rae": {"alpha", "beta"}}
+STUDIES = {"rita": set(), "rae": {"alpha"}}
 
 
 def world_build(root: Path, *, beta_scale: int = BETA_SCALE) -> World:
@@ -116,9 +121,11 @@ def world_build(root: Path, *, beta_scale: int = BETA_SCALE) -> World:
     assert len(world.document_ids["beta"]) == (TOPIC_NOTES + OTHER_NOTES) * beta_scale
 
     users = get_user_model().objects
-    roles = {"ana": [("alpha", Grant.READER)], "bo": [("beta", Grant.READER)],
+    roles = {"ana": [("alpha", Grant.RESEARCHER)], "bo": [("beta", Grant.RESEARCHER)],
              "mo": [("beta", Grant.MAINTAINER)],
-             "cy": [("alpha", Grant.READER), ("beta", Grant.READER)], "nobody": []}
+             "cy": [("alpha", Grant.RESEARCHER), ("beta", Grant.RESEARCHER)], "nobody": [],
+             "rita": [("alpha", Grant.READER)],
+             "rae": [("alpha", Grant.RESEARCHER), ("beta", Grant.READER)]}
     for username, grants in roles.items():
         user = users.create_user(username=username, password="pw")
         for slug, role in grants:
@@ -134,6 +141,8 @@ def world_build(root: Path, *, beta_scale: int = BETA_SCALE) -> World:
         "root": token_create(username="root"),
         "bo_alpha": token_create(username="bo", slugs=["alpha"]),
         "nobody": token_create(username="nobody"),
+        "rita": token_create(username="rita"),
+        "rae": token_create(username="rae"),
     }
     world.tokens = {name: token.secret for name, token in issued.items()}
     world.token_ids = {name: token.id for name, token in issued.items()}
@@ -216,4 +225,6 @@ def drained(response):
 
 def readable_of(token: str) -> set[str]:
     """The bases a token name reads; "env" is RAG_API_TOKEN, which reads every base."""
-    return READS[token] if token != "env" else {"alpha", "beta"}
+    if token == "env":
+        return {"alpha", "beta"}
+    return READS[token] if token in READS else ROLE_READS[token]

@@ -503,6 +503,13 @@ def test_scoping_holds_over_a_real_socket(clean_tables, tmp_path):
         raw_check(search.text, {"alpha"})
         assert slugs_seen(post("/search", {"query": QUERY, "top_k": 20}, "root").text) == {
             "alpha", "beta"}
+        # explain is a researcher's: refused to a reader, and over a base only read.
+        for token in ("rita", "rae"):
+            refused = post("/search", {"query": QUERY, "explain": True}, token)
+            assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden"
+            assert "results" not in refused.json()
+        rita = post("/search", {"query": QUERY, "top_k": 20}, "rita").json()
+        assert rita["results"] and all("score" in hit for hit in rita["results"])
 
         with httpx.stream("POST", f"{server.url}/ask/stream", timeout=15,
                           json={"question": QUESTION, "top_k": 20},

@@ -42,9 +42,11 @@ def test_a_maintainers_token_names_its_user_and_its_bases(client, tokens):
         "knowledge_bases": [{"slug": "field", "name": "Field reports", "role": "maintainer"}]}
 
 
+# A maintainer's read-only token may no longer write, but studying only reads: it keeps it.
 @pytest.mark.parametrize(("name", "role", "read_only"), [("ana", "reader", False),
-                                                          ("mo_read_only", "reader", True)])
-def test_a_reader_or_a_read_only_token_reads(client, tokens, name, role, read_only):
+                                                          ("mo_read_only", "researcher", True)])
+def test_a_reader_reads_and_a_maintainers_read_only_token_researches(client, tokens, name, role,
+                                                                      read_only):
     body = me(client, tokens[name].secret)
     assert body["knowledge_bases"] == [{"slug": "field", "name": "Field reports", "role": role}]
     assert (body["read_only"], body["admin"]) == (read_only, False)

@@ -12,7 +12,7 @@ def test_the_lab_shows_every_stage_side_by_side(browser, account, clean_tables):
     from selenium.webdriver.support.ui import Select
 
     ingest(ROOT / "samples" / "acme-vault")
-    account("ana", grants={"default": "reader"})
+    account("ana", grants={"default": "researcher"})
     sign_in(browser, "ana")
     browser.get(f"{browser.base_url}/workbench/lab/")
     browser.execute_script("window.__samePage = true;")

@@ -19,9 +19,10 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from access.api_tokens import token_create, token_revoke
+from access.models import Grant
 from conversations.models import Conversation
 from core.config import get_config
-from knowledge.bases import kb_create
+from knowledge.bases import kb_create, kb_get
 from knowledge.ingest import IngestRequest, vault_ingest
 from tests.api.leaks_fixtures import QUERY, QUESTION, notes_write, raw_check
 from tests.conftest import cli_env
@@ -389,3 +390,24 @@ def test_a_lone_surrogate_in_a_tool_call_gets_an_error_naming_the_field(two_base
         assert error["data"]["error"]["details"] == {"field": field, "reason": "lone_surrogate"}
     # The server goes on answering.
     assert not replies[4]["result"]["isError"] and replies[4]["result"]["structuredContent"]
+
+
+def test_explain_through_the_search_tool_is_a_researchers_like_on_the_api(two_bases, tmp_path):
+    users = get_user_model().objects
+    for username, role in (("rita", Grant.READER), ("rae", Grant.RESEARCHER)):
+        user = users.create_user(username=username, password="pw")
+        Grant.objects.create(user=user, knowledge_base_id=kb_get("alpha").id, role=role)
+    reader = token_create(username="rita").secret
+    calls = [("search", {"query": QUERY, "explain": True}), ("search", {"query": QUERY})]
+    _, (refused, plain) = mcp_session(calls, errlog=tmp_path / "stderr.txt",
+                                      env=server_env(RAG_MCP_TOKEN=reader))
+    error = error_of(refused)
+    assert error["code"] == "forbidden" and error["details"]["knowledge_bases"] == ["alpha"]
+    assert error == api("post", "/search", {"query": QUERY, "explain": True},
+                        secret=reader).json()["error"]
+    assert "explain" not in body_of(plain) and body_of(plain)["results"]
+    researcher = token_create(username="rae").secret
+    _, (explained,) = mcp_session(calls[:1], errlog=tmp_path / "stderr.txt",
+                                  env=server_env(RAG_MCP_TOKEN=researcher))
+    assert {row["chunk_id"] for row in body_of(explained)["explain"]["results"]} <= (
+        two_bases["alpha"]["chunks"])

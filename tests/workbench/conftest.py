@@ -41,6 +41,12 @@ def reader(person):
 
 
 @pytest.fixture
+def researcher(person):
+    """A signed-in researcher of the `default` knowledge base (the lab, evaluation, traces)."""
+    return person("researcher", grants={"default": Grant.RESEARCHER})
+
+
+@pytest.fixture
 def stub_llm(config_override, tmp_path):
     """The stub OpenAI-compatible server (tests/answering/stub_openai.py) as the LLM, one
     answer at a time. The project folder is the test's own: its one LLM slot file

@@ -9,9 +9,9 @@ from tests.core.test_safe_yaml import ALIAS_BOMB
 from tests.workbench.test_evaluation_panel import import_set
 
 
-def test_a_pasted_alias_bomb_is_refused_at_once_and_nothing_is_stored(reader):
+def test_a_pasted_alias_bomb_is_refused_at_once_and_nothing_is_stored(researcher):
     started = time.perf_counter()
-    response = import_set(reader, text=ALIAS_BOMB)
+    response = import_set(researcher, text=ALIAS_BOMB)
     elapsed = time.perf_counter() - started
     html = response.content.decode()
     assert response.status_code == 422

@@ -9,8 +9,9 @@ from html.parser import HTMLParser
 import pytest
 
 from access.callers import caller_for_user
+from access.models import Grant
 from core.config import get_config
-from knowledge.bases import kb_get
+from knowledge.bases import kb_create, kb_get
 from retrieval.services import search
 from retrieval.types import RetrievalRequest
 from tests.harness import config_changed
@@ -71,8 +72,8 @@ def test_the_lab_needs_a_sign_in(client, db):
     assert response.status_code == 302 and response["Location"].startswith("/workbench/login/")
 
 
-def test_the_lab_offers_only_the_rerankers_that_can_run(reader, sample_index):
-    html = reader.get("/workbench/lab/").content.decode()
+def test_the_lab_offers_only_the_rerankers_that_can_run(researcher, sample_index):
+    html = researcher.get("/workbench/lab/").content.decode()
     assert '<option value="features"' in html and '<option value="none"' in html
     # No RERANK_BASE_URL, RERANK_MODEL or RERANK_API_KEY in the tests' configuration.
     assert '<option value="openai-compatible"' not in html
@@ -80,11 +81,11 @@ def test_the_lab_offers_only_the_rerankers_that_can_run(reader, sample_index):
 
 
 def test_hybrid_with_features_rerank_shows_the_four_stages_of_the_explain_output(
-        reader, sample_index):
-    response = run(reader)
+        researcher, sample_index):
+    response = run(researcher)
     assert response.status_code == 200
     stages = stages_of(response)
-    explain = explain_of(reader, mode="hybrid", top_k=3, candidates=10, rerank="features")
+    explain = explain_of(researcher, mode="hybrid", top_k=3, candidates=10, rerank="features")
     assert list(stages) == ["vector", "lexical", "fused", "rerank"]
     assert all(stage["ran"] for stage in stages.values())
     assert stages["vector"]["entries"] == expected(explain, "vector_rank",
@@ -103,8 +104,8 @@ def test_hybrid_with_features_rerank_shows_the_four_stages_of_the_explain_output
 
 
 def test_the_run_shows_stage_times_parameters_confidence_and_what_a_list_holds(
-        reader, sample_index):
-    html = run(reader).content.decode()
+        researcher, sample_index):
+    html = run(researcher).content.decode()
     for stage in ("embed", "vector", "lexical", "fuse", "rerank"):
         assert f'data-stage-ms="{stage}"' in html
     assert '<td data-parameter="candidates">10</td>' in html
@@ -116,22 +117,22 @@ def test_the_run_shows_stage_times_parameters_confidence_and_what_a_list_holds(
     assert "Support Escalation Policy" in html
 
 
-def test_vector_mode_says_the_other_stages_did_not_run(reader, sample_index):
-    stages = stages_of(run(reader, mode="vector"))
+def test_vector_mode_says_the_other_stages_did_not_run(researcher, sample_index):
+    stages = stages_of(run(researcher, mode="vector"))
     assert stages["vector"]["ran"] and len(stages["vector"]["entries"]) == 3
     assert not any(stages[name]["ran"] for name in ("lexical", "fused"))
     assert all(not stages[name]["entries"] for name in ("lexical", "fused"))
     # Vector mode reranks nothing: no Reranked column, one line that says why.
     assert "rerank" not in stages
-    html = run(reader, mode="vector").content.decode()
+    html = run(researcher, mode="vector").content.decode()
     assert "Not run: vector mode does not search by BM25." in html
     assert "Not run: vector mode has a single channel and nothing to fuse." in html
     assert ('<p class="muted lab-rerank-off"><strong>Reranked</strong> · Not run: vector mode '
             'keeps the cosine order.</p>') in html
 
 
-def test_rerank_none_leaves_out_the_empty_reranked_column_and_says_why(reader, sample_index):
-    response = run(reader, rerank="none")
+def test_rerank_none_leaves_out_the_empty_reranked_column_and_says_why(researcher, sample_index):
+    response = run(researcher, rerank="none")
     stages = stages_of(response)
     assert list(stages) == ["vector", "lexical", "fused"] and stages["fused"]["ran"]
     html = response.content.decode()
@@ -140,23 +141,23 @@ def test_rerank_none_leaves_out_the_empty_reranked_column_and_says_why(reader, s
             'provider is none, so the fused order stands.</p>') in html
 
 
-def test_a_reranker_that_ran_keeps_its_column_and_no_off_line(reader, sample_index):
-    response = run(reader, rerank="features")
+def test_a_reranker_that_ran_keeps_its_column_and_no_off_line(researcher, sample_index):
+    response = run(researcher, rerank="features")
     assert list(stages_of(response)) == ["vector", "lexical", "fused", "rerank"]
     assert "lab-rerank-off" not in response.content.decode()
 
 
-def test_a_results_path_may_wrap_after_each_separator(reader, sample_index):
-    html = run(reader).content.decode()
+def test_a_results_path_may_wrap_after_each_separator(researcher, sample_index):
+    html = run(researcher).content.decode()
     sources = re.findall(r'<a class="card-title" href="/workbench/chunks/\d+/">(.*?)</a>', html)
     assert sources and all("/<wbr>" in source for source in sources)
     assert "policies/<wbr>Support Escalation Policy.md" in sources
 
 
 @pytest.mark.parametrize("candidates", ["0", "501"])
-def test_invalid_candidates_are_refused_with_a_message_and_nothing_runs(reader, sample_index,
+def test_invalid_candidates_are_refused_with_a_message_and_nothing_runs(researcher, sample_index,
                                                                         candidates):
-    response = run(reader, candidates=candidates)
+    response = run(researcher, candidates=candidates)
     html = response.content.decode()
     assert response.status_code == 422
     assert "Nothing was run" in html and f"RAG_CANDIDATES={candidates} is outside 1..500" in html
@@ -174,51 +175,60 @@ def test_invalid_candidates_are_refused_with_a_message_and_nothing_runs(reader, 
     ({"knowledge_base": "beta"}, "Select a valid choice"),
     ({"query": ""}, "This field is required"),
 ])
-def test_other_invalid_parameters_are_refused_too(reader, sample_index, fields, message):
-    response = run(reader, **fields)
+def test_other_invalid_parameters_are_refused_too(researcher, sample_index, fields, message):
+    response = run(researcher, **fields)
     assert response.status_code == 422
     assert message in response.content.decode()
     assert "data-stage=" not in response.content.decode()
 
 
-def test_a_lab_run_is_traced_with_channel_workbench_and_its_parameters(reader, sample_index):
-    response = run(reader, mode="lexical", top_k="4", candidates="7", rerank="none",
+def test_a_lab_run_is_traced_with_channel_workbench_and_its_parameters(researcher, sample_index):
+    response = run(researcher, mode="lexical", top_k="4", candidates="7", rerank="none",
                    knowledge_base="default")
     trace = Trace.objects.get(id=response["X-Request-ID"])
     assert (trace.operation, trace.channel, trace.status) == ("search", "workbench", "ok")
-    assert trace.caller == "user reader" and trace.user_id == reader.user.pk
+    assert trace.caller == "user researcher" and trace.user_id == researcher.user.pk
     assert trace.mode == "lexical" and trace.knowledge_base_ids == [kb_get("default").id]
     assert {key: trace.parameters[key] for key in ("mode", "top_k", "candidates", "rerank")} == {
         "mode": "lexical", "top_k": 4, "candidates": 7, "rerank": "none"}
     assert "lexical" in trace.timings_ms and "vector" not in trace.timings_ms
 
 
-def test_without_htmx_the_whole_lab_page_comes_back(reader, sample_index):
-    response = run(reader, htmx=False)
+def test_without_htmx_the_whole_lab_page_comes_back(researcher, sample_index):
+    response = run(researcher, htmx=False)
     html = response.content.decode()
     assert response.status_code == 200
     assert "<html" in html and 'id="lab-form"' in html and 'data-stage="rerank"' in html
     assert "<script>" not in html and "style=" not in html
 
 
-def test_with_htmx_only_the_results_fragment_comes_back(reader, sample_index):
-    html = run(reader).content.decode()
+def test_with_htmx_only_the_results_fragment_comes_back(researcher, sample_index):
+    html = run(researcher).content.decode()
     assert "<html" not in html and 'data-stage="vector"' in html
 
 
 def test_a_search_that_fails_shows_its_error_code(person, sample_index):
-    nobody = person("nobody", grants={})  # reads no base: nothing of its scope is embedded
-    response = run(nobody, mode="vector")
+    kb_create(slug="empty")  # nothing of its scope is embedded
+    studies_empty = person("empty-researcher", grants={"empty": Grant.RESEARCHER})
+    response = run(studies_empty, mode="vector")
     html = response.content.decode()
     assert response.status_code == 503
     assert "The search failed" in html and "<code>retrieval_not_ready</code>" in html
     assert "data-stage=" not in html
 
 
-def test_the_lab_searches_within_the_filters_and_refuses_a_bad_line(reader, sample_index):
+@pytest.mark.parametrize("grants", [{}, {"default": Grant.READER}])
+def test_a_person_who_researches_no_base_is_refused_the_lab(person, sample_index, grants):
+    client = person("no-researcher", grants=grants)
+    assert client.get("/workbench/lab/").status_code == 403
+    response = run(client)
+    assert response.status_code == 403 and "data-stage=" not in response.content.decode()
+
+
+def test_the_lab_searches_within_the_filters_and_refuses_a_bad_line(researcher, sample_index):
     from knowledge.models import Chunk
 
-    response = run(reader, folder="runbooks", format="markdown")
+    response = run(researcher, folder="runbooks", format="markdown")
     assert response.status_code == 200
     entries = [chunk_id for stage in stages_of(response).values()
                for chunk_id, _rank, _score in stage["entries"]]
@@ -226,12 +236,12 @@ def test_the_lab_searches_within_the_filters_and_refuses_a_bad_line(reader, samp
     assert entries and paths and all(path.startswith("runbooks/") for path in paths)
     # The effective parameters say what the filter admitted.
     assert 'data-parameter="filters"' in response.content.decode()
-    unfiltered = run(reader)
+    unfiltered = run(researcher)
     everywhere = {chunk_id for stage in stages_of(unfiltered).values()
                   for chunk_id, _rank, _score in stage["entries"]}
     assert not everywhere <= set(entries), "the question reaches past runbooks/ unfiltered"
 
-    refused = run(reader, conditions="year >= 2019\nregion Yunnan")
+    refused = run(researcher, conditions="year >= 2019\nregion Yunnan")
     html = refused.content.decode()
     assert refused.status_code == 422 and "Nothing was run" in html
     assert "The filters are not valid: line 2 is not" in html

@@ -69,10 +69,11 @@ def test_dates_and_the_answer_texts_follow_the_language(reader, sample_index):
     from django.utils import translation
 
     from answering.modes import no_answer_text
-    from workbench.pages.ask import AnswerView, answer_fragment
+    from workbench.pages.ask import AnswerView, ScoresShown, answer_fragment
 
     view = AnswerView(mode="no_answer", confidence=0.12,
-                      text=no_answer_text(weak_sources=["a.md"], fallback_disabled=False))
+                      text=no_answer_text(weak_sources=["a.md"], fallback_disabled=False),
+                      shown=ScoresShown(confidence=True))
     error = AnswerView(error={"code": "llm_timeout", "message": "the LLM did not answer in 60 s"})
     with translation.override("zh-hans"):
         refusal, failure = answer_fragment(view), answer_fragment(error)

@@ -81,9 +81,9 @@ def sized_chrome(size: tuple[int, int], live_server, lang: str = "en-US") -> Ite
         shutil.rmtree(driver._profile_dir, ignore_errors=True)
 
 
-def a_reader(username: str) -> None:
+def a_reader(username: str, *, role: str = Grant.READER) -> None:
     user = get_user_model().objects.create_user(username=username, password=PASSWORD)
-    Grant.objects.create(user=user, knowledge_base_id=kb_get("default").id, role=Grant.READER)
+    Grant.objects.create(user=user, knowledge_base_id=kb_get("default").id, role=role)
 
 
 def width_of(driver) -> int:
@@ -93,12 +93,13 @@ def width_of(driver) -> int:
 
 
 def test_the_menu_folds_behind_a_button_on_a_phone_only(screen):
-    a_reader("ana")
+    # A researcher's menu, the longest but an admin's: with the lab, evaluation and traces.
+    a_reader("ana", role=Grant.RESEARCHER)
     sign_in(screen, "ana")
     toggle = screen.find_element(*css(".topbar .nav-toggle"))
     links = screen.find_elements(*css(".topbar .nav a"))
     assert [link.get_attribute("href").split("/workbench/")[1] for link in links] == [
-        "ask/", "conversations/", "lab/", "evaluation/", "knowledge/", "status/"]
+        "ask/", "conversations/", "lab/", "evaluation/", "knowledge/", "status/", "traces/"]
     assert screen.execute_script(PAGE_FITS)
     if width_of(screen) > 640:
         # One line: the brand, the menu, the account and the languages; no button.
@@ -167,7 +168,7 @@ def test_the_labs_paths_wrap_after_separators_and_rerank_off_has_no_column(scree
                     "alert to the platform lead after fifteen minutes without an "
                     "acknowledgement.\n", encoding="utf-8")
     ingest(tmp_path)
-    a_reader("ana")
+    a_reader("ana", role=Grant.RESEARCHER)
     sign_in(screen, "ana")
     screen.get(f"{screen.base_url}/workbench/lab/")
     screen.find_element(*css("#lab-form textarea[name=query]")).send_keys(

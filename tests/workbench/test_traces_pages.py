@@ -1,5 +1,6 @@
 """The traces pages: the list with filters and pages, one trace in full with its feedback, and
-who sees which trace (superusers all; other staff only traces wholly of bases they read)."""
+who sees which trace (superusers all; anyone else only traces wholly of bases they research,
+staff or not; readers none)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from traces.models import Trace
 from traces.recording import Trace as TraceRecord
 from traces.recording import trace_finish
 from workbench.models import Feedback
+from workbench.pages.traces import traces_visible
 
 
 @pytest.fixture
@@ -37,11 +39,13 @@ def listed(response) -> list[str]:
     return re.findall(r'<tr data-trace-id="([0-9a-f-]+)">', response.content.decode())
 
 
-def test_non_staff_may_not_see_traces(person, bases):
-    client = person("pat", grants={"alpha": Grant.READER})
+@pytest.mark.parametrize("staff", [False, True])
+def test_a_reader_may_not_see_traces_staff_or_not(person, bases, staff):
+    client = person("pat", grants={"alpha": Grant.READER}, staff=staff)
     trace_id = record(bases=[bases["alpha"]])
     assert client.get("/workbench/traces/").status_code == 403
     assert client.get(f"/workbench/traces/{trace_id}/").status_code == 403
+    assert 'href="/workbench/traces/"' not in client.get("/workbench/ask/").content.decode()
 
 
 def test_signed_out_visitors_are_sent_to_sign_in(client, bases):
@@ -92,8 +96,9 @@ def test_the_list_shows_fifty_a_page_newest_first(person, bases):
     assert listed(root.get("/workbench/traces/?operation=search&page=2")) == ids[:3][::-1]
 
 
-def test_a_staff_member_sees_only_traces_of_bases_they_read(person, bases):
-    staff = person("sue", grants={"alpha": Grant.READER}, staff=True)
+@pytest.mark.parametrize("role", [Grant.RESEARCHER, Grant.MAINTAINER])
+def test_a_researcher_sees_only_traces_of_bases_they_research(person, bases, role):
+    staff = person("sue", grants={"alpha": role})
     own = record(bases=[bases["alpha"]])
     other = record(bases=[bases["beta"]])
     mixed = record(bases=[bases["alpha"], bases["beta"]])
@@ -104,14 +109,38 @@ def test_a_staff_member_sees_only_traces_of_bases_they_read(person, bases):
         assert staff.get(f"/workbench/traces/{hidden}/").status_code == 404
     html = staff.get("/workbench/traces/").content.decode()
     assert other not in html and "beta" not in html
+    assert 'href="/workbench/traces/"' in staff.get("/workbench/ask/").content.decode()
 
 
-def test_a_staff_member_without_grants_sees_no_trace(person, bases):
-    staff = person("sol", grants={}, staff=True)
+def test_a_researcher_does_not_see_traces_of_a_base_they_only_read(person, bases):
+    rae = person("rae", grants={"alpha": Grant.RESEARCHER, "beta": Grant.READER})
+    own = record(bases=[bases["alpha"]])
+    read_only = record(bases=[bases["beta"]])
+    mixed = record(bases=[bases["alpha"], bases["beta"]])
+    assert listed(rae.get("/workbench/traces/")) == [own]
+    for hidden in (read_only, mixed):
+        assert rae.get(f"/workbench/traces/{hidden}/").status_code == 404
+
+
+def test_the_listing_is_filtered_in_the_query_not_after_it(person, bases):
+    rae = person("rae", grants={"alpha": Grant.RESEARCHER, "beta": Grant.READER})
+    caller = rae.get("/workbench/ask/").wsgi_request.caller
+    where = str(traces_visible(caller=caller).query)
+    assert "<@" in where and str(bases["alpha"]) in where
+    assert f"{bases['beta']}" not in where.split("<@", 1)[1]
+
+
+def test_a_researcher_of_a_base_without_traces_sees_no_trace(person, bases):
+    staff = person("sol", grants={"beta": Grant.RESEARCHER}, staff=True)
     record(bases=[bases["alpha"]])
     response = staff.get("/workbench/traces/")
     assert response.status_code == 200 and listed(response) == []
     assert "No trace matches." in response.content.decode()
+
+
+def test_a_staff_member_without_grants_may_not_see_traces(person, bases):
+    staff = person("sol", grants={}, staff=True)
+    assert staff.get("/workbench/traces/").status_code == 403
 
 
 def test_an_unknown_trace_is_404(person, bases):

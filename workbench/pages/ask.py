@@ -10,12 +10,13 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
+from access.callers import Caller
 from answering.modes import MODE_NO_ANSWER
 from answering.quote_places import PLACE_FIELDS, QUOTE_FIELDS
 from answering.services import AskPlan
 from answering.streaming import RecordedEvents
 from core.errors import LocalRagError
-from knowledge.models import Chunk
+from knowledge.models import Chunk, KnowledgeBase
 from parsing.formats import format_name
 from traces.recording import Trace, measured_of, trace_record
 from workbench.answer_texts import error_text, no_answer_localised, notice_cause
@@ -28,6 +29,25 @@ from workbench.rendering import WikiLink, answer_html, excerpt_html
 EXCERPT_CHARS = 320
 _CHUNK_FIELDS = ("id", "content", "content_hash", "document__title", "document__original_name",
                  "document__source_name", "document__relative_path")
+
+
+@dataclass(frozen=True)
+class ScoresShown:
+    """Which numbers a person sees with an answer: a source card's score when they research
+    its base, the answer's confidence when they research every base it searched. Readers see
+    the answer and its sources only."""
+
+    bases: frozenset[str] = frozenset()  # slugs
+    confidence: bool = False
+
+
+def scores_shown(*, caller: Caller, slugs: list[str] | None) -> ScoresShown:
+    """What `caller` sees of an answer over the bases `slugs` (None: every base it reads)."""
+    rows = KnowledgeBase.objects.filter(id__in=caller.scope().knowledge_base_ids).values_list(
+        "id", "slug")
+    studied = frozenset(slug for base_id, slug in rows if caller.may_research(base_id))
+    searched = {slug for _base_id, slug in rows if slugs is None or slug in slugs}
+    return ScoresShown(bases=studied, confidence=searched <= studied)
 
 
 @dataclass
@@ -52,6 +72,8 @@ class AnswerView:
     anchor: str = "source-"
     # The source view of each note the answer's wikilinks name (workbench/pages/wikilinks.py).
     links: dict[WikiLink, str] = field(default_factory=dict)
+    # None are shown unless the page says which (`scores_shown`).
+    shown: ScoresShown = field(default_factory=ScoresShown)
 
     @property
     def look(self) -> str:

@@ -22,12 +22,14 @@ from conversations.turns import ConversationTurn
 from workbench.forms import ConversationStartForm
 from workbench.pages.ask import (
     AnswerView,
+    ScoresShown,
     answer_fragment,
     answer_progress,
     card_excerpt,
     chunk_rows,
     citation_cards,
     plan_cards,
+    scores_shown,
 )
 from workbench.pages.quotes import quoted_cards
 from workbench.pages.wikilinks import linked_answer
@@ -65,6 +67,7 @@ def thread_turns(*, caller: Caller, conversation: Conversation) -> list[ThreadTu
     # As the API shows them (conversations/selectors.py): an answer citing a base the person
     # can no longer read is withheld.
     unreadable = caller.unreadable(slug for message in messages for slug in cited_slugs(message))
+    shown = scores_shown(caller=caller, slugs=conversation.knowledge_bases)
     turns = []
     for index, message in enumerate(messages):
         if message.role != Message.USER:
@@ -81,13 +84,14 @@ def thread_turns(*, caller: Caller, conversation: Conversation) -> list[ThreadTu
             question=message.text, question_id=message.pk,
             searched_as=searched_as(query=answer.standalone_query,
                                     condensation=answer.condensation) if answer else "",
-            answer_html=mark_safe(answer_fragment(stored_answer(answer, rows)))
+            answer_html=mark_safe(answer_fragment(stored_answer(answer, rows, shown=shown)))
             if answer else None))
     return turns
 
 
-def stored_answer(message: Message, rows: dict[int, dict[str, Any]]) -> AnswerView:
-    """An assistant message as the answer fragment shows it."""
+def stored_answer(message: Message, rows: dict[int, dict[str, Any]], *,
+                  shown: ScoresShown) -> AnswerView:
+    """An assistant message as the answer fragment shows it, with the numbers `shown`."""
     unchanged = {citation["chunk_id"]: rows[citation["chunk_id"]]
                  for citation in message.citations
                  if citation.get("chunk_id") in rows
@@ -106,7 +110,7 @@ def stored_answer(message: Message, rows: dict[int, dict[str, Any]]) -> AnswerVi
     view = AnswerView(mode=message.mode, confidence=message.confidence, text=message.text,
                       citations=cards, trace_id=message.trace_id or None, notice=message.notice,
                       message_id=message.pk, feedback=feedback,
-                      anchor=message_anchor(message.pk))
+                      anchor=message_anchor(message.pk), shown=shown)
     view.citations, view.links = linked_answer(
         quoted_cards(cards, answer=message.text, checked=view.look == "answer",
                      excerpt=card_excerpt),

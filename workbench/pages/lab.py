@@ -29,7 +29,7 @@ from core.errors import InvalidRequest
 from parsing.formats import format_name
 from retrieval.filters import DocumentFilter
 from retrieval.rerank import RERANKERS, reranker_status
-from retrieval.services import search
+from retrieval.services import explain_check, search
 from retrieval.types import RetrievalMeasures, RetrievalRequest, SearchHit
 from workbench.forms import FilterFields, choice_field
 from workbench.rendering import excerpt_html
@@ -148,9 +148,11 @@ def lab_run(*, query: str, mode: str, top_k: int, candidates: int, rerank: str,
             filters: DocumentFilter | None = None) -> LabRun:
     """Search as the caller with these parameters and lay out its explain output stage by
     stage, with what the search measured (for the request's trace, which records them);
-    nothing runs when one is invalid."""
+    nothing runs when one is invalid. Only the bases the caller researches are searched (all
+    of them unless `knowledge_base` names one): the lab shows scores."""
     run_config = lab_config(config=config, candidates=candidates, rerank=rerank)
-    scope = caller.scope(slugs=[knowledge_base] if knowledge_base else None)
+    scope = caller.researching().scope(slugs=[knowledge_base] if knowledge_base else None)
+    explain_check(caller=caller, scope=scope)
     outcome = search(RetrievalRequest(query=query, scope=scope, top_k=top_k, mode=mode,
                                       explain=True, filters=filters), config=run_config)
     explain = outcome.explain or {}

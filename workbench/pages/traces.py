@@ -1,10 +1,10 @@
-"""The traces pages for administrators: the latest traces, filtered and paginated, and
+"""The traces pages for researchers: the latest traces, filtered and paginated, and
 everything of one trace with the feedback given on it.
 
-A superuser sees every trace. Any other staff member sees only the traces whose knowledge bases
-are all among those they may read, filtered in the query: a trace that touched another base, or
-none at all (a refused request, a command-line call), is not found rather than forbidden, so
-its existence does not leak either.
+A superuser sees every trace. Anyone else sees only the traces whose knowledge bases are all
+among those they may research (researcher or maintainer), filtered in the query: a trace that
+touched another base, one they only read, or none at all (a refused request, a command-line
+call), is not found rather than forbidden, so its existence does not leak either.
 """
 
 from __future__ import annotations
@@ -66,12 +66,12 @@ class TraceDetail:
 
 
 def traces_visible(*, caller: Caller) -> QuerySet[Trace]:
-    """The traces this administrator may see (see the module's docstring)."""
+    """The traces this person may see (see the module's docstring)."""
     traces = Trace.objects.all()
-    if caller.everything:
+    if caller.everything or caller.admin:
         return traces
     return traces.filter(knowledge_base_ids__len__gt=0,
-                         knowledge_base_ids__contained_by=sorted(caller.readable))
+                         knowledge_base_ids__contained_by=sorted(caller.researching().readable))
 
 
 def traces_page(*, caller: Caller, filters: Mapping[str, str], page: str | None) -> TracesPage:
@@ -102,7 +102,7 @@ def traces_page(*, caller: Caller, filters: Mapping[str, str], page: str | None)
 
 def trace_detail(*, caller: Caller, trace_id: uuid.UUID) -> TraceDetail:
     """Everything recorded of one visible trace, its cited chunks as the index holds them now,
-    and its feedback; NotFound for a trace this administrator may not see."""
+    and its feedback; NotFound for a trace this person may not see."""
     trace = traces_visible(caller=caller).filter(id=trace_id).first()
     if trace is None:
         raise NotFound("trace not found", details={"trace_id": str(trace_id)})

@@ -22,7 +22,14 @@ from workbench.answer_texts import error_shown
 from workbench.auth import PersonRequest, person_view
 from workbench.forms import AskForm
 from workbench.models import Feedback
-from workbench.pages.ask import AnswerView, answer_events, answer_failed, answer_fragment
+from workbench.pages.ask import (
+    AnswerView,
+    ScoresShown,
+    answer_events,
+    answer_failed,
+    answer_fragment,
+    scores_shown,
+)
 from workbench.pages.conversations import aside_context
 from workbench.pages.feedback import feedback_record
 
@@ -35,7 +42,7 @@ def ask_page(request: PersonRequest) -> HttpResponse:
     answer_html = None
     status = 200
     if request.method == "POST" and form.is_valid():
-        view = AnswerView()
+        view = AnswerView(shown=_shown(request, form))
         trace = trace_of(request)
         try:
             # closing(): the LLM slot goes back even when the page fails halfway.
@@ -71,7 +78,8 @@ def ask_stream(request: PersonRequest) -> HttpResponse | StreamingHttpResponse:
         view = answer_failed(exc, trace=trace)
         return events_response([("result", {"html": answer_fragment(view), "look": "error"})],
                                 status=exc.http_status)
-    return sse_response(SSEFrames(answer_events(stream, AnswerView()), closes=stream))
+    view = AnswerView(shown=_shown(request, form))
+    return sse_response(SSEFrames(answer_events(stream, view), closes=stream))
 
 
 @require_POST
@@ -87,6 +95,12 @@ def feedback(request: PersonRequest) -> HttpResponse:
                       status=exc.http_status)
     return render(request, "workbench/_feedback_done.html", {"feedback": record,
                                                               "choices": Feedback.ERROR_TYPES})
+
+
+def _shown(request: PersonRequest, form: AskForm) -> ScoresShown:
+    """The numbers this person sees with the answer (the bases asked: the form's one, or all)."""
+    slug = form.cleaned_data["knowledge_base"]
+    return scores_shown(caller=request.caller, slugs=[slug] if slug else None)
 
 
 def _open(request: PersonRequest, form: AskForm, *, trace: Trace | None) -> RecordedEvents:

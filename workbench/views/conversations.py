@@ -35,7 +35,7 @@ from traces.recording import Trace, trace_of, trace_record, trace_ref
 from workbench.answer_texts import error_shown
 from workbench.auth import PersonRequest, person_view
 from workbench.forms import ConversationAskForm, ConversationRenameForm, ConversationStartForm
-from workbench.pages.ask import AnswerView, answer_failed, answer_fragment
+from workbench.pages.ask import AnswerView, answer_failed, answer_fragment, scores_shown
 from workbench.pages.conversations import (
     LIST_PAGE_SIZE,
     ThreadTurn,
@@ -129,8 +129,10 @@ def conversation_stream(request: PersonRequest,
             data["question"], exc, trace=trace)), "look": "error"})], status=exc.http_status)
     trace_record(trace, *turn.measures)
     events = RecordedEvents(stream, plan=turn.plan, trace=trace)
-    return sse_response(SSEFrames(turn_events(events, AnswerView(), turn=turn,
-                                              caller=request.caller), closes=events))
+    view = AnswerView(shown=scores_shown(caller=request.caller,
+                                         slugs=conversation.knowledge_bases))
+    return sse_response(SSEFrames(turn_events(events, view, turn=turn, caller=request.caller),
+                                  closes=events))
 
 
 @require_POST

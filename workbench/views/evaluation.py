@@ -1,7 +1,9 @@
 """Evaluation: import question sets (the `rag eval` YAML format), launch runs as background
-jobs, follow them, read their history, compare two runs and chart a set's runs.
+jobs, follow them, read their history, compare two runs and chart a set's runs: for people
+who research a knowledge base (researchers, maintainers), over the bases they study.
 
-A set or run of a base the person may not read answers 404, exactly like a missing one."""
+A set or run of a base the person may not read answers 404, exactly like a missing one; one of
+a base they only read answers 403."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from core.config import get_config
 from core.errors import LocalRagError
+from evaluation.models import EvalRun, QuestionSet
 from evaluation.runs import (
     question_set_import,
     question_set_visible,
@@ -24,7 +27,7 @@ from evaluation.runs import (
 )
 from knowledge.selectors import kb_list_visible
 from workbench.answer_texts import error_shown
-from workbench.auth import PersonRequest, person_view
+from workbench.auth import PersonRequest, research_view
 from workbench.forms import QuestionSetImportForm, RunLaunchForm
 from workbench.pages.evaluation_report import (
     METRICS,
@@ -35,22 +38,23 @@ from workbench.pages.evaluation_report import (
 
 
 @require_GET
-@person_view
+@research_view
 def panel(request: PersonRequest) -> HttpResponse:
     return _panel(request)
 
 
 @require_POST
-@person_view
+@research_view
 def set_import(request: PersonRequest) -> HttpResponse:
+    studied = request.caller.researching()
     form = QuestionSetImportForm(request.POST, request.FILES,
-                                 bases=kb_list_visible(caller=request.caller),
+                                 bases=kb_list_visible(caller=studied),
                                  shipped=shipped_questions(config=get_config()))
     if form.is_valid():
         data = form.cleaned_data
         try:
             question_set = question_set_import(
-                caller=request.caller, slug=data["knowledge_base"], name=data["name"],
+                caller=studied, slug=data["knowledge_base"], name=data["name"],
                 text=data["yaml_text"], source_name=data["source_name"])
         except LocalRagError as exc:
             # A question set's own mistakes, one per line and position, else the error.
@@ -62,14 +66,15 @@ def set_import(request: PersonRequest) -> HttpResponse:
 
 
 @require_POST
-@person_view
+@research_view
 def run_start(request: PersonRequest) -> HttpResponse:
-    sets = list(question_sets_visible(caller=request.caller))
+    studied = request.caller.researching()
+    sets = list(question_sets_visible(caller=studied))
     form = RunLaunchForm(request.POST, sets=sets, configured_retrieval=get_config().rag_retrieval)
     if form.is_valid():
         data = form.cleaned_data
         try:
-            run = run_launch(caller=request.caller, set_id=data["question_set"],
+            run = run_launch(caller=studied, set_id=data["question_set"],
                              top_k=data["top_k"], retrieval=data["retrieval"] or None)
         except LocalRagError as exc:
             form.add_error(None, error_shown(exc))
@@ -79,25 +84,25 @@ def run_start(request: PersonRequest) -> HttpResponse:
 
 
 @require_GET
-@person_view
+@research_view
 def set_detail(request: PersonRequest, set_id: int) -> HttpResponse:
-    question_set = question_set_visible(caller=request.caller, set_id=set_id)
+    question_set = _set_studied(request, set_id)
     return render(request, "workbench/eval_set.html", {"question_set": question_set})
 
 
 @require_GET
-@person_view
+@research_view
 def run_detail(request: PersonRequest, run_id: int) -> HttpResponse:
-    run = run_visible(caller=request.caller, run_id=run_id)
+    run = _run_studied(request, run_id)
     return render(request, "workbench/eval_run.html", {"row": run_row(run), "metrics": METRICS})
 
 
 @require_GET
-@person_view
+@research_view
 def run_status(request: PersonRequest, run_id: int) -> HttpResponse:
     """The run page's status card (polled while the run is unfinished). Once the run has
     finished, htmx is told to reload the page, which then shows the scores."""
-    row = run_row(run_visible(caller=request.caller, run_id=run_id))
+    row = run_row(_run_studied(request, run_id))
     response = render(request, "workbench/_eval_run_status.html", {"row": row})
     if request.headers.get("HX-Request") and not row.unfinished:
         response["HX-Refresh"] = "true"
@@ -105,15 +110,15 @@ def run_status(request: PersonRequest, run_id: int) -> HttpResponse:
 
 
 @require_GET
-@person_view
+@research_view
 def run_history_row(request: PersonRequest, run_id: int) -> HttpResponse:
     """One row of the history table (polled while the run is unfinished)."""
-    run = run_visible(caller=request.caller, run_id=run_id)
+    run = _run_studied(request, run_id)
     return render(request, "workbench/_eval_run_row.html", {"row": run_row(run)})
 
 
 @require_GET
-@person_view
+@research_view
 def compare(request: PersonRequest) -> HttpResponse:
     values = request.GET.getlist("run")
     ids = [run_id for run_id in map(_id_param, values) if run_id is not None]
@@ -121,7 +126,7 @@ def compare(request: PersonRequest) -> HttpResponse:
         return render(request, "workbench/eval_compare.html",
                       {"error": gettext("Select exactly two different runs to compare.")},
                       status=400)
-    runs = sorted((run_visible(caller=request.caller, run_id=run_id) for run_id in ids),
+    runs = sorted((_run_studied(request, run_id) for run_id in ids),
                   key=lambda run: (run.created_at, run.pk))
     return render(request, "workbench/eval_compare.html",
                   {"comparison": runs_compare(first=runs[0], second=runs[1])})
@@ -129,13 +134,13 @@ def compare(request: PersonRequest) -> HttpResponse:
 
 def _panel(request: PersonRequest, *, import_form: QuestionSetImportForm | None = None,
            launch_form: RunLaunchForm | None = None, status: int = 200) -> HttpResponse:
-    caller = request.caller
+    caller = request.caller.researching()
     bases = kb_list_visible(caller=caller)
     sets = list(question_sets_visible(caller=caller))
     chosen = None
     set_id = _id_param(request.GET.get("set", ""))
     if set_id is not None:
-        chosen = question_set_visible(caller=caller, set_id=set_id)
+        chosen = _set_studied(request, set_id)
     runs = runs_visible(caller=caller, set_id=chosen.pk if chosen else None)
     chart_set = chosen or next((run.question_set for run in runs if run.status == "done"), None)
     charts = []
@@ -154,6 +159,22 @@ def _panel(request: PersonRequest, *, import_form: QuestionSetImportForm | None 
             sets=sets, configured_retrieval=configured,
             initial={"question_set": chosen.pk if chosen else None}),
     }, status=status)
+
+
+def _set_studied(request: PersonRequest, set_id: int) -> QuestionSet:
+    """A set of a base the person researches: NotFound when they cannot read its base,
+    Forbidden when they only read it."""
+    question_set = question_set_visible(caller=request.caller, set_id=set_id)
+    request.caller.research_check(question_set.knowledge_base_id,
+                                  what=f"question set {set_id}")
+    return question_set
+
+
+def _run_studied(request: PersonRequest, run_id: int) -> EvalRun:
+    """A run of a base the person researches (as `_set_studied`)."""
+    run = run_visible(caller=request.caller, run_id=run_id)
+    request.caller.research_check(run.knowledge_base_id, what=f"evaluation run {run_id}")
+    return run
 
 
 def _id_param(value: str) -> int | None:

@@ -1,6 +1,7 @@
-"""Retrieval lab: a query and this run's parameters; the stages' lists come back side by side
-(an htmx fragment, or the whole page without JavaScript). Runs are traced by the trace
-middleware (operation `search`, channel `workbench`), which is why they post to `lab/run`."""
+"""Retrieval lab, for researchers: a query and this run's parameters over the bases they study;
+the stages' lists come back side by side (an htmx fragment, or the whole page without
+JavaScript). Runs are traced by the trace middleware (operation `search`, channel
+`workbench`), which is why they post to `lab/run`."""
 
 from __future__ import annotations
 
@@ -14,23 +15,23 @@ from core.errors import LocalRagError
 from knowledge.selectors import kb_list_visible
 from traces.recording import measured_of, trace_of, trace_record
 from workbench.answer_texts import error_shown
-from workbench.auth import PersonRequest, person_view
+from workbench.auth import PersonRequest, research_view
 from workbench.pages.lab import LabForm, lab_run
 
 
 @require_GET
-@person_view
+@research_view
 def lab_page(request: PersonRequest) -> HttpResponse:
-    bases = kb_list_visible(caller=request.caller)
+    bases = kb_list_visible(caller=request.caller.researching())
     form = LabForm(bases=bases, config=get_config())
     return render(request, "workbench/lab.html", {"form": form, "bases": bases})
 
 
 @require_POST
-@person_view
+@research_view
 def lab_run_view(request: PersonRequest) -> HttpResponse:
     config = get_config()
-    bases = kb_list_visible(caller=request.caller)
+    bases = kb_list_visible(caller=request.caller.researching())
     form = LabForm(request.POST, bases=bases, config=config)
     run, error, status = None, None, 200
     if not form.is_valid():

@@ -1,4 +1,5 @@
-"""Traces, for administrators: the latest traces with filters, and one trace in full."""
+"""Traces, for researchers: the latest traces of the bases they study with filters, and one
+trace in full."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from workbench.auth import PersonRequest, admin_view
+from workbench.auth import PersonRequest, research_view
 from workbench.pages.traces import trace_detail, traces_page
 
 
 @require_GET
-@admin_view
+@research_view
 def traces_list(request: PersonRequest) -> HttpResponse:
     page = traces_page(caller=request.caller, filters=request.GET,
                        page=request.GET.get("page"))
@@ -22,7 +23,7 @@ def traces_list(request: PersonRequest) -> HttpResponse:
 
 
 @require_GET
-@admin_view
+@research_view
 def trace_view(request: PersonRequest, trace_id: uuid.UUID) -> HttpResponse:
     detail = trace_detail(caller=request.caller, trace_id=trace_id)
     return render(request, "workbench/traces_detail.html", {"detail": detail})

@@ -1,4 +1,4 @@
-"""`rag grant NAME KB reader|maintainer` — give a person a role on a knowledge base."""
+"""`rag grant NAME KB reader|researcher|maintainer` — give a person a role on a knowledge base."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from core.commands import RagCommand
 
 
 class Command(RagCommand):
-    help = ("Give a person a role on a knowledge base: reader (search and ask) or maintainer "
+    help = ("Give a person a role on a knowledge base: reader (search and ask), researcher "
+            "(also scores, explain, the lab, evaluation and the base's traces) or maintainer "
             "(also upload, delete, reindex). Replaces the role they had there.")
 
     def add_arguments(self, parser: CommandParser) -> None:

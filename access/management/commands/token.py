@@ -24,7 +24,8 @@ class Command(RagCommand):
                             help="narrow it to this knowledge base (repeat for several; "
                                  "default: every base the user has a grant on)")
         create.add_argument("--read-only", action="store_true",
-                            help="search and ask only, even where the user is a maintainer")
+                            help="no upload, delete or reindex, even where the user is a "
+                                 "maintainer (a researcher's rights stay: they only read)")
         create.add_argument("--name", default="", help="what it is for, e.g. 'laptop'")
         create.add_argument("--json", action="store_true")
         listing = actions.add_parser("list", help="every token, without its secret")

@@ -17,7 +17,8 @@ from core.errors import InvalidRequest
 
 class Command(RagCommand):
     help = ("Add a person (a password is generated and shown once unless one is given) or list "
-            "the people with their grants. Grants: `rag grant NAME KB reader|maintainer`.")
+            "the people with their grants. Grants: "
+            "`rag grant NAME KB reader|researcher|maintainer`.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
