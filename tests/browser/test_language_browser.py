@@ -27,7 +27,7 @@ def test_sign_in_and_ask_in_the_chinese_interface(chinese_browser, account, clea
 
     browser = chinese_browser
     ingest(ROOT / "samples" / "acme-vault")
-    account("ana", grants={"default": "reader"})
+    account("ana", grants={"default": "researcher"})  # sees the confidence
     browser.get(f"{browser.base_url}/workbench/login/")
     assert browser.find_element(*css("main h1")).text == "登录"
     assert browser.find_element(*css("html")).get_attribute("lang") == "zh-hans"

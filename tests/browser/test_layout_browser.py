@@ -45,7 +45,7 @@ def runs_of_a_set() -> QuestionSet:
 
 def test_the_evaluation_history_and_its_charts_fit_the_screen(sized, account):
     question_set = runs_of_a_set()
-    account("ana", grants={"default": "reader"})
+    account("ana", grants={"default": "researcher"})
     sign_in(sized, "ana")
     sized.get(f"{sized.base_url}/workbench/evaluation/?set={question_set.pk}")
     width = sized.execute_script("return window.innerWidth;")
@@ -109,7 +109,7 @@ def test_a_bases_document_table_keeps_status_and_actions_on_screen(sized, accoun
 @pytest.mark.parametrize("path", ["/workbench/lab/", "/workbench/conversations/"])
 def test_the_filter_fields_of_the_lab_and_a_new_conversation_open_on_screen(sized, account,
                                                                            path):
-    account("rita", grants={"default": "reader"})
+    account("rita", grants={"default": "researcher"})
     sign_in(sized, "rita")
     sized.get(f"{sized.base_url}{path}")
     filters = sized.find_element(*css("details.filters"))
