@@ -18,7 +18,8 @@ from core.migration_ops import RunSQLFile
 # App labels, floor first, as tests/test_architecture.py layers the packages (peers in the order
 # docs/architecture.md names them). An app without migrations is passed over.
 # Pure-code packages (parsing) are not Django apps and have no schema.
-SCHEMA_LAYERS = ("core", "access", "jobs", "traces", "embeddings", "knowledge", "search_index",
+SCHEMA_LAYERS = ("core", "access", "jobs", "traces", "embeddings", "knowledge", "review",
+                 "search_index",
                  "retrieval", "answering", "conversations", "evaluation", "ops", "workbench")
 
 

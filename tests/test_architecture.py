@@ -16,7 +16,7 @@ import pytest
 from tests.harness import ROOT
 
 TIERS = (("core",), ("access", "jobs", "traces"), ("parsing",), ("embeddings",), ("knowledge",),
-         ("index",), ("retrieval",), ("answering",), ("conversations",), ("evaluation",),
+         ("review",), ("index",), ("retrieval",), ("answering",), ("conversations",), ("evaluation",),
          ("ops",), ("workbench",), ("localrag_site",))
 LAYERS = tuple(package for tier in TIERS for package in tier)
 

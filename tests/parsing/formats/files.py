@@ -86,3 +86,23 @@ def docx_bytes(parts: Sequence[tuple], *, title: str | None = None) -> bytes:
     buffer = io.BytesIO()
     document.save(buffer)
     return buffer.getvalue()
+
+
+def ruled_table_pdf_bytes(rows: Sequence[Sequence[str]], *, before: str = "",
+                          after: str = "") -> bytes:
+    """A digital PDF of one page: `before`, a table with every cell bordered (a ruled table),
+    then `after`."""
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    if before:
+        pdf.multi_cell(0, 5, before, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(4)
+    for row in rows:
+        for cell in row:
+            pdf.cell(45, 8, cell, border=1)
+        pdf.ln(8)
+    if after:
+        pdf.ln(4)
+        pdf.multi_cell(0, 5, after, new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
