@@ -24,7 +24,7 @@ def task_get(*, caller: Caller, task_id: int) -> ReviewTask:
     """One task the caller may study; NotFound when hidden, Forbidden for a reader."""
     with db_errors_translated(), connection.cursor() as cursor:
         cursor.execute(sql.TASK_GET, [task_id])
-        task = row_as(cursor, ReviewTask)
+        task = row_as(cursor, ReviewTask.of_row)
     if task is None or not caller.may_read(task.knowledge_base_id):
         raise NotFound(f"review task not found: {task_id}", details={"id": task_id})
     caller.research_check(task.knowledge_base_id, what=f"review task {task_id}")
@@ -50,7 +50,7 @@ def tasks_list(*, caller: Caller, query: ReviewQuery) -> dict[str, Any]:
               "limit": query.limit, "offset": query.offset}
     with db_errors_translated(), connection.cursor() as cursor:
         cursor.execute(sql.TASKS_LIST, params)
-        tasks = rows_as(cursor, ReviewTask)
+        tasks = rows_as(cursor, ReviewTask.of_row)
         cursor.execute(sql.TASKS_COUNT, params)
         total = cursor.fetchone()[0]
     return {"tasks": [task.as_dict() for task in tasks], "total": total,

@@ -68,7 +68,7 @@ def review_fix(*, request: ReviewFix, caller: Caller) -> ReviewTask:
 def _task_open(cursor: CursorWrapper, caller: Caller, task_id: int) -> ReviewTask:
     """The task, its row locked, when the caller maintains its base and it is still open."""
     cursor.execute(sql.TASK_FOR_UPDATE, [task_id])
-    task = row_as(cursor, ReviewTask)
+    task = row_as(cursor, ReviewTask.of_row)
     if task is None or not caller.may_read(task.knowledge_base_id):
         raise NotFound(f"review task not found: {task_id}", details={"id": task_id})
     caller.maintain_check(task.knowledge_base_id, what=f"review task {task_id}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -67,6 +68,14 @@ class ReviewTask:
     note: str | None
     created_at: datetime
     current: bool  # its version is the document's active one
+
+    @classmethod
+    def of_row(cls, **columns: Any) -> ReviewTask:
+        """A task from its row, its JSON columns decoded (Django's cursor gives them as text)."""
+        for name in ("bbox", "rows", "flags"):
+            if isinstance(columns[name], str):
+                columns[name] = json.loads(columns[name])
+        return cls(**columns)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
