@@ -19,12 +19,7 @@ LABELS = {
     "cancelled": pgettext_lazy("status", "cancelled"),
     "done": pgettext_lazy("status", "done"),
     "deleted": pgettext_lazy("status", "deleted"),
-    # Review tasks (review/types.py): their statuses and kinds.
-    "open": pgettext_lazy("status", "open"),
-    "accepted": pgettext_lazy("status", "accepted"),
-    "fixed": pgettext_lazy("status", "fixed"),
-    "excluded": pgettext_lazy("status", "excluded"),
-    "superseded": pgettext_lazy("status", "superseded"),
+    # Review tasks' kinds (review/types.py); their statuses: workbench/pages/review.py.
     "ocr_page": _("OCR page"),
     "table": _("table"),
     # Feedback on an answer (conversations/models.py): its ratings' words, its error types' codes.

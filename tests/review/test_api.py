@@ -56,8 +56,8 @@ def test_exclude_takes_the_page_out_of_search_through_a_job(client, clean_tables
 
 def test_an_exclusion_stays_when_the_same_file_is_built_again(client, clean_tables,
                                                               review_vault):
-    from knowledge.documents import document_reindex
     from access.callers import OPERATOR
+    from knowledge.documents import document_reindex
 
     task = only_task(client)
     post(client, f"/review/tasks/{task['id']}/exclude", {})

@@ -13,7 +13,8 @@ from tests.review.conftest import TABLE_MARKER, review_vault, rows  # noqa: F401
 
 
 @pytest.fixture
-def task_id(review_vault) -> int:
+def task_id(request) -> int:
+    request.getfixturevalue("review_vault")  # imported above: tests/review's fixture
     return rows("SELECT id FROM review_tasks")[0][0]
 
 

@@ -6,17 +6,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import pgettext_lazy
+
 from access.callers import Caller
 from review.selectors import task_get, tasks_list
 from review.services import review_accept, review_exclude, review_fix
 from review.types import ReviewAction, ReviewFix, ReviewQuery, ReviewTask
 
 LIST_PAGE = 50
+# A task's statuses in the person's words ("open" is also a circuit breaker's state, in other
+# words: labels.py holds that one).
+STATUS_LABELS = {
+    "open": pgettext_lazy("review", "open"),
+    "accepted": pgettext_lazy("review", "accepted"),
+    "fixed": pgettext_lazy("review", "fixed"),
+    "excluded": pgettext_lazy("review", "excluded"),
+    "superseded": pgettext_lazy("review", "superseded"),
+}
 
 
 @dataclass(frozen=True)
 class TaskPage:
     task: ReviewTask
+    status_label: str
     maintainer: bool
     # The text shown, cut into (piece, flagged) so the flagged numbers can be marked.
     pieces: list[tuple[str, bool]]
@@ -26,16 +38,22 @@ class TaskPage:
 
 def queue_page(*, caller: Caller, slug: str | None, status: str | None,
                kind: str | None, offset: int) -> dict[str, Any]:
-    """A page of the queue, open tasks unless another status is asked for."""
-    return tasks_list(caller=caller, query=ReviewQuery(
+    """A page of the queue, open tasks unless another status is asked for; each task with its
+    status's label."""
+    page = tasks_list(caller=caller, query=ReviewQuery(
         knowledge_base=slug or None, status=status or None, kind=kind or None,
         limit=LIST_PAGE, offset=max(0, offset)))
+    for task in page["tasks"]:
+        task["status_label"] = STATUS_LABELS.get(task["status"], task["status"])
+    page["statuses"] = list(STATUS_LABELS.items())
+    return page
 
 
 def task_page(*, caller: Caller, task_id: int) -> TaskPage:
     task = task_get(caller=caller, task_id=task_id)
     text = task.corrected_text or task.extracted_text
-    return TaskPage(task=task, maintainer=caller.may_maintain(task.knowledge_base_id),
+    return TaskPage(task=task, status_label=str(STATUS_LABELS.get(task.status, task.status)),
+                    maintainer=caller.may_maintain(task.knowledge_base_id),
                     pieces=text_pieces(text, task.flags if task.kind == "ocr_page" else []),
                     cells=_cells(task))
 

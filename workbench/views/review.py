@@ -11,7 +11,6 @@ from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
 
 from core.errors import Forbidden, LocalRagError, NotFound
-from review.types import STATUSES
 from workbench.answer_texts import error_shown
 from workbench.auth import PersonRequest, person_view
 from workbench.pages import review as review_pages
@@ -29,7 +28,7 @@ def queue(request: PersonRequest) -> HttpResponse:
                                    status=status, kind=request.GET.get("kind"), offset=offset)
     return render(request, "workbench/review.html",
                   {"page": page, "status": status, "kb": request.GET.get("kb", ""),
-                   "statuses": STATUSES})
+})
 
 
 @require_GET
