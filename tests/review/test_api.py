@@ -54,6 +54,29 @@ def test_exclude_takes_the_page_out_of_search_through_a_job(client, clean_tables
     assert not any(TABLE_MARKER in hit["content"] for hit in search(client, TABLE_MARKER))
 
 
+def test_exclusion_leaves_the_other_pages_searchable(client, clean_tables, tmp_path,
+                                                     config_override):
+    from knowledge.bases import kb_create
+    from tests.knowledge.test_ingest import write
+    from tests.parsing.formats.files import ruled_table_pdf_bytes
+    from tests.review.conftest import TABLE_ROWS, ingest
+
+    kb_create(slug="field", name="Field reports")
+    first_page = "Stibnite lenses along the northern fault zone of the survey area. " * 12
+    write(tmp_path, "two.pdf", ruled_table_pdf_bytes(
+        TABLE_ROWS, before=f"{TABLE_MARKER} weighing log.", pages_before=[first_page]))
+    ingest(tmp_path, config_override())
+    task = only_task(client)
+    assert task["page"] == 2
+    # A body-less POST is refused like any API body that is not JSON; `{}` is the least.
+    assert client.post(f"/review/tasks/{task['id']}/exclude").status_code == 415
+    assert post(client, f"/review/tasks/{task['id']}/exclude", {}).status_code == 200
+    work()
+    assert not any(TABLE_MARKER in hit["content"] for hit in search(client, TABLE_MARKER))
+    assert any("Stibnite" in hit["content"] for hit in search(client, "Stibnite"))
+    assert rows("SELECT min(page_start), max(page_end) FROM chunks") == [(1, 1)]
+
+
 def test_an_exclusion_stays_when_the_same_file_is_built_again(client, clean_tables,
                                                               review_vault):
     from access.callers import OPERATOR

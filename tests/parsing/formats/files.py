@@ -89,10 +89,14 @@ def docx_bytes(parts: Sequence[tuple], *, title: str | None = None) -> bytes:
 
 
 def ruled_table_pdf_bytes(rows: Sequence[Sequence[str]], *, before: str = "",
-                          after: str = "") -> bytes:
-    """A digital PDF of one page: `before`, a table with every cell bordered (a ruled table),
-    then `after`."""
+                          after: str = "", pages_before: Sequence[str] = ()) -> bytes:
+    """A digital PDF: a page of text for each of `pages_before`, then a page with `before`, a
+    table with every cell bordered (a ruled table) and `after`."""
     pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    for text in pages_before:
+        pdf.add_page()
+        pdf.multi_cell(0, 5, text, new_x="LMARGIN", new_y="NEXT")
     pdf.add_page()
     pdf.set_font("Helvetica", size=11)
     if before:
