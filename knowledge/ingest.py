@@ -24,7 +24,7 @@ from pgvector import Vector
 
 from core.config import Config
 from core.db import db_errors_translated
-from core.errors import LocalRagError, first_line
+from core.errors import InvalidRequest, LocalRagError, first_line
 from embeddings import EmbeddingProvider, embedding_remote_urls, get_embedder
 from embeddings.base import Embedded, VectorRefused
 from knowledge import store
@@ -104,6 +104,9 @@ def vault_ingest(request: IngestRequest, *, config: Config) -> IngestResult:
     The vault's documents go into the knowledge base it is a source of; a folder that is no
     base's source becomes one of the request's `knowledge_base` when given, else of
     `default`."""
+    if request.page_texts and (request.only is None or len(request.only) != 1):
+        raise InvalidRequest("reviewed page text applies to one document: pass its relative "
+                             "path as the one entry of `only`")
     root = vault_resolve(request.vault_path)
     vault = str(root)
     schema_ensure()

@@ -77,3 +77,12 @@ def test_a_scanned_page_above_the_threshold_makes_no_task(tmp_path, config_overr
     result = ingest(tmp_path, config_override(rag_ocr_review_confidence=0.0))
     assert result.ocr_pages == 1
     assert rows("SELECT count(*) FROM review_tasks") == [(0,)]
+
+
+def test_reviewed_page_text_is_refused_for_a_whole_vault(tmp_path, config_override):
+    from core.errors import InvalidRequest
+    from knowledge.ingest import IngestRequest, vault_ingest
+
+    with pytest.raises(InvalidRequest, match="one document"):
+        vault_ingest(IngestRequest(vault_path=tmp_path, page_texts=((1, "text"),)),
+                     config=config_override())
