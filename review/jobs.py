@@ -4,6 +4,7 @@ text again."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from django.db import connection
@@ -12,6 +13,7 @@ from core.config import get_config
 from jobs.worker import JobContext
 from knowledge.ingest import IngestRequest, vault_ingest
 from knowledge.signals import chunks_committed
+from knowledge.upload_store import upload_ensure
 from review import sql
 
 JOB_EXCLUDE = "review_exclude"
@@ -47,11 +49,16 @@ def review_fix_job(context: JobContext) -> dict[str, Any]:
         cursor.execute(sql.PAGE_FIXES, [document_id])
         fixes = tuple((page, text) for page, text in cursor.fetchall())
     vault_path, relative_path, _ = place
+    config = get_config()
+    # An upload kept in a bucket may not be on this worker yet: an ingest that did not find
+    # its file would take the document out of the index.
+    if upload_ensure(Path(vault_path) / relative_path, config=config):
+        context.progress("fetch", 0.05)
     context.progress("ingest", 0.1)
     result = vault_ingest(IngestRequest(vault_path=vault_path, wait_for_lock=True,
                                         prepare_workers=0, only=frozenset({relative_path}),
                                         checkpoint=context.checkpoint, page_texts=fixes),
-                          config=get_config())
+                          config=config)
     return {"task_id": task_id, "document_id": document_id,
             "pages": [page for page, _ in fixes], "chunks_written": result.chunks_written,
             "warnings": [warning["reason"] for warning in result.warnings][:10]}

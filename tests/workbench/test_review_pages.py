@@ -76,3 +76,17 @@ def test_a_post_without_the_csrf_token_is_refused(db, task_id):
     client.force_login(user)
     assert client.post(f"/workbench/review/{task_id}/exclude/").status_code == 403
     assert rows("SELECT status FROM review_tasks") == [("open",)]
+
+
+def test_the_queue_pages_past_its_first_fifty(person, task_id, monkeypatch):
+    from workbench.pages import review as review_pages
+
+    monkeypatch.setattr(review_pages, "LIST_PAGE", 1)
+    rows("INSERT INTO review_tasks (knowledge_base_id, document_id, document_version_id, kind, "
+         "page, extracted_text) SELECT knowledge_base_id, document_id, document_version_id, "
+         "'ocr_page', 1, 'second' FROM review_tasks RETURNING id")
+    maintainer = person("mo", grants={"field": Grant.MAINTAINER})
+    first = maintainer.get("/workbench/review/?kb=field").content.decode()
+    assert "1 of 2 tasks" in first and "offset=1" in first
+    second = maintainer.get("/workbench/review/?kb=field&offset=1").content.decode()
+    assert "offset=0" in second and f'href="/workbench/review/{task_id}/"' not in second

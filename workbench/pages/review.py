@@ -46,6 +46,9 @@ def queue_page(*, caller: Caller, slug: str | None, status: str | None,
     for task in page["tasks"]:
         task["status_label"] = STATUS_LABELS.get(task["status"], task["status"])
     page["statuses"] = list(STATUS_LABELS.items())
+    shown = page["offset"] + len(page["tasks"])
+    page["next"] = shown if shown < page["total"] else None
+    page["previous"] = max(0, page["offset"] - LIST_PAGE) if page["offset"] else None
     return page
 
 
