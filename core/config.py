@@ -148,6 +148,7 @@ class Config:
     rag_pdf_max_pages: int
     rag_ocr: str
     rag_ocr_max_pages: int
+    rag_ocr_review_confidence: float  # recogniser confidence 0-1 below which a page is reviewed
     rag_watch: bool  # `rag serve` re-indexes the vault folders as their files change
     rag_mcp_token: str = field(repr=False)
     rag_trace_text: bool

@@ -239,6 +239,8 @@ SETTINGS: tuple[Setting, ...] = (
     _S("RAG_OCR", "auto", Choice(OCR_MODES), "Recognise scanned PDF pages: auto or off."),
     _S("RAG_OCR_MAX_PAGES", "200", Integer(0, 1_000_000),
        "Scanned pages recognised per `rag ingest` run."),
+    _S("RAG_OCR_REVIEW_CONFIDENCE", "0.8", Number(0, 1),
+       "OCR pages whose mean confidence is below this become review tasks."),
     _S("RAG_WATCH", "false", Flag(), "`rag serve` re-indexes vault files as they change."),
     _S("RAG_MCP_TOKEN", "", HeaderText(strip=True),
        "The API token `rag mcp` acts as; empty: the local operator.", secret=True),

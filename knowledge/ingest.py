@@ -24,7 +24,7 @@ from pgvector import Vector
 
 from core.config import Config
 from core.db import db_errors_translated
-from core.errors import LocalRagError, first_line
+from core.errors import InvalidRequest, LocalRagError, first_line
 from embeddings import EmbeddingProvider, embedding_remote_urls, get_embedder
 from embeddings.base import Embedded, VectorRefused
 from knowledge import store
@@ -39,7 +39,7 @@ from knowledge.ingest_fill import (
 from knowledge.ingest_result import IngestRequest, IngestResult, Progress, Timer
 from knowledge.outbound import outbound_check
 from knowledge.preparing import PrepareFailed, chunk_texts, notes_prepare
-from knowledge.signals import chunks_committed
+from knowledge.signals import StoredVersion, chunks_committed, versions_stored
 from knowledge.vault_index import vault_overlap_check
 from parsing.formats import ocr
 from parsing.formats.base import ExtractOptions
@@ -104,6 +104,9 @@ def vault_ingest(request: IngestRequest, *, config: Config) -> IngestResult:
     The vault's documents go into the knowledge base it is a source of; a folder that is no
     base's source becomes one of the request's `knowledge_base` when given, else of
     `default`."""
+    if request.page_texts and (request.only is None or len(request.only) != 1):
+        raise InvalidRequest("reviewed page text applies to one document: pass its relative "
+                             "path as the one entry of `only`")
     root = vault_resolve(request.vault_path)
     vault = str(root)
     schema_ensure()
@@ -114,7 +117,8 @@ def vault_ingest(request: IngestRequest, *, config: Config) -> IngestResult:
                                               ocr=config.rag_ocr == "auto",
                                               max_chars=config.rag_document_max_chars,
                                               max_paragraphs=config.rag_document_max_paragraphs,
-                                              max_chunks=config.rag_document_max_chunks),
+                                              max_chunks=config.rag_document_max_chunks,
+                                              page_texts=request.page_texts),
                        ocr_pages=config.rag_ocr_max_pages, only=request.only,
                        checkpoint=request.checkpoint)
     with db_errors_translated():
@@ -219,7 +223,8 @@ def _synchronise(request: IngestRequest, *, root: Path, embedder: EmbeddingProvi
                     and state.same_file(mtime_ns=note.mtime_ns, size_bytes=note.size_bytes)
                     and sidecar_same(state.sidecar, mtime_ns=note.sidecar_mtime_ns,
                                      size_bytes=note.sidecar_size)
-                    and not reading.scans_retry(state.ocr_skipped)):
+                    and not reading.scans_retry(state.ocr_skipped)
+                    and not reading.options.page_texts):
                 # Same size and modification time as the stored version: not even read.
                 result.documents_skipped += 1
                 if state.embedded < state.chunks:
@@ -243,7 +248,8 @@ def _synchronise(request: IngestRequest, *, root: Path, embedder: EmbeddingProvi
                     and _sidecar_hash(state.sidecar) == _sidecar_hash(
                         content.sidecar.stamp if content.sidecar else None)
                     and state.status != "queued"
-                    and not reading.scans_retry(state.ocr_skipped)):
+                    and not reading.scans_retry(state.ocr_skipped)
+                    and not reading.options.page_texts):
                 result.documents_skipped += 1
                 if state.embedded < state.chunks:
                     needs_vectors.append(state.id)
@@ -323,6 +329,8 @@ def _prepare(*, notes: Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | 
                     frontmatter=frontmatter, tags=prepared.tags,
                     is_note=prepared.format == "markdown", sidecar=content.sidecar)
                 metadata["sidecar"] = content.sidecar.stamp
+            if reading.options.page_texts:
+                metadata["reviewed_pages"] = sorted(page for page, _ in reading.options.page_texts)
             pending.append((store.DocumentVersion(
                 relative_path=note.relative_path, file_path=str(note.file_path),
                 content_hash=content.content_hash, mtime_ns=content.mtime_ns,
@@ -330,7 +338,8 @@ def _prepare(*, notes: Iterator[tuple[tuple[NoteFile, NoteContent, bool], str | 
                 tags=prepared.tags, document_tags=document_tags, chunks=prepared.chunks,
                 format=prepared.format, title=prepared.title, page_count=prepared.page_count,
                 ocr_page_count=prepared.ocr_page_count, metadata=metadata,
-                lexical=prepared.lexical, source_name=source_names.get(note.relative_path)),
+                lexical=prepared.lexical, source_name=source_names.get(note.relative_path),
+                review=prepared.review),
                 prepared.vectors, is_new))
             pending_chunks += len(prepared.chunks)
             result.ocr_pages += prepared.ocr_page_count
@@ -438,6 +447,25 @@ def _flush_write(pending: list[_Pending], per_note: list, *, vault: str,
         else:
             result.documents_updated += 1
     timer.add("write", mark)
+    _versions_announce([entry[0] for entry in stored], vault=vault, result=result,
+                       knowledge_base_id=knowledge_base_id)
+
+
+def _versions_announce(versions: list[store.DocumentVersion], *, vault: str,
+                       result: IngestResult, knowledge_base_id: int) -> None:
+    """Tell the review queue about the stored versions with something to review; what its
+    receiver fails at is the run's warning: the versions are stored either way."""
+    reviewed = [StoredVersion(relative_path=version.relative_path,
+                              content_hash=version.content_hash, review=version.review)
+                for version in versions if version.review]
+    if not reviewed:
+        return
+    for _, answer in versions_stored.send_robust(sender=vault_ingest,
+                                                 knowledge_base_id=knowledge_base_id,
+                                                 vault_path=vault, versions=reviewed):
+        if isinstance(answer, Exception):
+            result.warnings.append({"file": reviewed[0].relative_path,
+                                    "reason": f"review tasks not recorded: {first_line(answer)}"})
 
 
 def _sidecar_hash(stamp: dict[str, Any] | None) -> str | None:

@@ -34,6 +34,9 @@ class IngestRequest:
     only: frozenset[str] | None = None
     progress: Progress | None = None
     checkpoint: Callable[[], None] | None = None
+    # Reviewed text of some pages of the one document in `only` (page -> text): it replaces
+    # what those pages hold, and the build is a new version even when the file is unchanged.
+    page_texts: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass

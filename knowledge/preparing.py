@@ -24,6 +24,7 @@ from pgvector import Vector
 
 from embeddings import ChunkText, EmbeddingProvider
 from embeddings.base import VectorRefused
+from knowledge.signals import ReviewMaterial
 from parsing.chunking import ChunkDraft, blocks_chunk, note_chunk
 from parsing.formats import format_module, ocr
 from parsing.formats.base import ExtractOptions, FormatRejected, TextBudget
@@ -65,6 +66,8 @@ class PreparedNote:
     facts: dict[str, Any] | None = None  # documents.metadata
     # Each chunk's lexical terms and impact cells, made here so the writer only sends them.
     lexical: list[ChunkLexical] | None = None
+    # For the review queue (knowledge/signals.py versions_stored); None when nothing to review.
+    review: ReviewMaterial | None = None
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,10 @@ def document_prepare(payload: str | bytes, relative_path: str,
                         format=extracted.format, title=extracted.title,
                         page_count=extracted.page_count,
                         ocr_page_count=len(extracted.ocr_confidence), facts=extracted.facts,
-                        lexical=_lexical(chunks, relative_path))
+                        lexical=_lexical(chunks, relative_path),
+                        review=ReviewMaterial(ocr_confidence=extracted.ocr_confidence,
+                                              page_texts=extracted.page_texts,
+                                              tables=extracted.tables) or None)
 
 
 def _chunk_limit_message(count: int, options: ExtractOptions) -> str:

@@ -31,6 +31,7 @@ from embeddings import EmbeddingProvider
 from embeddings.base import VectorRefused
 from knowledge import store_sql
 from knowledge.db_schema import index_connection
+from knowledge.signals import ReviewMaterial
 from parsing.chunking import MAX_TOKENS, OVERLAP_TOKENS, TARGET_TOKENS, ChunkDraft
 from parsing.lexical import ANALYZER_VERSION, ChunkLexical, chunk_lexical_build
 from parsing.tables import TABLE_TARGET_TOKENS
@@ -59,6 +60,8 @@ class DocumentVersion:
     lexical: list[ChunkLexical] | None = None
     # An upload's source name (knowledge/upload_names.py): its chunks' relative_path.
     source_name: str | None = None
+    # Not stored here: sent with knowledge.signals.versions_stored once the version commits.
+    review: ReviewMaterial | None = None
 
     @property
     def source(self) -> str:

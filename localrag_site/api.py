@@ -24,6 +24,7 @@ from localrag_site.http_errors import body_drain
 from localrag_site.parsers import TextJSONParser
 from ops.api import router as ops_router
 from retrieval.api import router as retrieval_router
+from review.api import router as review_router
 from traces.recording import measured_of, trace_of, trace_record
 
 logger = logging.getLogger("localrag.api")
@@ -51,6 +52,7 @@ api.add_router("", retrieval_router)
 api.add_router("", answering_router)
 api.add_router("", conversations_router)
 api.add_router("", access_router)
+api.add_router("", review_router)
 
 
 @api.exception_handler(LocalRagError)

@@ -35,6 +35,8 @@ commands:
                            the search index of each knowledge base (state, lag, size; rebuild)
   kb create|update|add-source|list
                            knowledge bases and their folders
+  review list|show|accept|fix|exclude [TASK_ID] [--json]
+                           the review queue: OCR pages and tables to check
   user create|list         the people who sign in and own tokens
   grant NAME KB reader|researcher|maintainer
                            give a person a role on a knowledge base

@@ -51,6 +51,8 @@ INSTALLED_APPS = [
     "axes",
     "embeddings",
     "knowledge",
+    # The review queue: OCR pages and tables a maintainer checks (review/).
+    "review",
     # The search index that ranks candidates, derived from PostgreSQL (index/).
     "index.apps.IndexConfig",
     "retrieval",

@@ -20,6 +20,9 @@ LABELS = {
     "cancelled": pgettext_lazy("status", "cancelled"),
     "done": pgettext_lazy("status", "done"),
     "deleted": pgettext_lazy("status", "deleted"),
+    # Review tasks' kinds (review/types.py); their statuses: workbench/pages/review.py.
+    "ocr_page": _("OCR page"),
+    "table": _("table"),
     # Feedback on an answer (conversations/models.py): its ratings' words, its error types' codes.
     "helpful": _("helpful"),
     "not helpful": _("not helpful"),

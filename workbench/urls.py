@@ -14,6 +14,7 @@ from workbench.views import (
     evaluation,
     knowledge,
     lab,
+    review,
     sources,
     status,
     traces,
@@ -40,6 +41,7 @@ urlpatterns = [
     *lab.urlpatterns,
     *evaluation.urlpatterns,
     *knowledge.urlpatterns,
+    *review.urlpatterns,
     *status.urlpatterns,
     *traces.urlpatterns,
 ]

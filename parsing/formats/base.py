@@ -33,6 +33,9 @@ class ExtractOptions:
     max_chars: int = 2_000_000  # RAG_DOCUMENT_MAX_CHARS: text of one file
     max_paragraphs: int = 200_000  # RAG_DOCUMENT_MAX_PARAGRAPHS
     max_chunks: int = 20_000  # RAG_DOCUMENT_MAX_CHUNKS
+    # Reviewed text of some pages (1-based page -> text), used instead of what the page
+    # holds: a correction from the review queue, which the page is then not read or OCR'd for.
+    page_texts: tuple[tuple[int, str], ...] = ()
 
 
 class TextBudget:
@@ -113,6 +116,11 @@ class Extracted:
     warnings: list[str] = field(default_factory=list)
     # Per-page recogniser confidence of pages whose text came from OCR.
     ocr_confidence: dict[int, float] = field(default_factory=dict)
+    # The text of the pages read by OCR and of those holding a table, as it went into the
+    # blocks: what the review queue shows beside the page image.
+    page_texts: dict[int, str] = field(default_factory=dict)
+    # Ruled tables found on the pages (parsing/formats/pdf_tables.py DetectedTable).
+    tables: list[Any] = field(default_factory=list)
     # Facts stored in documents.metadata (extractor, outline, pages left out and why).
     facts: dict[str, Any] = field(default_factory=dict)
     # The file's own document properties (author, created, modified, title, subject,

@@ -18,7 +18,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from parsing.formats import ocr
+from parsing.formats import ocr, pdf_tables
 from parsing.formats.base import (
     Block,
     Extracted,
@@ -50,6 +50,8 @@ OCR_MAX_PIXELS = 12_000_000
 # as a page image.
 IMAGE_MAX_PIXELS = 50_000_000
 PAGE_SEPARATOR = "\n\n"
+# A page drawing at least this many paths (lines, rectangles) may hold a ruled table.
+RULED_MIN_PATHS = 4
 # A line at the top or bottom of at least this share of the pages (and of 3 or more) is a
 # running header or footer ("Survey Report · page 3"): it is dropped from every page.
 RUNNING_LINE_SHARE = 0.6
@@ -80,12 +82,20 @@ def extract(data: bytes, *, name: str, options: ExtractOptions) -> Extracted:
             raise FormatRejected(ENCRYPTED) from None
         return _pypdf_extract(data, name=name, options=options, cause=str(exc))
     try:
-        return _pdfium_extract(document, name=name, options=options)
+        extracted, ruled, page_texts = _pdfium_extract(document, name=name, options=options)
     finally:
         document.close()
+    extracted.tables, warnings = pdf_tables.tables_find(data, pages=ruled)
+    extracted.warnings.extend(warnings)
+    for table in extracted.tables:
+        extracted.page_texts.setdefault(table.page, page_texts[table.page - 1])
+    return extracted
 
 
-def _pdfium_extract(document: Any, *, name: str, options: ExtractOptions) -> Extracted:
+def _pdfium_extract(document: Any, *, name: str,
+                    options: ExtractOptions) -> tuple[Extracted, list[int], list[str]]:
+    """The document's text, the pages that draw enough lines to hold a ruled table, and the
+    text of each page."""
     import pypdfium2.raw as pdfium_c
 
     total = len(document)
@@ -96,10 +106,17 @@ def _pdfium_extract(document: Any, *, name: str, options: ExtractOptions) -> Ext
     kept = _page_limit(total, options, extracted)
     texts: list[str] = []
     scanned_skipped: list[int] = []
+    ruled: list[int] = []
+    reviewed = dict(options.page_texts)
     budget = TextBudget(options)
     for index in range(kept):
+        if index + 1 in reviewed:
+            texts.append(budget.paragraphs_take(budget.take(_clean(reviewed[index + 1]))))
+            continue
         page = document[index]
         try:
+            if _paths(page, pdfium_c) >= RULED_MIN_PATHS:
+                ruled.append(index + 1)
             textpage = page.get_textpage()
             try:
                 text = _clean(textpage.get_text_range())
@@ -116,7 +133,19 @@ def _pdfium_extract(document: Any, *, name: str, options: ExtractOptions) -> Ext
     extracted.facts["outline"] = bool(bookmarks)
     extracted.blocks = _blocks(running_lines_strip(texts, headings=_titles(bookmarks)),
                                bookmarks)
-    return extracted
+    for number in extracted.ocr_confidence:
+        extracted.page_texts[number] = texts[number - 1]
+    return extracted, ruled, texts
+
+
+def _paths(page: Any, pdfium_c: Any) -> int:
+    """How many path objects (lines, rectangles) the page draws, counted up to RULED_MIN_PATHS."""
+    count = 0
+    for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_PATH], max_depth=3):
+        count += 1
+        if count >= RULED_MIN_PATHS:
+            break
+    return count
 
 
 def _pdfium_bookmarks(document: Any) -> list[_Bookmark]:

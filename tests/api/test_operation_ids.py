@@ -37,6 +37,11 @@ OPERATIONS = [
     ("POST", "/messages/{message_id}/feedback", "conversations_api_message_feedback_view"),
     ("GET", "/me", "access_api_me_view"),
     ("GET", "/audit", "access_api_audit_view"),
+    ("GET", "/review/tasks", "review_api_tasks_view"),
+    ("GET", "/review/tasks/{task_id}", "review_api_task_view"),
+    ("POST", "/review/tasks/{task_id}/accept", "review_api_accept_view"),
+    ("POST", "/review/tasks/{task_id}/exclude", "review_api_exclude_view"),
+    ("POST", "/review/tasks/{task_id}/fix", "review_api_fix_view"),
 ]
 
 

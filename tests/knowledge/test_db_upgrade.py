@@ -114,12 +114,16 @@ SCHEMA = {
 
 # Columns added since the release (additively: NULL on the release's rows), by table.
 ADDED_COLUMNS = {"traces": ("cost_amount", "cost_currency"), "conversations_message": ("cost",)}
+# Tables added since the release: empty after an upgrade.
+ADDED_TABLES = ("review_tasks",)
 
 
 def release_shaped(rows: dict[str, list[str]]) -> dict[str, list[str]]:
-    """`rows` as the release held them: each added column, NULL on every row, taken out (the
-    rows of those tables compared as parsed JSON)."""
+    """`rows` as the release held them: each added table, empty, and each added column, NULL on
+    every row, taken out (the rows of those tables compared as parsed JSON)."""
     kept = dict(rows)
+    for table in ADDED_TABLES:
+        assert kept.pop(table, []) == []
     for table, columns in ADDED_COLUMNS.items():
         values = [json.loads(row) for row in rows[table]]
         assert all(value.pop(column, None) is None for value in values for column in columns)

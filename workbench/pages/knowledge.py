@@ -74,6 +74,7 @@ class BasePage:
     documents: Page
     maintainer: bool
     upload_max_mb: float
+    researcher: bool = False  # may study the base: its review queue is linked
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,8 @@ def kb_page(*, caller: Caller, slug: str, page: str | int | None,
     documents = Paginator(query, DOCUMENTS_PER_PAGE).get_page(page)
     documents.object_list = [_document_row(row, uploads) for row in documents.object_list]
     return BasePage(base=entry, documents=documents, maintainer=entry["role"] == "maintainer",
-                    upload_max_mb=config.rag_document_max_mb)
+                    upload_max_mb=config.rag_document_max_mb,
+                    researcher=caller.may_research(base.id))
 
 
 def _document_row(row: dict[str, Any], uploads: set[str]) -> dict[str, Any]:

@@ -86,3 +86,27 @@ def docx_bytes(parts: Sequence[tuple], *, title: str | None = None) -> bytes:
     buffer = io.BytesIO()
     document.save(buffer)
     return buffer.getvalue()
+
+
+def ruled_table_pdf_bytes(rows: Sequence[Sequence[str]], *, before: str = "",
+                          after: str = "", pages_before: Sequence[str] = ()) -> bytes:
+    """A digital PDF: a page of text for each of `pages_before`, then a page with `before`, a
+    table with every cell bordered (a ruled table) and `after`."""
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    for text in pages_before:
+        pdf.add_page()
+        pdf.multi_cell(0, 5, text, new_x="LMARGIN", new_y="NEXT")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    if before:
+        pdf.multi_cell(0, 5, before, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(4)
+    for row in rows:
+        for cell in row:
+            pdf.cell(45, 8, cell, border=1)
+        pdf.ln(8)
+    if after:
+        pdf.ln(4)
+        pdf.multi_cell(0, 5, after, new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())

@@ -1,0 +1,89 @@
+"""Ruled tables of a PDF, found by pdfplumber (pdfminer.six, MIT) from the lines drawn on a page.
+
+Only pages where PDFium saw enough path objects to draw a grid are opened here: pdfplumber
+parses a page far slower than PDFium, and a page without lines has no ruled table to find. The
+import is lazy, so a process that never reads a ruled PDF never loads pdfminer. A table comes
+back as its page, its bounding box (PDF points, top-left origin) and its rows of cell text;
+its page's text keeps the cells as PDFium read them, so search is unchanged by detection.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+
+# Bounds on what one file may add: a spreadsheet printed to 500 pages is not 500 review tasks.
+TABLES_MAX = 50
+ROWS_MAX = 200
+COLUMNS_MAX = 30
+CELL_MAX_CHARS = 200
+_SPACE = re.compile(r"\s+")
+_LINES = {"vertical_strategy": "lines", "horizontal_strategy": "lines"}
+
+
+@dataclass(frozen=True)
+class DetectedTable:
+    page: int  # 1-based
+    index: int  # the table's place on its page, from 0
+    bbox: tuple[float, float, float, float]  # x0, top, x1, bottom
+    rows: tuple[tuple[str, ...], ...]
+
+
+def tables_find(data: bytes, *, pages: list[int]) -> tuple[list[DetectedTable], list[str]]:
+    """The ruled tables on `pages` (1-based) of the PDF `data`, and warnings for pages that
+    could not be read; at most TABLES_MAX tables of at most ROWS_MAX rows and COLUMNS_MAX
+    columns each. A table needs two rows and two columns."""
+    if not pages:
+        return [], []
+    import pdfplumber
+
+    found: list[DetectedTable] = []
+    warnings: list[str] = []
+    with pdfplumber.open(io.BytesIO(data)) as pdf:
+        for number in pages:
+            if len(found) >= TABLES_MAX or number > len(pdf.pages):
+                break
+            page = pdf.pages[number - 1]
+            try:
+                tables = page.find_tables(table_settings=_LINES)
+                cells = [table.extract() for table in tables]
+            except Exception as exc:  # pdfminer raises many types on damaged pages
+                warnings.append(f"tables of page {number} could not be read "
+                                f"({type(exc).__name__}: {exc})")
+                continue
+            finally:
+                page.close()
+            for table, rows in zip(tables, cells, strict=True):
+                clean = _rows_clean(rows)
+                if len(clean) < 2 or max(len(row) for row in clean) < 2:
+                    continue
+                found.append(DetectedTable(
+                    page=number, index=sum(1 for t in found if t.page == number),
+                    bbox=tuple(round(float(value), 1) for value in table.bbox),  # type: ignore[arg-type]
+                    rows=clean))
+                if len(found) >= TABLES_MAX:
+                    break
+    return found, warnings
+
+
+def _rows_clean(rows: list[list[str | None]]) -> tuple[tuple[str, ...], ...]:
+    """Cells as one-line text within the bounds; empty rows dropped."""
+    clean = []
+    for row in rows[:ROWS_MAX]:
+        cells = tuple(_SPACE.sub(" ", cell or "").strip()[:CELL_MAX_CHARS]
+                      for cell in row[:COLUMNS_MAX])
+        if any(cells):
+            clean.append(cells)
+    return tuple(clean)
+
+
+def table_markdown(rows: tuple[tuple[str, ...], ...]) -> str:
+    """A table's rows as a Markdown table, its first row the header."""
+    width = max(len(row) for row in rows)
+
+    def line(row: tuple[str, ...]) -> str:
+        cells = [cell.replace("|", "\\|") for cell in row] + [""] * (width - len(row))
+        return "| " + " | ".join(cells) + " |"
+
+    return "\n".join([line(rows[0]), "|" + " --- |" * width, *map(line, rows[1:])])
