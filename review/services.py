@@ -10,6 +10,7 @@ from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
 
 from access.callers import Caller
+from audit.records import AuditEvent, audit_record
 from core.db import db_errors_translated, row_as
 from core.errors import Conflict, InvalidRequest, NotFound
 from jobs.queue import job_enqueue
@@ -23,8 +24,9 @@ def review_accept(*, request: ReviewAction, caller: Caller) -> ReviewTask:
     """Mark an open task accepted: the page stays as indexed."""
     note = _note(request.note)
     with db_errors_translated(), transaction.atomic(), connection.cursor() as cursor:
-        _task_open(cursor, caller, request.task_id)
+        task = _task_open(cursor, caller, request.task_id)
         cursor.execute(sql.TASK_RESOLVE, ["accepted", _who(caller), note, None, request.task_id])
+        _audit("accepted", task, note=note)
     return task_get(caller=caller, task_id=request.task_id)
 
 
@@ -38,6 +40,7 @@ def review_exclude(*, request: ReviewAction, caller: Caller) -> ReviewTask:
                              payload={"task_id": task.id, "document_id": task.document_id,
                                       "knowledge_base_id": task.knowledge_base_id})
         cursor.execute(sql.TASK_JOB_SET, [job_id, request.task_id])
+        _audit("excluded", task, note=note, job_id=job_id)
     return task_get(caller=caller, task_id=request.task_id)
 
 
@@ -62,7 +65,23 @@ def review_fix(*, request: ReviewFix, caller: Caller) -> ReviewTask:
                              payload={"task_id": task.id, "document_id": task.document_id,
                                       "knowledge_base_id": task.knowledge_base_id})
         cursor.execute(sql.TASK_JOB_SET, [job_id, request.task_id])
+        _audit("fixed", task, note=note, job_id=job_id, corrected_chars=len(text))
     return task_get(caller=caller, task_id=request.task_id)
+
+
+def _audit(status: str, task: ReviewTask, **changes: object) -> None:
+    """One audit entry per decision, `review.accept|exclude|fix` (the job it queues records
+    none of its own)."""
+    where = f"page {task.page}" + (f", table {task.table_index + 1}"
+                                   if task.table_index is not None else "")
+    action = {"accepted": "review.accept", "excluded": "review.exclude",
+              "fixed": "review.fix"}[status]
+    audit_record(AuditEvent(action=action, object_type="review_task", object_id=task.id,
+                            object_name=f"{task.source}, {where}",
+                            changes={"knowledge_base": task.knowledge_base, "kind": task.kind,
+                                     "document_id": task.document_id,
+                                     "status": {"before": "open", "after": status},
+                                     **changes}))
 
 
 def _task_open(cursor: CursorWrapper, caller: Caller, task_id: int) -> ReviewTask:

@@ -162,3 +162,21 @@ def test_a_scanned_page_fixed_is_found_by_its_corrected_words(client, clean_tabl
     post(client, f"/review/tasks/{task['id']}/fix", {"text": "Hole ZK-7731 molybdenite log"})
     work()
     assert any("molybdenite" in hit["content"] for hit in search(client, "molybdenite"))
+
+
+def test_each_decision_is_one_audit_entry_and_its_job_adds_none(client, clean_tables,
+                                                                review_vault):
+    from tests.audit.conftest import entries
+
+    earlier = len(entries())
+    task = only_task(client)
+    post(client, f"/review/tasks/{task['id']}/fix", {"text": "Scheelite log; S-1 is 12.5 kg.",
+                                                      "note": "typo in S-1"})
+    work()  # the new version's ingest and its tasks record nothing of their own
+    (entry,) = entries()[earlier:]
+    assert (entry["action"], entry["object_type"], entry["object_id"]) == (
+        "review.fix", "review_task", str(task["id"]))
+    assert entry["object_name"] == "table.pdf, page 1, table 1"
+    assert entry["source"] == "api"
+    assert entry["changes"]["status"] == {"before": "open", "after": "fixed"}
+    assert entry["changes"]["note"] == "typo in S-1" and entry["changes"]["corrected_chars"] == 30
