@@ -336,3 +336,36 @@ WIKILINK_FIRST_SQL = """
 SELECT DISTINCT ON (document_id) document_id, id FROM chunks
 WHERE document_id = ANY(%s) ORDER BY document_id, chunk_index
 """
+
+# What an evaluation run saw (knowledge/corpus.py): every active document of the bases, in id
+# order, with its active version and the content hashes of its chunks in order. Hashed here, so
+# only the digest leaves the database.
+CORPUS_DIGEST = """
+SELECT encode(sha256(convert_to(coalesce(string_agg(
+         d.id || E'\\t' || d.relative_path || E'\\t' || coalesce(d.active_version_id::text, '')
+         || E'\\t' || d.content_hash || E'\\t' || coalesce(c.hashes, ''),
+         E'\\n' ORDER BY d.id), ''), 'UTF8')), 'hex'),
+       count(*)
+FROM documents d
+LEFT JOIN LATERAL (SELECT string_agg(content_hash, ',' ORDER BY chunk_index) AS hashes
+                   FROM chunks WHERE document_id = d.id) c ON true
+WHERE d.knowledge_base_id = ANY(%s) AND d.status = 'active'
+"""
+
+# Which of the texts (already lower-cased, whitespace runs made one space) a chunk of the bases
+# holds verbatim, under the same normalisation; each chunk is normalised once, and at most
+# %(per_text)s places are named per text.
+VERBATIM_PLACES = """
+WITH bodies AS MATERIALIZED (
+  SELECT c.document_id, c.chunk_index, c.relative_path,
+         regexp_replace(lower(c.content), '\\s+', ' ', 'g') AS body
+  FROM chunks c JOIN documents d ON d.id = c.document_id
+  WHERE c.knowledge_base_id = ANY(%(ids)s) AND d.status = 'active'
+)
+SELECT t.position::int, found.relative_path, found.chunk_index
+FROM unnest(%(texts)s::text[]) WITH ORDINALITY AS t(text, position)
+CROSS JOIN LATERAL (SELECT b.relative_path, b.chunk_index FROM bodies b
+                    WHERE strpos(b.body, t.text) > 0
+                    ORDER BY b.relative_path, b.chunk_index LIMIT %(per_text)s) found
+ORDER BY t.position, found.relative_path, found.chunk_index
+"""
