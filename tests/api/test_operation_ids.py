@@ -36,6 +36,15 @@ OPERATIONS = [
      "conversations_api_conversation_ask_stream_view"),
     ("POST", "/messages/{message_id}/feedback", "conversations_api_message_feedback_view"),
     ("GET", "/me", "access_api_me_view"),
+    ("POST", "/evaluation/sets", "evaluation_api_set_create_view"),
+    ("GET", "/evaluation/sets", "evaluation_api_sets_view"),
+    ("GET", "/evaluation/sets/{set_id}", "evaluation_api_set_view"),
+    ("PUT", "/evaluation/sets/{set_id}", "evaluation_api_set_revise_view"),
+    ("POST", "/evaluation/runs", "evaluation_api_run_create_view"),
+    ("GET", "/evaluation/runs", "evaluation_api_runs_view"),
+    ("GET", "/evaluation/runs/{run_id}", "evaluation_api_run_view"),
+    ("GET", "/evaluation/runs/{run_id}/results", "evaluation_api_run_results_view"),
+    ("GET", "/evaluation/runs/{run_id}/export", "evaluation_api_run_export_view"),
 ]
 
 
