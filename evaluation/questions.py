@@ -15,6 +15,14 @@ answer quotes (at most ANSWER_SPANS_MAX, each at most ANSWER_SPAN_MAX_CHARS, for
 mode rag). `rag eval` scores retrieval only and does not read them; bench/answer_quality.py
 scores the written answers with them.
 
+A question may also give a `reference_answer` (a model answer, at most
+REFERENCE_ANSWER_MAX_CHARS): shown to people and checked by the leakage guard of API runs
+(evaluation/records.py), never scored.
+
+Per question also `sources` (the top k results' sources, in order) and `complete_hit` (every
+expected source among them); overall `hit_at_k` and `complete_hit_at_k` over the in-domain
+questions (complete hits over those that name sources).
+
 Added to the report without changing any earlier field: per question its retrieval latency
 (`latency_ms`, the search at top_k only) and `ndcg_at_10`; overall nDCG@10 over the in-domain
 questions and the latency p50/p95. nDCG@10 needs ten results: with top_k below ten each

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
@@ -39,10 +38,10 @@ def question(question_id: str, text: str, *, sources: list[str] | None = None,
 Headers = Callable[[str], dict[str, str]]
 
 
-@pytest.fixture
-def bearer(sample_index, config_override) -> Headers:
-    """bearer(name) -> the Authorization header of `root` (superuser), `res` (researcher of
-    default), `mo` (maintainer of default) or `ana` (reader of default)."""
+def evaluation_team(config_override: Callable[..., object]) -> Headers:
+    """Access control on, the `hidden` base and the people; returns name -> the Authorization
+    header of `root` (superuser), `res` (researcher of default), `mo` (maintainer of default)
+    or `ana` (reader of default). Needs the sample vault ingested (`sample_index`)."""
     config_override(rag_api_token=ENV_TOKEN)
     kb_create(slug="hidden", name="Hidden")
     default = kb_get("default").id

@@ -14,12 +14,13 @@ from django.db import connection
 
 from answering.prompts import PROMPT_VERSION
 from tests.answering.stub_openai import StubOpenAI
-from tests.api.evaluation_world import (  # noqa: F401
+from tests.api.evaluation_world import (
     ENV_TOKEN,
     ESCALATION,
     IN_DOMAIN,
     OUT_OF_DOMAIN,
-    bearer,
+    Headers,
+    evaluation_team,
     finished_run,
     question,
     run_start,
@@ -30,6 +31,11 @@ from tests.api.evaluation_world import (  # noqa: F401
 from tests.api.http import error_of
 
 PRICES = json.dumps({"stub-model": {"input_per_1k": 0.5, "output_per_1k": 2, "currency": "EUR"}})
+
+
+@pytest.fixture
+def bearer(sample_index, config_override) -> Headers:
+    return evaluation_team(config_override)
 
 
 def new_set(client, headers, questions: list[dict] | None = None, **body) -> int:

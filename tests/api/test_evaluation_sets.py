@@ -7,15 +7,21 @@ import pytest
 
 from evaluation.models import QuestionSet, QuestionSetVersion
 from evaluation.versions import SET_QUESTIONS_MAX, SET_YAML_MAX_CHARS
-from tests.api.evaluation_world import (  # noqa: F401
+from tests.api.evaluation_world import (
     IN_DOMAIN,
-    bearer,
+    Headers,
+    evaluation_team,
     question,
     run_start,
     send,
     set_create,
 )
 from tests.api.http import error_of
+
+
+@pytest.fixture
+def bearer(sample_index, config_override) -> Headers:
+    return evaluation_team(config_override)
 
 
 def test_a_yaml_set_is_stored_as_version_1_with_its_questions(client, bearer):
