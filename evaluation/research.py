@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Max, QuerySet
 
 from access.callers import Caller
 from core.config import RETRIEVAL_MODES, get_config
@@ -81,7 +81,7 @@ def sets_list(*, caller: Caller, limit: int, offset: int) -> dict[str, Any]:
     """A page of the sets the caller may research, with their latest version's number."""
     sets = (QuestionSet.objects.filter(knowledge_base_id__in=researchable_ids(caller))
             .select_related("knowledge_base").defer("questions")
-            .annotate(version_count=Count("versions", distinct=True))
+            .annotate(latest_version=Max("versions__number"))
             .order_by("knowledge_base__slug", "name", "pk"))
     return {"total": sets.count(), "limit": limit, "offset": offset,
             "question_sets": [set_entry(entry) for entry in sets[offset:offset + limit]]}
@@ -98,11 +98,11 @@ def set_get(*, caller: Caller, set_id: int) -> QuestionSet:
 
 
 def set_entry(question_set: QuestionSet) -> dict[str, Any]:
-    count = getattr(question_set, "version_count", None)
+    latest = getattr(question_set, "latest_version", None)
     return {"id": question_set.pk, "name": question_set.name,
             "knowledge_base": question_set.knowledge_base.slug,
             "source_name": question_set.source_name, "created_at": question_set.created_at,
-            "latest_version": count if count is not None else version_latest(
+            "latest_version": latest if latest is not None else version_latest(
                 question_set_id=question_set.pk).number}
 
 
@@ -150,7 +150,7 @@ def run_start(*, caller: Caller, request: RunStart) -> EvalRun:
 
 
 def runs_researchable(caller: Caller) -> QuerySet[EvalRun]:
-    """The runs whose every base the caller may research."""
+    """The runs whose set's base and every evaluated base the caller may research."""
     ids = researchable_ids(caller)
     return (EvalRun.objects.filter(knowledge_base_id__in=ids)
             .filter(knowledge_base_ids__contained_by=ids))
@@ -180,7 +180,7 @@ def run_get(*, caller: Caller, run_id: int, report: bool = False) -> EvalRun:
     run = runs.filter(pk=run_id).first()
     if run is None:
         raise NotFound(f"evaluation run not found: {run_id}", details={"id": run_id})
-    for base_id in _base_ids(run):
+    for base_id in _checked_ids(run):
         caller.research_check(base_id, what=f"evaluation run {run_id}")
     run_settle(run)
     return run
@@ -213,3 +213,8 @@ def base_slugs(runs: list[EvalRun]) -> dict[int, str]:
 
 def _base_ids(run: EvalRun) -> list[int]:
     return list(run.knowledge_base_ids or [run.knowledge_base_id])
+
+
+def _checked_ids(run: EvalRun) -> list[int]:
+    # The set's base too: the results show its questions.
+    return list(dict.fromkeys([run.knowledge_base_id, *_base_ids(run)]))

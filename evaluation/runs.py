@@ -103,7 +103,8 @@ def run_launch(*, caller: Caller, set_id: int, top_k: int | None,
 
 def run_enqueue(*, caller: Caller, question_set: QuestionSet, version: int | None,
                 base_ids: list[int], parameters: dict[str, Any]) -> EvalRun:
-    """Write a run of version `version` of a set (its latest when None) over `base_ids`, freeze
+    """Write a run of version `version` of a set (its latest when None) over `base_ids` (the
+    run's `knowledge_base` stays the set's, whose questions it shows), freeze
     that version, and queue the run's job, all together (the caller's rights are checked by
     whoever calls this)."""
     with transaction.atomic():
@@ -112,7 +113,7 @@ def run_enqueue(*, caller: Caller, question_set: QuestionSet, version: int | Non
         set_version = version_of(question_set_id=question_set.pk, number=version)
         version_freeze(set_version)
         run = EvalRun.objects.create(question_set=question_set, set_version=set_version,
-                                     knowledge_base_id=base_ids[0],
+                                     knowledge_base_id=question_set.knowledge_base_id,
                                      knowledge_base_ids=sorted(set(base_ids)),
                                      created_by_id=caller.user_id, parameters=parameters)
         run.job_id = job_enqueue(type=JOB_EVAL_RUN, resource=f"eval_run:{run.pk}",
@@ -124,7 +125,10 @@ def run_enqueue(*, caller: Caller, question_set: QuestionSet, version: int | Non
 def runs_visible(*, caller: Caller, set_id: int | None = None,
                  limit: int = HISTORY_LIMIT) -> list[EvalRun]:
     """The newest runs first, of the bases the caller may read (and of one set when given)."""
-    runs = EvalRun.objects.filter(knowledge_base_id__in=_readable(caller))
+    readable = _readable(caller)
+    # Every base a run evaluated, not only its set's: a run over two bases shows both's sources.
+    runs = EvalRun.objects.filter(knowledge_base_id__in=readable,
+                                  knowledge_base_ids__contained_by=list(readable))
     if set_id is not None:
         runs = runs.filter(question_set_id=set_id)
     # Not the reports nor the sets' questions: the history reads the summaries only.
@@ -139,7 +143,8 @@ def runs_visible(*, caller: Caller, set_id: int | None = None,
 def run_visible(*, caller: Caller, run_id: int) -> EvalRun:
     """One run, settled; NotFound alike for a missing one and one of a hidden base."""
     run = EvalRun.objects.select_related("question_set", "created_by").filter(pk=run_id).first()
-    if run is None or not caller.may_read(run.knowledge_base_id):
+    if run is None or not all(caller.may_read(base_id) for base_id in
+                              (run.knowledge_base_id, *run.knowledge_base_ids)):
         raise NotFound(f"evaluation run not found: {run_id}", details={"id": run_id})
     run_settle(run)
     return run

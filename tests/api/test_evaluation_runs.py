@@ -201,14 +201,17 @@ def test_access_researcher_and_admin_run_a_reader_is_403_an_unseen_base_404(clie
     both = run_start(client, bearer("root"), set_id, knowledge_bases=["default", "hidden"])
     assert both.json()["knowledge_bases"] == ["default", "hidden"]
     assert client.get(f"/evaluation/runs/{hidden_run}", **bearer("res")).status_code == 404
+    over_default = run_start(client, bearer("root"), hidden_set,
+                             knowledge_bases=["default"]).json()["id"]
+    assert client.get(f"/evaluation/runs/{over_default}", **bearer("res")).status_code == 404
     assert client.get(f"/evaluation/runs/{hidden_run}/results",
                       **bearer("res")).status_code == 404
     listed = client.get("/evaluation/runs", **bearer("res")).json()
     assert listed["total"] == 3 and all(run["knowledge_bases"] == ["default"]
                                         for run in listed["runs"])
-    assert client.get("/evaluation/runs", **bearer("root")).json()["total"] == 5
+    assert client.get("/evaluation/runs", **bearer("root")).json()["total"] == 6
     assert client.get("/evaluation/runs", **bearer("ana")).json()["runs"] == []
     first = listed["runs"][-1]["id"]
     assert client.get(f"/evaluation/runs/{first}", **bearer("ana")).status_code == 403
     assert client.get(f"/evaluation/runs?question_set={hidden_set}",
-                      **bearer("root")).json()["total"] == 1
+                      **bearer("root")).json()["total"] == 2
