@@ -18,7 +18,7 @@ from answering.prompts import PROMPT_VERSION
 from core.config import Config
 from evaluation.ablation import config_hash
 from evaluation.questions import Question
-from knowledge.corpus import corpus_digest, text_normalised, verbatim_places
+from knowledge.corpus import ANCHOR_CHARS, corpus_digest, text_normalised, verbatim_places
 
 logger = logging.getLogger("localrag.evaluation")
 
@@ -26,7 +26,7 @@ CODE_ROOT = Path(__file__).resolve().parent.parent
 GIT_TIMEOUT_SECONDS = 2.0
 PACKAGE_NAME = "local-rag"
 # Shorter texts ("What is X?") are found in any corpus by chance, not copied into it.
-LEAKAGE_MIN_CHARS = 12
+LEAKAGE_MIN_CHARS = ANCHOR_CHARS
 # Fields of a question that the leakage guard looks for; answer_contains spans are quotes of
 # the expected source by definition, so finding them there is the point, not a leak.
 LEAKAGE_FIELDS = ("question", "reference_answer")

@@ -14,6 +14,8 @@ from core.db import db_errors_translated
 from knowledge import sql
 
 VERBATIM_PLACES_PER_TEXT = 3
+ANCHOR_CHARS = 12  # texts shorter than this are not looked for
+CHUNK_BATCH = 500
 
 
 @dataclass(frozen=True)
@@ -44,14 +46,42 @@ def corpus_digest(*, scope: Scope) -> CorpusDigest:
 
 
 def verbatim_places(*, scope: Scope, texts: Sequence[str]) -> list[VerbatimPlace]:
-    """Where each text appears verbatim (case and whitespace aside) in the chunks of the
-    scope's bases: at most VERBATIM_PLACES_PER_TEXT places per text."""
-    if not texts or not scope.knowledge_base_ids:
+    """Where each text of at least ANCHOR_CHARS characters appears verbatim (case and whitespace
+    aside) in the chunks of the scope's bases: at most VERBATIM_PLACES_PER_TEXT places per text,
+    ordered by text, document and chunk.
+
+    Every chunk is read once, in batches: its ANCHOR_CHARS-character substrings meet the texts'
+    first ANCHOR_CHARS characters in one set intersection, and only a text whose start is there
+    is looked for in full. The time grows with the size of the corpus, not with the corpus
+    times the number of texts, as a search of each text in each chunk would."""
+    wanted = [text_normalised(text) for text in texts]
+    anchors: dict[str, list[int]] = {}
+    for position, text in enumerate(wanted):
+        if len(text) >= ANCHOR_CHARS:
+            anchors.setdefault(text[:ANCHOR_CHARS], []).append(position)
+    found: dict[int, list[VerbatimPlace]] = {}
+    if not anchors or not scope.knowledge_base_ids:
         return []
-    with db_errors_translated(), connection.cursor() as cursor:
-        cursor.execute(sql.VERBATIM_PLACES, {
-            "ids": list(scope.knowledge_base_ids),
-            "texts": [text_normalised(text) for text in texts],
-            "per_text": VERBATIM_PLACES_PER_TEXT})
-        return [VerbatimPlace(text_index=position - 1, document=path, chunk_index=index)
-                for position, path, index in cursor.fetchall()]
+    looked_for = [position for positions in anchors.values() for position in positions]
+    after = 0
+    while not all(len(found.get(position, ())) >= VERBATIM_PLACES_PER_TEXT
+                  for position in looked_for):
+        with db_errors_translated(), connection.cursor() as cursor:
+            cursor.execute(sql.CHUNKS_AFTER, [list(scope.knowledge_base_ids), after,
+                                              CHUNK_BATCH])
+            rows = cursor.fetchall()
+        if not rows:
+            break
+        for _, path, chunk_index, content in rows:
+            body = text_normalised(content)
+            grams = {body[start:start + ANCHOR_CHARS]
+                     for start in range(len(body) - ANCHOR_CHARS + 1)}
+            for anchor in grams.intersection(anchors):
+                for position in anchors[anchor]:
+                    places = found.get(position, [])
+                    if len(places) < VERBATIM_PLACES_PER_TEXT and wanted[position] in body:
+                        found[position] = [*places, VerbatimPlace(
+                            text_index=position, document=path, chunk_index=chunk_index)]
+        after = rows[-1][0]
+    return sorted((place for places in found.values() for place in places),
+                  key=lambda place: (place.text_index, place.document, place.chunk_index))

@@ -352,20 +352,12 @@ LEFT JOIN LATERAL (SELECT string_agg(content_hash, ',' ORDER BY chunk_index) AS 
 WHERE d.knowledge_base_id = ANY(%s) AND d.status = 'active'
 """
 
-# Which of the texts (already lower-cased, whitespace runs made one space) a chunk of the bases
-# holds verbatim, under the same normalisation; each chunk is normalised once, and at most
-# %(per_text)s places are named per text.
-VERBATIM_PLACES = """
-WITH bodies AS MATERIALIZED (
-  SELECT c.document_id, c.chunk_index, c.relative_path,
-         regexp_replace(lower(c.content), '\\s+', ' ', 'g') AS body
-  FROM chunks c JOIN documents d ON d.id = c.document_id
-  WHERE c.knowledge_base_id = ANY(%(ids)s) AND d.status = 'active'
-)
-SELECT t.position::int, found.relative_path, found.chunk_index
-FROM unnest(%(texts)s::text[]) WITH ORDINALITY AS t(text, position)
-CROSS JOIN LATERAL (SELECT b.relative_path, b.chunk_index FROM bodies b
-                    WHERE strpos(b.body, t.text) > 0
-                    ORDER BY b.relative_path, b.chunk_index LIMIT %(per_text)s) found
-ORDER BY t.position, found.relative_path, found.chunk_index
+# The chunks of the bases in id order, a batch after a given id (knowledge/corpus.py reads them
+# all once, whatever the number of texts it looks for).
+CHUNKS_AFTER = """
+SELECT c.id, c.relative_path, c.chunk_index, c.content
+FROM chunks c JOIN documents d ON d.id = c.document_id
+WHERE c.knowledge_base_id = ANY(%s) AND d.status = 'active' AND c.id > %s
+ORDER BY c.id
+LIMIT %s
 """
