@@ -3,8 +3,11 @@ runs of a set against its knowledge base as background jobs (`eval_run`).
 
 Every read goes through the caller: a set or run of a base the caller may not read is not
 found, exactly like one that does not exist. A run evaluates its set's base only (a Scope of
-that one base), and only while its creator may read it: checked at launch, and again when the
-job starts, because a grant may be withdrawn while the job waits in the queue.
+that one base; a run started through the API may name other bases, evaluation/research.py),
+and only while its creator may read them: checked at launch, and again when the job starts,
+because a grant may be withdrawn while the job waits in the queue. A run evaluates one version
+of its set (evaluation/versions.py), frozen from then on, and records what makes it
+reproducible (evaluation/records.py).
 """
 
 from __future__ import annotations
@@ -177,8 +180,10 @@ def _progress(job: JobRecord) -> RunProgress:
 
 
 def eval_run_job(context: JobContext) -> dict[str, Any]:
-    """Evaluate a run's question set against its knowledge base only, and store the scores
-    and the full report (idempotent: a finished run is left as it is)."""
+    """Evaluate a run's set version against the knowledge bases it names only (its set's base
+    unless the API named others), answering the questions too when it asked for answers, and
+    store the scores, the full report and the run's record (idempotent: a finished run is left
+    as it is)."""
     run = (EvalRun.objects.select_related("question_set", "set_version", "created_by")
            .filter(pk=int(context.payload["run_id"])).first())
     if run is None:
@@ -187,7 +192,8 @@ def eval_run_job(context: JobContext) -> dict[str, Any]:
         return {"run_id": run.pk, "status": run.status}
     base_ids = run.knowledge_base_ids or [run.knowledge_base_id]
     creator = caller_for_user(run.created_by) if run.created_by is not None else None
-    if creator is None or not all(creator.may_read(base_id) for base_id in base_ids):
+    if creator is None or not all(creator.may_read(base_id)
+                                  for base_id in (run.knowledge_base_id, *base_ids)):
         reason = "the person who launched this run may no longer read its knowledge base"
         _run_fail(run, reason)
         raise JobPermanentError(reason)
@@ -203,6 +209,10 @@ def eval_run_job(context: JobContext) -> dict[str, Any]:
         context.checkpoint()
         context.progress(f"question {done + 1} of {total}", done / total)
 
+    def answer_progress(done: int, total: int) -> None:
+        context.checkpoint()
+        context.progress(f"answer {done + 1} of {total}", done / total)
+
     entries = (run.set_version.questions if run.set_version is not None
                else run.question_set.questions)
     questions = [Question(**entry) for entry in entries]
@@ -216,7 +226,7 @@ def eval_run_job(context: JobContext) -> dict[str, Any]:
                           progress=progress)
         if run.parameters.get("answers"):
             answers = answers_score(questions=questions, scope=scope, top_k=top_k,
-                                    config=config, progress=progress)
+                                    config=config, progress=answer_progress)
     except LeaseLost:
         # Cancelled, handed back by a stopping worker, or another worker's now: nothing of this
         # attempt is recorded (a cancelled run reads as failed once its page settles it).
