@@ -15,6 +15,14 @@ answer quotes (at most ANSWER_SPANS_MAX, each at most ANSWER_SPAN_MAX_CHARS, for
 mode rag). `rag eval` scores retrieval only and does not read them; bench/answer_quality.py
 scores the written answers with them.
 
+A question may also give a `reference_answer` (a model answer, at most
+REFERENCE_ANSWER_MAX_CHARS): shown to people and checked by the leakage guard of API runs
+(evaluation/records.py), never scored.
+
+Per question also `sources` (the top k results' sources, in order) and `complete_hit` (every
+expected source among them); overall `hit_at_k` and `complete_hit_at_k` over the in-domain
+questions (complete hits over those that name sources).
+
 Added to the report without changing any earlier field: per question its retrieval latency
 (`latency_ms`, the search at top_k only) and `ndcg_at_10`; overall nDCG@10 over the in-domain
 questions and the latency p50/p95. nDCG@10 needs ten results: with top_k below ten each
@@ -50,6 +58,7 @@ NDCG_DEPTH = 10
 REQUIRED_FIELDS = ("id", "question", "expected_mode")
 ANSWER_SPANS_MAX = 10
 ANSWER_SPAN_MAX_CHARS = 200
+REFERENCE_ANSWER_MAX_CHARS = 4000
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,7 @@ class Question:
     kind: str = ""  # identifier, paraphrase, out_of_domain, …: for per-kind scores
     expected_pages: list[int] = field(default_factory=list)  # 1-based; empty: not page-scored
     answer_contains: list[str] = field(default_factory=list)  # spans a right answer quotes
+    reference_answer: str = ""  # a model answer, for people and the leakage guard
 
 
 @dataclass(frozen=True)
@@ -79,6 +89,9 @@ class QuestionResult:
     latency_ms: float | None = None  # the top_k search, embedding the question included
     # How RAG_REFUSAL decided (answering/refusal.py): its rule, signals and probability.
     refusal: dict[str, Any] | None = None
+    # Every expected source among the top k (in-domain questions with sources only).
+    complete_hit: bool | None = None
+    sources: list[str] = field(default_factory=list)  # the top k results' sources, in order
 
 
 def questions_load(*, path: Path) -> list[Question]:
@@ -102,7 +115,13 @@ def questions_parse(text: str, *, source: str) -> list[Question]:
     except yaml.YAMLError as exc:
         message = f"{source} is not valid YAML: {exc}"
         raise InvalidRequest(message, details={"errors": [message]}) from None
-    entries = raw.get("questions") if isinstance(raw, dict) else None
+    return questions_check(raw.get("questions") if isinstance(raw, dict) else None,
+                           source=source)
+
+
+def questions_check(entries: Any, *, source: str) -> list[Question]:
+    """Check a list of questions as read from YAML or JSON (`source` names it in messages);
+    every question is checked, details["errors"] lists every problem."""
     if not isinstance(entries, list) or not entries:
         message = f"{source} must hold a non-empty `questions:` list"
         raise InvalidRequest(message, details={"errors": [message]})
@@ -140,7 +159,9 @@ def _question_parse(entry: Any, *, position: int, source: str) -> Question:
                         expected_sources=[str(path) for path in sources],
                         expected_mode=str(entry["expected_mode"]),
                         kind=str(entry.get("kind") or ""), expected_pages=list(pages),
-                        answer_contains=_answer_spans(spans, label=label))
+                        answer_contains=_answer_spans(spans, label=label),
+                        reference_answer=_reference_answer(entry.get("reference_answer"),
+                                                           label=label))
     if question.expected_mode not in (MODE_RAG, MODE_NO_ANSWER):
         raise InvalidRequest(f"{label}: expected_mode must be rag or no_answer")
     if len(question.question) > MAX_TEXT_CHARS:  # search would refuse it mid-run
@@ -149,6 +170,15 @@ def _question_parse(entry: Any, *, position: int, source: str) -> Question:
     if question.answer_contains and question.expected_mode != MODE_RAG:
         raise InvalidRequest(f"{label}: answer_contains needs expected_mode rag")
     return question
+
+
+def _reference_answer(value: Any, *, label: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value) > REFERENCE_ANSWER_MAX_CHARS:
+        raise InvalidRequest(f"{label}: reference_answer must be a string of at most "
+                             f"{REFERENCE_ANSWER_MAX_CHARS} characters")
+    return value.strip()
 
 
 def _answer_spans(spans: Any, *, label: str) -> list[str]:
@@ -256,10 +286,13 @@ def question_score(*, question: Question, outcome: SearchOutcome, threshold: flo
                     has_sources=bool(outcome.results))
     passed = mode == question.expected_mode and (
         question.expected_mode != MODE_RAG or rank is not None)
+    complete = (set(question.expected_sources) <= set(sources)
+                if question.expected_mode == MODE_RAG and question.expected_sources else None)
     return QuestionResult(
         id=question.id, question=question.question, expected_mode=question.expected_mode,
         mode=mode, confidence=outcome.confidence, hit_rank=rank,
         top_sources=list(dict.fromkeys(sources))[:3], passed=passed,
+        complete_hit=complete, sources=list(dict.fromkeys(sources)),
         expected_pages=list(question.expected_pages),
         page_hit_rank=page_hit_rank(hits=outcome.results, sources=question.expected_sources,
                                     pages=question.expected_pages))
@@ -283,6 +316,7 @@ def evaluation_summary(*, results: list[QuestionResult], threshold: float,
     in_domain = [r for r in results if r.expected_mode == MODE_RAG]
     out_domain = [r for r in results if r.expected_mode == MODE_NO_ANSWER]
     ranks = [r.hit_rank for r in in_domain]
+    completes = [r.complete_hit for r in in_domain if r.complete_hit is not None]
     page_ranks = [r.page_hit_rank for r in in_domain if r.expected_pages]
     ndcgs = [r.ndcg_at_10 for r in in_domain if r.ndcg_at_10 is not None]
     latencies = [r.latency_ms for r in results if r.latency_ms is not None]
@@ -296,6 +330,9 @@ def evaluation_summary(*, results: list[QuestionResult], threshold: float,
         "hit_at_1": _ratio(sum(rank == 1 for rank in ranks), len(ranks)),
         "hit_at_5": _ratio(sum(rank is not None and rank <= 5 for rank in ranks), len(ranks)),
         "mrr": _ratio(sum(1 / rank for rank in ranks if rank), len(ranks)),
+        # Within the top k (every result): one expected source, and every one of them.
+        "hit_at_k": _ratio(sum(rank is not None and rank <= top_k for rank in ranks), len(ranks)),
+        "complete_hit_at_k": _ratio(sum(completes), len(completes)),
         "mode_accuracy": _ratio(sum(r.mode == r.expected_mode for r in results), len(results)),
         "no_answer_precision": refusals["precision"],
         "no_answer_recall": refusals["recall"],

@@ -3,28 +3,38 @@ runs of a set against its knowledge base as background jobs (`eval_run`).
 
 Every read goes through the caller: a set or run of a base the caller may not read is not
 found, exactly like one that does not exist. A run evaluates its set's base only (a Scope of
-that one base), and only while its creator may read it: checked at launch, and again when the
-job starts, because a grant may be withdrawn while the job waits in the queue.
+that one base; a run started through the API may name other bases, evaluation/research.py),
+and only while its creator may read them: checked at launch, and again when the job starts,
+because a grant may be withdrawn while the job waits in the queue. A run evaluates one version
+of its set (evaluation/versions.py), frozen from then on, and records what makes it
+reproducible (evaluation/records.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Count, F, Func, IntegerField, QuerySet
 from django.utils import timezone
 
 from access.callers import Caller, Scope, caller_for_user
 from core.config import RETRIEVAL_MODES, Config, get_config
-from core.errors import Conflict, InvalidRequest, LocalRagError, NotFound
+from core.errors import InvalidRequest, LocalRagError, NotFound
+from evaluation.answers import answers_score, answers_summary
 from evaluation.apps import JOB_EVAL_RUN
 from evaluation.models import EvalRun, QuestionSet
 from evaluation.progress import RunProgress
-from evaluation.questions import Question, evaluate, questions_parse
+from evaluation.questions import Question, evaluate
+from evaluation.records import leakage_find, leakage_log, run_record
+from evaluation.versions import (
+    question_set_create,
+    questions_read,
+    version_freeze,
+    version_of,
+)
 from jobs.queue import JobRecord, job_enqueue, job_get
 from jobs.worker import JobContext, JobPermanentError, LeaseLost
 from retrieval.services import top_k_validate
@@ -47,22 +57,10 @@ def question_set_import(*, caller: Caller, slug: str, name: str, text: str,
         raise InvalidRequest("the question set needs a name",
                              details={"errors": ["the question set needs a name"]})
     (base_id,) = caller.scope(slugs=[slug]).knowledge_base_ids
-    questions = questions_parse(text, source=source_name or "the pasted questions")
-    ids = [question.id for question in questions]
-    repeated = sorted({question_id for question_id in ids if ids.count(question_id) > 1})
-    if repeated:
-        # Runs are compared question by question, by id.
-        message = f"question ids must be unique; repeated: {', '.join(repeated)}"
-        raise InvalidRequest(message, details={"errors": [message]})
-    try:
-        with transaction.atomic():
-            return QuestionSet.objects.create(
-                knowledge_base_id=base_id, name=name, source_name=source_name[:255],
-                questions=[asdict(question) for question in questions],
-                created_by_id=caller.user_id)
-    except IntegrityError:
-        message = f"this knowledge base already has a question set named {name!r}"
-        raise Conflict(message, details={"errors": [message]}) from None
+    questions = questions_read(yaml_text=text, entries=None,
+                               source=source_name or "the pasted questions")
+    return question_set_create(caller=caller, base_id=base_id, name=name, questions=questions,
+                               source_name=source_name)
 
 
 def shipped_questions(*, config: Config) -> Path | None:
@@ -102,9 +100,24 @@ def run_launch(*, caller: Caller, set_id: int, top_k: int | None,
                              details={"field": "retrieval"})
     parameters = {"top_k": top_k_validate(top_k, config=config),
                   "retrieval": retrieval or config.rag_retrieval}
+    return run_enqueue(caller=caller, question_set=question_set, version=None,
+                       base_ids=[question_set.knowledge_base_id], parameters=parameters)
+
+
+def run_enqueue(*, caller: Caller, question_set: QuestionSet, version: int | None,
+                base_ids: list[int], parameters: dict[str, Any]) -> EvalRun:
+    """Write a run of version `version` of a set (its latest when None) over `base_ids` (the
+    run's `knowledge_base` stays the set's, whose questions it shows), freeze
+    that version, and queue the run's job, all together (the caller's rights are checked by
+    whoever calls this)."""
     with transaction.atomic():
-        run = EvalRun.objects.create(question_set=question_set,
+        # The set's row locked: an edit cannot replace the version between reading and freezing.
+        QuestionSet.objects.select_for_update().filter(pk=question_set.pk).first()
+        set_version = version_of(question_set_id=question_set.pk, number=version)
+        version_freeze(set_version)
+        run = EvalRun.objects.create(question_set=question_set, set_version=set_version,
                                      knowledge_base_id=question_set.knowledge_base_id,
+                                     knowledge_base_ids=sorted(set(base_ids)),
                                      created_by_id=caller.user_id, parameters=parameters)
         run.job_id = job_enqueue(type=JOB_EVAL_RUN, resource=f"eval_run:{run.pk}",
                                  payload={"run_id": run.pk}, max_attempts=RUN_ATTEMPTS)
@@ -115,7 +128,10 @@ def run_launch(*, caller: Caller, set_id: int, top_k: int | None,
 def runs_visible(*, caller: Caller, set_id: int | None = None,
                  limit: int = HISTORY_LIMIT) -> list[EvalRun]:
     """The newest runs first, of the bases the caller may read (and of one set when given)."""
-    runs = EvalRun.objects.filter(knowledge_base_id__in=_readable(caller))
+    readable = _readable(caller)
+    # Every base a run evaluated, not only its set's: a run over two bases shows both's sources.
+    runs = EvalRun.objects.filter(knowledge_base_id__in=readable,
+                                  knowledge_base_ids__contained_by=list(readable))
     if set_id is not None:
         runs = runs.filter(question_set_id=set_id)
     # Not the reports nor the sets' questions: the history reads the summaries only.
@@ -130,7 +146,8 @@ def runs_visible(*, caller: Caller, set_id: int | None = None,
 def run_visible(*, caller: Caller, run_id: int) -> EvalRun:
     """One run, settled; NotFound alike for a missing one and one of a hidden base."""
     run = EvalRun.objects.select_related("question_set", "created_by").filter(pk=run_id).first()
-    if run is None or not caller.may_read(run.knowledge_base_id):
+    if run is None or not all(caller.may_read(base_id) for base_id in
+                              (run.knowledge_base_id, *run.knowledge_base_ids)):
         raise NotFound(f"evaluation run not found: {run_id}", details={"id": run_id})
     run_settle(run)
     return run
@@ -163,16 +180,20 @@ def _progress(job: JobRecord) -> RunProgress:
 
 
 def eval_run_job(context: JobContext) -> dict[str, Any]:
-    """Evaluate a run's question set against its knowledge base only, and store the scores
-    and the full report (idempotent: a finished run is left as it is)."""
-    run = (EvalRun.objects.select_related("question_set", "created_by")
+    """Evaluate a run's set version against the knowledge bases it names only (its set's base
+    unless the API named others), answering the questions too when it asked for answers, and
+    store the scores, the full report and the run's record (idempotent: a finished run is left
+    as it is)."""
+    run = (EvalRun.objects.select_related("question_set", "set_version", "created_by")
            .filter(pk=int(context.payload["run_id"])).first())
     if run is None:
         return {"skipped": "the run no longer exists"}
     if run.status in (EvalRun.DONE, EvalRun.FAILED):
         return {"run_id": run.pk, "status": run.status}
-    if run.created_by is None or not caller_for_user(run.created_by).may_read(
-            run.knowledge_base_id):
+    base_ids = run.knowledge_base_ids or [run.knowledge_base_id]
+    creator = caller_for_user(run.created_by) if run.created_by is not None else None
+    if creator is None or not all(creator.may_read(base_id)
+                                  for base_id in (run.knowledge_base_id, *base_ids)):
         reason = "the person who launched this run may no longer read its knowledge base"
         _run_fail(run, reason)
         raise JobPermanentError(reason)
@@ -188,10 +209,24 @@ def eval_run_job(context: JobContext) -> dict[str, Any]:
         context.checkpoint()
         context.progress(f"question {done + 1} of {total}", done / total)
 
+    def answer_progress(done: int, total: int) -> None:
+        context.checkpoint()
+        context.progress(f"answer {done + 1} of {total}", done / total)
+
+    entries = (run.set_version.questions if run.set_version is not None
+               else run.question_set.questions)
+    questions = [Question(**entry) for entry in entries]
+    scope = Scope.of(base_ids)
+    top_k = int(run.parameters["top_k"])
+    answers: dict[str, dict[str, Any]] = {}
     try:
-        report = evaluate(questions=[Question(**entry) for entry in run.question_set.questions],
-                          top_k=int(run.parameters["top_k"]), config=config,
-                          scope=Scope.of([run.knowledge_base_id]), progress=progress)
+        record = run_record(config=config, scope=scope)
+        leakage = leakage_find(questions=questions, scope=scope)
+        report = evaluate(questions=questions, top_k=top_k, config=config, scope=scope,
+                          progress=progress)
+        if run.parameters.get("answers"):
+            answers = answers_score(questions=questions, scope=scope, top_k=top_k,
+                                    config=config, progress=answer_progress)
     except LeaseLost:
         # Cancelled, handed back by a stopping worker, or another worker's now: nothing of this
         # attempt is recorded (a cancelled run reads as failed once its page settles it).
@@ -206,10 +241,22 @@ def eval_run_job(context: JobContext) -> dict[str, Any]:
     context.progress("saving", 1.0)
     parameters = {**run.parameters, "threshold": report["threshold"],
                   "rerank": config.rag_rerank,
-                  "embedding": f"{report['embedding_provider']}/{report['embedding_model']}"}
+                  "embedding": f"{report['embedding_provider']}/{report['embedding_model']}",
+                  "settings": record.settings}
+    cost = None
+    if run.parameters.get("answers"):
+        for row in report["questions"]:
+            row.update(answers.get(row["id"], {}))
+        totals = answers_summary(answers)
+        cost = totals.pop("cost")
+        report["summary"].update(totals)
+    report["leakage"] = leakage
+    leakage_log(run_id=run.pk, leakage=leakage)
     EvalRun.objects.filter(pk=run.pk).update(
         status=EvalRun.DONE, summary=report["summary"], report=report, parameters=parameters,
-        error="", finished_at=timezone.now())
+        error="", finished_at=timezone.now(), config_hash=record.config_hash,
+        prompt_version=record.prompt_version, code_version=record.code_version,
+        corpus_digest=record.corpus_digest, leakage=leakage, cost=cost)
     return {"run_id": run.pk, "questions": report["summary"]["questions"],
             "passed": report["summary"]["passed"]}
 

@@ -19,6 +19,7 @@ from answering.api import router as answering_router
 from conversations.api import router as conversations_router
 from core.db import database_error
 from core.errors import LocalRagError, error_body, invalid_request_of
+from evaluation.api import router as evaluation_router
 from knowledge.api import router as knowledge_router
 from localrag_site.http_errors import body_drain
 from localrag_site.parsers import TextJSONParser
@@ -53,6 +54,7 @@ api.add_router("", answering_router)
 api.add_router("", conversations_router)
 api.add_router("", access_router)
 api.add_router("", review_router)
+api.add_router("", evaluation_router)
 
 
 @api.exception_handler(LocalRagError)

@@ -42,6 +42,15 @@ OPERATIONS = [
     ("POST", "/review/tasks/{task_id}/accept", "review_api_accept_view"),
     ("POST", "/review/tasks/{task_id}/exclude", "review_api_exclude_view"),
     ("POST", "/review/tasks/{task_id}/fix", "review_api_fix_view"),
+    ("POST", "/evaluation/sets", "evaluation_api_set_create_view"),
+    ("GET", "/evaluation/sets", "evaluation_api_sets_view"),
+    ("GET", "/evaluation/sets/{set_id}", "evaluation_api_set_view"),
+    ("PUT", "/evaluation/sets/{set_id}", "evaluation_api_set_revise_view"),
+    ("POST", "/evaluation/runs", "evaluation_api_run_create_view"),
+    ("GET", "/evaluation/runs", "evaluation_api_runs_view"),
+    ("GET", "/evaluation/runs/{run_id}", "evaluation_api_run_view"),
+    ("GET", "/evaluation/runs/{run_id}/results", "evaluation_api_run_results_view"),
+    ("GET", "/evaluation/runs/{run_id}/export", "evaluation_api_run_export_view"),
 ]
 
 

@@ -33,6 +33,7 @@ from access.callers import caller_for_secret
 from conversations import services as conversations
 from conversations.openai_errors import OPENAI_PREFIX
 from core.text_input import lone_surrogate_field
+from evaluation import research
 from jobs.workers import worker_seen
 from knowledge import documents
 from localrag_site.api import api
@@ -88,11 +89,18 @@ def world(sample_index, config_override, tmp_path) -> World:
     turn = conversations.turn_answer(conversations.turn_prepare(
         caller=caller, conversation_id=conversation.pk, question="What are the export limits?",
         top_k=None, fallback=False, on_llm_error="error", config=config), config=config)
+    question_set = research.set_create(
+        caller=caller, slug="default", name="fuzz", given=research.QuestionsGiven(
+            yaml="questions:\n  - {id: q1, question: 'export limits?', expected_mode: rag}\n"))
+    run = research.run_start(caller=caller, request=research.RunStart(
+        question_set=question_set.pk))
     return World(values={"slug": ("default",),
                          "knowledge_bases": (["default"],),
                          "document_id": (vault_document, upload.document_id),
                          "job_id": (upload.job_id,),
                          "conversation_id": (conversation.pk,),
+                         "set_id": (question_set.pk,), "question_set": (question_set.pk,),
+                         "run_id": (run.pk,),
                          "message_id": (turn.message_id, turn.question_message_id),
                          "model": ("local-rag", "kb:default"),
                          "messages": ([{"role": "user", "content": "What are the export limits?"}],
