@@ -17,8 +17,8 @@ from access.callers import Scope
 from answering.prompts import PROMPT_VERSION
 from core.config import Config
 from evaluation.ablation import config_hash
+from evaluation.corpus import ANCHOR_CHARS, corpus_digest, text_normalised, verbatim_places
 from evaluation.questions import Question
-from knowledge.corpus import ANCHOR_CHARS, corpus_digest, text_normalised, verbatim_places
 
 logger = logging.getLogger("localrag.evaluation")
 

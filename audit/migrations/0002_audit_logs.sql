@@ -24,9 +24,9 @@ CREATE INDEX IF NOT EXISTS idx_audit_logs_created_at ON audit_logs (created_at);
 CREATE INDEX IF NOT EXISTS idx_audit_logs_action ON audit_logs (action, id);
 CREATE INDEX IF NOT EXISTS idx_audit_logs_username ON audit_logs (username, id);
 
--- Append-only: every UPDATE is refused, and every DELETE but audit_logs_prune()'s of rows older
--- than the retention it was given. The trigger holds for any role, the table's owner included,
--- short of dropping or disabling it. The cut-off travels in a transaction-local setting: a
+-- Append-only: every UPDATE and TRUNCATE is refused, and every DELETE but audit_logs_prune()'s
+-- of rows older than the retention it was given. The triggers hold for any role, the table's
+-- owner included, short of dropping or disabling them. The cut-off travels in a transaction-local setting: a
 -- session that set it by hand could do no more than the function does, delete rows older than
 -- a day at least; the trigger refuses any later cut-off.
 CREATE OR REPLACE FUNCTION audit_logs_append_only() RETURNS trigger
@@ -34,10 +34,12 @@ LANGUAGE plpgsql AS $$
 DECLARE
   prune_before TEXT := current_setting('localrag.audit_prune_before', true);
 BEGIN
-  IF TG_OP = 'DELETE' AND coalesce(prune_before, '') <> ''
-     AND prune_before::timestamptz <= now() - interval '1 day'
-     AND OLD.created_at < prune_before::timestamptz THEN
-    RETURN OLD;
+  IF TG_OP = 'DELETE' THEN
+    IF coalesce(prune_before, '') <> ''
+       AND prune_before::timestamptz <= now() - interval '1 day'
+       AND OLD.created_at < prune_before::timestamptz THEN
+      RETURN OLD;
+    END IF;
   END IF;
   RAISE EXCEPTION 'audit_logs is append-only: % refused', TG_OP
     USING ERRCODE = 'insufficient_privilege',
@@ -47,6 +49,9 @@ $$;
 
 CREATE OR REPLACE TRIGGER audit_logs_append_only BEFORE UPDATE OR DELETE ON audit_logs
   FOR EACH ROW EXECUTE FUNCTION audit_logs_append_only();
+-- TRUNCATE empties a table without a row's trigger: refused as a statement.
+CREATE OR REPLACE TRIGGER audit_logs_no_truncate BEFORE TRUNCATE ON audit_logs
+  FOR EACH STATEMENT EXECUTE FUNCTION audit_logs_append_only();
 
 -- Retention, the one way out of the log: deletes the entries older than `retention_days` (at
 -- least 1) and returns how many. The cut-off it sets lives only as long as its transaction.

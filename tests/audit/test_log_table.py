@@ -28,6 +28,7 @@ def insert_aged(days: int) -> int:
     "UPDATE audit_logs SET changes = '{}'::jsonb WHERE id = %s",
     "DELETE FROM audit_logs",
     "DELETE FROM audit_logs WHERE id = %s",
+    "TRUNCATE audit_logs",
 ])
 def test_the_application_role_can_neither_change_nor_delete_an_entry(db, statement):
     entry_id = audit_record(AuditEvent(action="grant.create", object_type="grant"))
@@ -44,10 +45,10 @@ def test_not_even_the_database_superuser_can_change_an_entry(superuser_db):
         cursor.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
         assert cursor.fetchone()[0] is (bootstrap_credentials() is not None)
     for statement in ("UPDATE audit_logs SET object_id = '8' WHERE id = %s",
-                      "DELETE FROM audit_logs WHERE id = %s"):
+                      "DELETE FROM audit_logs WHERE id = %s", "TRUNCATE audit_logs"):
         with pytest.raises(DatabaseError, match="append-only"), transaction.atomic(), \
                 connection.cursor() as cursor:
-            cursor.execute(statement, [entry_id])
+            cursor.execute(statement, [entry_id] if "%s" in statement else None)
     assert [entry["object_id"] for entry in entries()] == ["7"]
 
 

@@ -113,9 +113,12 @@ SCHEMA = {
 
 
 # Columns added since the release (additively: NULL on the release's rows), by table.
-ADDED_COLUMNS = {"traces": ("cost_amount", "cost_currency"), "conversations_message": ("cost",)}
+ADDED_COLUMNS = {"traces": ("cost_amount", "cost_currency"), "conversations_message": ("cost",),
+                 "workbench_evalrun": ("code_version", "config_hash", "corpus_digest", "cost",
+                                       "knowledge_base_ids", "leakage", "prompt_version",
+                                       "set_version_id")}
 # Tables added since the release: empty after an upgrade.
-ADDED_TABLES = ("audit_logs", "review_tasks")
+ADDED_TABLES = ("audit_logs", "review_tasks", "evaluation_questionsetversion")
 
 
 def release_shaped(rows: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -131,15 +134,17 @@ def release_shaped(rows: dict[str, list[str]]) -> dict[str, list[str]]:
     return kept
 
 
-# Apps that came after the release: their models bring content types and permissions of their
-# own, which the release did not hold.
+# Apps and models that came after the release: they bring content types and permissions of
+# their own, which the release did not hold.
 ADDED_APPS = ("audit", "review")
+ADDED_MODELS = (("evaluation", "questionsetversion"),)
 
 
 def without_added_apps(rows: dict[str, list[str]]) -> dict[str, list[str]]:
     kept = dict(rows)
     types = [json.loads(row) for row in kept["django_content_type"]]
-    added = {value["id"] for value in types if value["app_label"] in ADDED_APPS}
+    added = {value["id"] for value in types if value["app_label"] in ADDED_APPS
+             or (value["app_label"], value["model"]) in ADDED_MODELS}
     kept["django_content_type"] = [row for row, value in zip(kept["django_content_type"], types,
                                                              strict=True)
                                    if value["id"] not in added]

@@ -1,6 +1,6 @@
 """The evaluation run page shows the question set version a run evaluated, its corpus digest,
 and the leakage guard's warnings, in English and Chinese; a run over a base the person may not
-read is not theirs to see."""
+read is not theirs to see. (The evaluation pages are researchers'.)"""
 
 from __future__ import annotations
 
@@ -22,27 +22,27 @@ def run_with_leakage() -> EvalRun:
                   "chunk_index": 2}])
 
 
-def test_the_run_page_shows_its_version_digest_and_leakage(reader):
+def test_the_run_page_shows_its_version_digest_and_leakage(researcher):
     run = run_with_leakage()
-    page = reader.get(f"/workbench/evaluation/runs/{run.pk}/").content.decode()
+    page = researcher.get(f"/workbench/evaluation/runs/{run.pk}/").content.decode()
     assert "Question set version 3" in page and "abababababab" in page
     assert "Possible leakage" in page
     assert '<a href="#question-q7"><code>q7</code></a> — runbooks/Disk.md #2' in page
 
 
-def test_the_leakage_warning_is_translated(reader):
+def test_the_leakage_warning_is_translated(researcher):
     run = run_with_leakage()
-    page = reader.get(f"/workbench/evaluation/runs/{run.pk}/",
+    page = researcher.get(f"/workbench/evaluation/runs/{run.pk}/",
                       HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9").content.decode()
     assert "可能的泄漏" in page and "问题集第 3 版" in page
 
 
-def test_a_run_over_a_base_the_reader_may_not_read_is_not_shown(reader):
+def test_a_run_over_a_base_the_researcher_may_not_read_is_not_shown(researcher):
     from knowledge.bases import kb_create
 
     run = run_with_leakage()
     EvalRun.objects.filter(pk=run.pk).update(
         knowledge_base_ids=[run.knowledge_base_id, kb_create(slug="closed").id])
-    assert reader.get(f"/workbench/evaluation/runs/{run.pk}/").status_code == 404
-    assert f"/workbench/evaluation/runs/{run.pk}/" not in reader.get(
+    assert researcher.get(f"/workbench/evaluation/runs/{run.pk}/").status_code == 404
+    assert f"/workbench/evaluation/runs/{run.pk}/" not in researcher.get(
         f"/workbench/evaluation/?set={run.question_set_id}").content.decode()

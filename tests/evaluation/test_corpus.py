@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.db import connection
 
 from access.callers import Scope
+from evaluation.corpus import VERBATIM_PLACES_PER_TEXT, corpus_digest, verbatim_places
 from knowledge.bases import kb_create, kb_get
-from knowledge.corpus import VERBATIM_PLACES_PER_TEXT, corpus_digest, verbatim_places
 
 ESCALATION = "policies/Support Escalation Policy.md"
 

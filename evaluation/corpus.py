@@ -11,7 +11,7 @@ from django.db import connection
 
 from access.callers import Scope
 from core.db import db_errors_translated
-from knowledge import sql
+from evaluation import sql
 
 VERBATIM_PLACES_PER_TEXT = 3
 ANCHOR_CHARS = 12  # texts shorter than this are not looked for
