@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import Count, F, Func, IntegerField, QuerySet
 from django.utils import timezone
 
-from access.callers import Caller, Scope, caller_for_user
+from access.callers import OPERATOR, Caller, Scope, caller_for_user
 from core.config import RETRIEVAL_MODES, Config, get_config
 from core.errors import InvalidRequest, LocalRagError, NotFound
 from evaluation.answers import answers_score, answers_summary
@@ -110,6 +110,9 @@ def run_enqueue(*, caller: Caller, question_set: QuestionSet, version: int | Non
     run's `knowledge_base` stays the set's, whose questions it shows), freeze
     that version, and queue the run's job, all together (the caller's rights are checked by
     whoever calls this)."""
+    if caller.user_id is None and caller.admin:
+        # The operator or RAG_API_TOKEN: no person whose rights the job checks again.
+        parameters = {**parameters, "launched_by": "admin"}
     with transaction.atomic():
         # The set's row locked: an edit cannot replace the version between reading and freezing.
         QuestionSet.objects.select_for_update().filter(pk=question_set.pk).first()
@@ -191,10 +194,14 @@ def eval_run_job(context: JobContext) -> dict[str, Any]:
     if run.status in (EvalRun.DONE, EvalRun.FAILED):
         return {"run_id": run.pk, "status": run.status}
     base_ids = run.knowledge_base_ids or [run.knowledge_base_id]
-    creator = caller_for_user(run.created_by) if run.created_by is not None else None
-    if creator is None or not all(creator.may_read(base_id)
+    if run.created_by is not None:
+        creator: Caller | None = caller_for_user(run.created_by)
+    else:  # launched by an admin without a person, or by a person deleted since
+        creator = OPERATOR if run.parameters.get("launched_by") == "admin" else None
+    if creator is None or not all(creator.may_research(base_id)
                                   for base_id in (run.knowledge_base_id, *base_ids)):
-        reason = "the person who launched this run may no longer read its knowledge base"
+        reason = ("the person who launched this run may no longer research its knowledge "
+                  "bases (it takes the researcher role, or maintainer)")
         _run_fail(run, reason)
         raise JobPermanentError(reason)
     EvalRun.objects.filter(pk=run.pk).update(status=EvalRun.RUNNING)

@@ -215,3 +215,25 @@ def test_access_researcher_and_admin_run_a_reader_is_403_an_unseen_base_404(clie
     assert client.get(f"/evaluation/runs/{first}", **bearer("ana")).status_code == 403
     assert client.get(f"/evaluation/runs?question_set={hidden_set}",
                       **bearer("root")).json()["total"] == 2
+
+
+def test_rag_api_token_runs_an_evaluation_that_no_person_launched(client, bearer):
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {ENV_TOKEN}"}
+    set_id = new_set(client, headers)
+    queued = run_start(client, headers, set_id).json()
+    work()
+    run = client.get(f"/evaluation/runs/{queued['id']}", **headers).json()
+    assert run["status"] == "done", run.get("error")
+    assert run["summary"]["questions"] >= 1
+
+
+def test_a_run_whose_launcher_became_a_reader_fails_and_says_why(client, bearer):
+    from access.people import grant_set
+
+    set_id = new_set(client, bearer("res"))
+    queued = run_start(client, bearer("res"), set_id).json()
+    grant_set(username="res", slug="default", role="reader")
+    work()
+    run = client.get(f"/evaluation/runs/{queued['id']}", **bearer("root")).json()
+    assert run["status"] == "failed"
+    assert "may no longer research" in run["error"]

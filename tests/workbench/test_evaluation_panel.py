@@ -257,7 +257,7 @@ def test_a_run_fails_when_its_creator_lost_the_grant_before_it_ran(researcher, s
     Grant.objects.filter(user=researcher.user).delete()
     work()
     run = EvalRun.objects.get()
-    assert run.status == "failed" and "may no longer read" in run.error
+    assert run.status == "failed" and "may no longer research" in run.error
     assert run.summary == {}
 
 
