@@ -46,3 +46,14 @@ def test_a_run_over_a_base_the_researcher_may_not_read_is_not_shown(researcher):
     assert researcher.get(f"/workbench/evaluation/runs/{run.pk}/").status_code == 404
     assert f"/workbench/evaluation/runs/{run.pk}/" not in researcher.get(
         f"/workbench/evaluation/?set={run.question_set_id}").content.decode()
+
+
+def test_the_run_shows_complete_hit_answer_correctness_and_cost(researcher):
+    run = run_with_leakage()
+    EvalRun.objects.filter(pk=run.pk).update(
+        summary={"questions": 2, "passed": 2, "complete_hit_at_k": 0.5, "answer_correct": 0.75},
+        cost={"amount": 0.0123, "currency": "EUR"})
+    page = researcher.get(f"/workbench/evaluation/runs/{run.pk}/").content.decode()
+    assert "CompleteHit@k" in page and "0.500" in page
+    assert "Answer correctness" in page and "0.750" in page
+    assert "cost 0.0123 EUR" in page

@@ -28,6 +28,10 @@ METRICS = (
     Metric("hit_at_5", "Hit@5", "ratio"),
     Metric("mrr", "MRR", "ratio"),
     Metric("ndcg_at_10", "nDCG@10", "ratio"),
+    # Every expected source within the run's top k (a question with one source: its hit@k).
+    Metric("complete_hit_at_k", "CompleteHit@k", "ratio"),
+    # Runs that answered (the API's `answers: true`): answers holding every answer_contains.
+    Metric("answer_correct", _("Answer correctness"), "ratio"),
     Metric("no_answer_precision", _("Refusal precision"), "ratio"),
     Metric("no_answer_recall", _("Refusal recall"), "ratio"),
     Metric("mode_accuracy", _("Mode accuracy"), "ratio"),
