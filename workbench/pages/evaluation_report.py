@@ -28,15 +28,21 @@ METRICS = (
     Metric("hit_at_5", "Hit@5", "ratio"),
     Metric("mrr", "MRR", "ratio"),
     Metric("ndcg_at_10", "nDCG@10", "ratio"),
-    # Every expected source within the run's top k (a question with one source: its hit@k).
-    Metric("complete_hit_at_k", "CompleteHit@k", "ratio"),
-    # Runs that answered (the API's `answers: true`): answers holding every answer_contains.
-    Metric("answer_correct", _("Answer correctness"), "ratio"),
     Metric("no_answer_precision", _("Refusal precision"), "ratio"),
     Metric("no_answer_recall", _("Refusal recall"), "ratio"),
     Metric("mode_accuracy", _("Mode accuracy"), "ratio"),
     Metric("latency_p50_ms", _("Latency p50 (ms)"), "ms", higher_is_better=False),
     Metric("latency_p95_ms", _("Latency p95 (ms)"), "ms", higher_is_better=False),
+)
+# A run's own page and two runs compared show these too (the history's table and charts keep
+# to METRICS, which fit a laptop's width).
+RUN_METRICS = (
+    *METRICS[:4],
+    # Every expected source within the run's top k (a question with one source: its hit@k).
+    Metric("complete_hit_at_k", "CompleteHit@k", "ratio"),
+    # Runs that answered (the API's `answers: true`): answers holding every answer_contains.
+    Metric("answer_correct", _("Answer correctness"), "ratio"),
+    *METRICS[4:],
 )
 # Distinguishable on white and for the common colour-vision deficiencies (Okabe–Ito, darkened).
 COLORS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#8a6d00", "#56b4e9", "#000000")
@@ -67,10 +73,10 @@ class RunRow:
         return self.run.status in (EvalRun.QUEUED, EvalRun.RUNNING)
 
 
-def run_row(run: EvalRun) -> RunRow:
+def run_row(run: EvalRun, *, metrics: tuple[Metric, ...] = METRICS) -> RunRow:
     """A history row of a run as `runs_visible`/`run_visible` settled it."""
     cells = [MetricCell(metric, metric_text(metric, run.summary.get(metric.key)))
-             for metric in METRICS]
+             for metric in metrics]
     return RunRow(run=run, cells=cells, progress=run.progress)
 
 
@@ -105,7 +111,7 @@ def runs_compare(*, first: EvalRun, second: EvalRun) -> Comparison:
     """Two runs side by side, `second` against `first`: every metric with the difference, and
     the questions whose hit rank or pass/fail changed (or that only one run has)."""
     metrics = [_metric_delta(metric, first.summary.get(metric.key),
-                             second.summary.get(metric.key)) for metric in METRICS]
+                             second.summary.get(metric.key)) for metric in RUN_METRICS]
     before = {row["id"]: row for row in first.report.get("questions", [])}
     after = {row["id"]: row for row in second.report.get("questions", [])}
     questions, unchanged = [], 0

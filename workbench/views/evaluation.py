@@ -31,6 +31,7 @@ from workbench.auth import PersonRequest, research_view
 from workbench.forms import QuestionSetImportForm, RunLaunchForm
 from workbench.pages.evaluation_report import (
     METRICS,
+    RUN_METRICS,
     charts_build,
     run_row,
     runs_compare,
@@ -94,7 +95,8 @@ def set_detail(request: PersonRequest, set_id: int) -> HttpResponse:
 @research_view
 def run_detail(request: PersonRequest, run_id: int) -> HttpResponse:
     run = _run_studied(request, run_id)
-    return render(request, "workbench/eval_run.html", {"row": run_row(run), "metrics": METRICS})
+    return render(request, "workbench/eval_run.html",
+                  {"row": run_row(run, metrics=RUN_METRICS), "metrics": RUN_METRICS})
 
 
 @require_GET
