@@ -5,7 +5,8 @@ that has something to review, with what the parser found (OCR pages and their co
 ruled tables, the text of those pages), and this receiver turns that into tasks: one per OCR
 page below RAG_OCR_REVIEW_CONFIDENCE, one per table. A version recorded twice adds nothing
 (one task per version, page and table); a new version closes the open tasks of the earlier
-ones, and the pages excluded on an earlier version of the same file stay excluded.
+ones, the pages excluded on an earlier version of the same file stay excluded, and its pages
+fixed there are fixed again (a review_fix job builds the version with those corrections).
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from django.db import connection, transaction
 
 from core.config import get_config
 from core.db import db_errors_translated
+from jobs.queue import job_enqueue
 from knowledge.signals import ReviewMaterial, StoredVersion, chunks_committed
 from parsing.cells import cells_flag, text_flag
 from parsing.formats.pdf_tables import table_markdown
 from review import sql
+from review.jobs import JOB_FIX
 
 # One page's text as a task keeps it: a page is rarely longer; a longer one is cut (the file
 # and the index keep all of it).
@@ -55,6 +58,14 @@ def tasks_record(*, vault_path: str, versions: list[StoredVersion], threshold: f
                 cursor.execute(sql.PAGE_CHUNKS_DELETE, [document_id, page, page])
                 excluded_again += 1
                 bases.add(base_id)
+            cursor.execute(sql.FIX_TO_CARRY, {"version": version_id, "document": document_id,
+                                              "content_hash": version.content_hash})
+            fixed_task = cursor.fetchone()[0]
+            if fixed_task is not None:
+                # The file read again without its corrections: they are applied once more.
+                job_enqueue(type=JOB_FIX, resource=f"document:{document_id}",
+                            payload={"task_id": fixed_task, "document_id": document_id,
+                                     "knowledge_base_id": base_id})
     if bases:
         chunks_committed.send(sender=tasks_record, knowledge_base_ids=sorted(bases))
     return excluded_again

@@ -105,3 +105,17 @@ SELECT d.vault_path, d.relative_path, d.status FROM documents d WHERE d.id = %s
 TASK_EXCLUDED = """
 SELECT document_id, knowledge_base_id, page FROM review_tasks WHERE id = %s AND status = 'excluded'
 """
+
+# A version built from the same file as a fixed one, without those fixes (a reindex, or an
+# ingest that read the file again): the newest such fixed task, whose job builds the document
+# once more with every fix of that content. None when the version already holds them all.
+FIX_TO_CARRY = """
+SELECT max(t.id)
+FROM review_tasks t
+JOIN document_versions v ON v.id = t.document_version_id
+JOIN documents d ON d.id = t.document_id
+WHERE t.document_id = %(document)s AND t.document_version_id <> %(version)s
+  AND t.status = 'fixed' AND t.corrected_text IS NOT NULL
+  AND v.content_hash = %(content_hash)s
+  AND NOT coalesce(d.metadata -> 'reviewed_pages', '[]'::jsonb) @> jsonb_build_array(t.page)
+"""

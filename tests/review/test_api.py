@@ -180,3 +180,22 @@ def test_each_decision_is_one_audit_entry_and_its_job_adds_none(client, clean_ta
     assert entry["source"] == "api"
     assert entry["changes"]["status"] == {"before": "open", "after": "fixed"}
     assert entry["changes"]["note"] == "typo in S-1" and entry["changes"]["corrected_chars"] == 30
+
+
+def test_a_fix_comes_back_when_the_same_file_is_reindexed(client, clean_tables, review_vault):
+    task = only_task(client)
+    post(client, f"/review/tasks/{task['id']}/fix", {"text": "Scheelite weighing log, fixed."})
+    work()
+    queued = client.post(f"/documents/{task['document_id']}/reindex", data=b"",
+                         content_type="")
+    assert queued.status_code == 202, queued.content
+    work()  # the reindex reads the file; the version it stored queues the fix again
+    versions = rows("SELECT status FROM document_versions WHERE document_id = %s ORDER BY id",
+                    [task["document_id"]])
+    assert versions[-1] == ("active",) and len(versions) == 4  # file, fix, file, fix
+    assert any("Scheelite" in hit["content"] for hit in search(client, "Scheelite"))
+    assert not any(TABLE_MARKER in hit["content"] for hit in search(client, TABLE_MARKER))
+    assert rows("SELECT metadata -> 'reviewed_pages' FROM documents") == [("[1]",)]
+    work()  # and nothing more: the version with the fix queues no other job
+    assert len(rows("SELECT id FROM document_versions WHERE document_id = %s",
+                    [task["document_id"]])) == 4
