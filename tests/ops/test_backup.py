@@ -83,6 +83,11 @@ def test_backup_destroy_restore_round_trip(scratch_project: Path, run_cli, pg_en
     assert [entry["member"] for entry in manifest["uploads"]["files"]] == names[1:-1]
     assert len(names) == 3  # the dump, the one uploaded PDF, the manifest
 
+    (backup_entry,) = json.loads(cli("audit", "--action", "backup.run", "--json",
+                                     cwd=first).stdout)
+    assert backup_entry["changes"]["path"] == str(archive)
+    assert backup_entry["changes"]["bytes"] == archive.stat().st_size
+
     # The disaster: the cluster, the uploads and the vault are gone.
     cli("pg", "stop", cwd=first)
     shutil.rmtree(first)
