@@ -17,8 +17,9 @@ from django.http import HttpRequest
 from ninja.security import HttpBearer
 
 from access.callers import Caller, access_control_on, caller_for_secret
-from access.throttling import client_address, token_failure_record, token_guessing_check
+from access.throttling import token_failure_record, token_guessing_check
 from audit.context import audit_actor_set
+from core.client_address import client_address
 from core.config import Config, get_config
 
 OPEN_CALLER = Caller(label="open access (no token issued)", readable=frozenset(),

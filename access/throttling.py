@@ -13,6 +13,7 @@ from django.db import connection
 from django.http import HttpRequest
 
 from access import sql
+from core.client_address import client_address
 from core.config import Config, get_config
 from core.db import db_errors_translated
 from core.errors import LocalRagError
@@ -24,16 +25,6 @@ USERNAME_MAX = 150  # Django's user names
 
 class TooManyRequests(LocalRagError):
     code = "too_many_requests"
-
-
-def client_address(request: HttpRequest, *, config: Config) -> str:
-    """The address a request comes from: the socket's peer, or — behind the TLS proxy the
-    operator declared (RAG_TLS_PROXY) — the last address that proxy added to X-Forwarded-For
-    (earlier entries are whatever the client claimed)."""
-    forwarded = request.headers.get("X-Forwarded-For", "") if config.rag_tls_proxy else ""
-    if forwarded.strip():
-        return forwarded.split(",")[-1].strip()[:64]
-    return str(request.META.get("REMOTE_ADDR", ""))[:64]
 
 
 def axes_client_address(request: HttpRequest) -> str | None:

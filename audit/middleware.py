@@ -1,6 +1,7 @@
 """Every HTTP request runs under an audit context (audit/context.py): its source from its path
 (/admin/ the admin, /workbench/ the workbench, anything else the API), its signed-in user as the
-actor until the API's authentication names the caller, its client address, and a request id
+actor until the API's authentication names the caller, its client address (behind the TLS proxy
+declared by RAG_TLS_PROXY, the address it forwarded), and a request id
 (the trace's, when the request is traced) that the response carries as X-Request-ID."""
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 
 from audit.context import AuditContext, audit_scope, request_id_new
+from core.client_address import client_address
+from core.config import get_config
 from core.logs import trace_id_var
 
 REQUEST_ID_HEADER = "X-Request-ID"
@@ -34,7 +37,7 @@ class AuditContextMiddleware:
         context = AuditContext(source=source_of(request.path),
                                request_id=trace_id_var.get() or request_id_new(),
                                user=getattr(request, "user", None),
-                               address=str(request.META.get("REMOTE_ADDR", ""))[:64] or None)
+                               address=client_address(request, config=get_config()) or None)
         with audit_scope(context):
             response = self.get_response(request)
         if REQUEST_ID_HEADER not in response:

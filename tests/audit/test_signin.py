@@ -65,3 +65,12 @@ def test_a_user_name_of_any_length_is_cut_and_the_form_answers(sam, path):
     assert sign_in(path, "wrong", username="x" * 5000) == 200
     (entry,) = entries()
     assert len(entry["changes"]["username"]) == 150
+
+
+def test_behind_the_declared_tls_proxy_the_forwarded_address_is_recorded(sam, config_override):
+    config_override(rag_tls_proxy=True)
+    Client(raise_request_exception=False).post(
+        "/workbench/login/", {"username": "sam", "password": "wrong"}, REMOTE_ADDR="127.0.0.1",
+        HTTP_X_FORWARDED_FOR="198.51.100.9, 203.0.113.4")
+    (entry,) = entries()
+    assert entry["address"] == "203.0.113.4"  # the proxy's own addition, not the client's claim
