@@ -19,7 +19,7 @@ from core.migration_ops import RunSQLFile
 # docs/architecture.md names them). An app without migrations is passed over.
 # Pure-code packages (parsing) are not Django apps and have no schema.
 SCHEMA_LAYERS = ("core", "audit", "access", "jobs", "traces", "embeddings", "knowledge",
-                 "review", "search_index", "retrieval", "answering", "conversations",
+                 "review", "watching", "search_index", "retrieval", "answering", "conversations",
                  "evaluation", "ops", "workbench")
 
 

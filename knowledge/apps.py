@@ -10,11 +10,10 @@ class KnowledgeConfig(AppConfig):
                             "lexical_term_stats", "vector_index_tuning", "restore_runs")
 
     def ready(self) -> None:
-        # The document jobs' and the watched folders' handlers, wherever a worker runs.
+        # The document jobs' handlers, wherever a worker runs.
         from jobs.worker import job_handler_register
-        from knowledge import documents, watch_sync
+        from knowledge import documents
 
         job_handler_register(documents.JOB_INGEST, documents.document_ingest_job)
         job_handler_register(documents.JOB_REINDEX, documents.document_ingest_job)
         job_handler_register(documents.JOB_DELETE, documents.document_delete_job)
-        job_handler_register(watch_sync.JOB_VAULT_SYNC, watch_sync.vault_sync_job)

@@ -53,6 +53,8 @@ INSTALLED_APPS = [
     "knowledge",
     # The review queue: OCR pages and tables a maintainer checks (review/).
     "review",
+    # Vault folders watched and synced as their files change (watching/).
+    "watching",
     # The search index that ranks candidates, derived from PostgreSQL (index/).
     "index.apps.IndexConfig",
     "retrieval",

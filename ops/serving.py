@@ -146,7 +146,7 @@ def serve_watcher_build(*, config: Config) -> BackgroundWatcher | None:
     """A new folder watch when RAG_WATCH is on, else None."""
     if not config.rag_watch:
         return None
-    from knowledge.watch_sync import ServeWatcher
+    from watching.sync import ServeWatcher
 
     logger = logging.getLogger("localrag.watch")
     return ServeWatcher(say=logger.info, warn=logger.warning)

@@ -1,6 +1,6 @@
-"""The layers import one way: core <- audit <- access, jobs, traces <- knowledge <- review <-
-index <- retrieval <- answering <- workbench <- localrag_site. Apps of one layer (access, jobs,
-traces) are peers that import none of each other.
+"""The layers import one way: core <- audit <- access, jobs, traces <- knowledge <- review,
+watching <- index <- retrieval <- answering <- workbench <- localrag_site. Apps of one layer
+(access, jobs, traces; review, watching) are peers that import none of each other.
 
 Parsed, not imported: every `import` and `from ... import` in a module counts, including those
 inside functions and `if TYPE_CHECKING:` blocks, because a lazy import is still a dependency.
@@ -16,7 +16,7 @@ import pytest
 from tests.harness import ROOT
 
 TIERS = (("core",), ("audit",), ("access", "jobs", "traces"), ("parsing",), ("embeddings",),
-         ("knowledge",), ("review",), ("index",), ("retrieval",), ("answering",),
+         ("knowledge",), ("review", "watching"), ("index",), ("retrieval",), ("answering",),
          ("conversations",), ("evaluation",), ("ops",), ("workbench",), ("localrag_site",))
 LAYERS = tuple(package for tier in TIERS for package in tier)
 

@@ -11,8 +11,8 @@ from django.core.management.base import CommandParser
 
 from core.commands import RagCommand
 from core.config import get_config
-from knowledge.watch import folders_watch
-from knowledge.watch_sync import SyncNow, watch_folders
+from watching.folders import folders_watch
+from watching.sync import SyncNow, watch_folders
 
 
 class Command(RagCommand):

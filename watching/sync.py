@@ -14,8 +14,8 @@ from jobs.queue import job_enqueue, job_get
 from jobs.worker import JobContext
 from knowledge.bases import DEFAULT_SLUG, kb_get, kb_list
 from knowledge.ingest import IngestRequest, IngestResult, VaultEmpty, vault_ingest
-from knowledge.watch import Say, SyncFailed, SyncReport, WatchFolder, WatchStopped, folders_watch
 from parsing.vault import VaultNotFound, vault_resolve
+from watching.folders import Say, SyncFailed, SyncReport, WatchFolder, WatchStopped, folders_watch
 
 JOB_VAULT_SYNC = "vault_sync"
 JOB_POLL_SECONDS = 0.2  # how often the watch looks whether its sync job has ended

@@ -1,5 +1,5 @@
 """Watch mode's bursts, the changes it keeps and one folder's watch with a fake sync
-(knowledge/watch.py), without a database. The watch against a real `rag serve` and `rag watch`
+(watching/folders.py), without a database. The watch against a real `rag serve` and `rag watch`
 is tested in tests/commands/test_watch.py."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 from core.config import get_config
-from knowledge import watch_sync
-from knowledge.watch import (
+from watching import sync as watch_sync
+from watching.folders import (
     LONGEST_BURST_SECONDS,
     ONLY_LIMIT,
     QUIET_SECONDS,
@@ -20,7 +20,7 @@ from knowledge.watch import (
     WatchFolder,
     changes_classify,
 )
-from knowledge.watch_sync import SyncNow
+from watching.sync import SyncNow
 
 
 def test_a_burst_is_due_once_the_folder_is_quiet():

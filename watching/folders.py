@@ -8,7 +8,7 @@ rewritten in a loop never goes quiet). A sync then re-reads just the changed fil
 `only`), or the whole folder when a folder itself was added, moved or deleted; the ingest skips
 whatever is unchanged, and a rename is a delete and an add. What a sync does — ingest at once
 (`rag watch`) or through a background job (`rag serve` with RAG_WATCH) — is the caller's
-`sync` (knowledge/watch_sync.py).
+`sync` (watching/sync.py).
 
 A folder that disappears deletes nothing: its watch is dropped with a warning and the folder is
 looked for every second; when it is back (or replaced by another folder of the same name, e.g. a
