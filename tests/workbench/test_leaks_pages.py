@@ -76,6 +76,16 @@ def _client(username: str, *, staff: bool = False) -> Client:
     return client
 
 
+def _evaluation_pages(world, slug: str) -> tuple[str, ...]:
+    """Every page of a base's question set and runs: the set, a run, its status and row, the
+    history filtered to the set, and two runs compared."""
+    set_id, (run_id, other_run_id) = world.set_ids[slug], world.run_ids[slug]
+    return (f"/workbench/evaluation/sets/{set_id}/", f"/workbench/evaluation/runs/{run_id}/",
+            f"/workbench/evaluation/runs/{run_id}/status",
+            f"/workbench/evaluation/runs/{run_id}/row", f"/workbench/evaluation/?set={set_id}",
+            f"/workbench/evaluation/compare/?run={run_id}&run={other_run_id}")
+
+
 def _text(response) -> str:
     if response.streaming:
         return b"".join(response.streaming_content).decode()
@@ -172,14 +182,8 @@ class TestPages:
         assert _client("mo").get(f"/workbench/jobs/{job_id}/").status_code == 200
 
     def test_another_bases_question_sets_and_runs_are_not_found(self, world):
-        set_id, (run_id, other_run_id) = world.set_ids["beta"], world.run_ids["beta"]
         ana, bo = _client("ana"), _client("bo")
-        for path in (f"/workbench/evaluation/sets/{set_id}/",
-                     f"/workbench/evaluation/runs/{run_id}/",
-                     f"/workbench/evaluation/runs/{run_id}/status",
-                     f"/workbench/evaluation/runs/{run_id}/row",
-                     f"/workbench/evaluation/?set={set_id}",
-                     f"/workbench/evaluation/compare/?run={run_id}&run={other_run_id}"):
+        for path in _evaluation_pages(world, "beta"):
             assert ana.get(path).status_code == 404, path
             assert bo.get(path).status_code == 200, path
         assert "quokkalith questions" not in ana.get("/workbench/evaluation/").content.decode()
@@ -288,19 +292,14 @@ class TestResearcherRole:
                         ).status_code == 403
 
     def test_a_question_set_or_run_of_a_base_only_read_is_forbidden(self, world):
-        set_id, (run_id, other_run_id) = world.set_ids["beta"], world.run_ids["beta"]
         rae, bo = _client("rae"), _client("bo")
-        for path in (f"/workbench/evaluation/sets/{set_id}/",
-                     f"/workbench/evaluation/runs/{run_id}/",
-                     f"/workbench/evaluation/runs/{run_id}/status",
-                     f"/workbench/evaluation/runs/{run_id}/row",
-                     f"/workbench/evaluation/?set={set_id}",
-                     f"/workbench/evaluation/compare/?run={run_id}&run={other_run_id}"):
+        for path in _evaluation_pages(world, "beta"):
             assert rae.get(path).status_code == 403, path
             assert bo.get(path).status_code == 200, path
         assert "quokkalith questions" not in rae.get("/workbench/evaluation/").content.decode()
         # Reading no base it studies, rita is refused the page whatever it names.
-        assert _client("rita").get(f"/workbench/evaluation/sets/{set_id}/").status_code == 403
+        set_page = _evaluation_pages(world, "beta")[0]
+        assert _client("rita").get(set_page).status_code == 403
 
     def test_a_researcher_may_not_upload(self, world):
         upload = b"# Zephyrine upload\n\nALPHA-7731 zephyrine notes.\n"
