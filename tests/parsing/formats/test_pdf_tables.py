@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from parsing.formats import pdf
+from parsing.formats import pdf, pdf_tables
 from parsing.formats.base import ExtractOptions
 from parsing.formats.pdf_tables import table_markdown, tables_find
 from tests.parsing.formats.files import pdf_bytes, ruled_table_pdf_bytes
@@ -50,3 +50,22 @@ def test_reviewed_page_text_replaces_the_page():
 def test_table_markdown_has_a_header_row():
     assert table_markdown((("A", "B"), ("1 | 2", "3"))) == (
         "| A | B |\n| --- | --- |\n| 1 \\| 2 | 3 |")
+
+
+def test_a_page_with_too_many_lines_is_not_searched_and_says_so(monkeypatch):
+    monkeypatch.setattr(pdf_tables, "PAGE_EDGES_MAX", 5)  # the table draws more boxes than 5
+    found, warnings = tables_find(ruled_table_pdf_bytes(ROWS), pages=[1])
+    assert found == []
+    assert len(warnings) == 1 and "page 1 draws" in warnings[0]
+    assert "its tables were not searched" in warnings[0]
+
+
+def test_the_search_stops_at_its_time_limit_and_names_the_first_page_left(monkeypatch):
+    table_on_page_2 = ruled_table_pdf_bytes(ROWS, pages_before=["Drill log, summary."])
+    assert [table.page for table in tables_find(table_on_page_2, pages=[1, 2])[0]] == [2]
+    clock = iter([0.0, 0.0, 100.0])  # started, before page 1, before page 2
+    monkeypatch.setattr(pdf_tables.time, "monotonic", lambda: next(clock))
+    found, warnings = tables_find(table_on_page_2, pages=[1, 2])
+    assert found == []
+    assert warnings == [f"tables were searched for {pdf_tables.SECONDS_MAX:.0f} s; pages from "
+                        "2 on were not searched"]
